@@ -1,0 +1,50 @@
+//! The hart's view of the rest of the machine: memory, devices and the
+//! shared cache levels below its L1s.
+//!
+//! The hart is generic over [`Bus`], so calls are static and inline (the
+//! node's DRAM fast path costs a bounds check, not a virtual call).
+
+/// Why a memory access did not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusError {
+    /// Nothing is mapped at the address (an access fault for the hart).
+    Unmapped,
+    /// The access completed, and the hart must return to the node after
+    /// this instruction (HTIF served a request, a CLINT register changed).
+    Yield,
+}
+
+/// Memory and devices as seen from one hart.
+pub trait Bus {
+    /// Loads `size` (1, 2, 4 or 8) bytes at `addr`, little-endian,
+    /// zero-extended, for `hart` at core cycle `cycle`. Misaligned addresses
+    /// are allowed.
+    fn load(&mut self, hart: usize, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError>;
+
+    /// Stores the low `size` bytes of `value` at `addr`.
+    fn store(
+        &mut self,
+        hart: usize,
+        cycle: u64,
+        addr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), BusError>;
+
+    /// Reads 16 bits of instruction memory at `addr`.
+    fn fetch16(&mut self, addr: u64) -> Result<u16, BusError>;
+
+    /// Core cycles to refill an L1 line holding `addr` from the levels below
+    /// (shared L2, then DRAM), updating their state.
+    fn refill_cycles(&mut self, hart: usize, addr: u64) -> u32;
+
+    /// Registers an LR reservation of `hart` on the aligned word at `addr`.
+    fn reserve(&mut self, hart: usize, addr: u64);
+
+    /// Whether `hart` still holds a reservation on `addr` (none of the other
+    /// harts stored to it since); clears the reservation either way.
+    fn take_reservation(&mut self, hart: usize, addr: u64) -> bool;
+
+    /// The CLINT's `mtime` at core cycle `cycle` (for the `time` CSR).
+    fn mtime_at(&self, cycle: u64) -> u64;
+}

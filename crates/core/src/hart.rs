@@ -1,0 +1,477 @@
+//! A hart: architectural state, the run loop, traps and idle detection.
+//!
+//! The run loop fetches from the shared [`DecodeCache`], times the
+//! instruction with the [`Pipeline`] scoreboard, executes it (`exec.rs`) and
+//! retires it. Anything unusual (a trap, netRX/netTX access, a CSR write
+//! that may enable an interrupt, a detected idle loop) leaves the fast path
+//! through an [`Event`].
+
+use crate::bus::Bus;
+use crate::csr::{mstatus, MachineCsrs, Privilege};
+use crate::decode_cache::{DecodeCache, Decoded, READS_NETRX, SELF_LOOP, WRITES_NETTX};
+use crate::netif::{NetIf, NetIfConfig, TxError};
+use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Pipeline};
+use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
+use nanopu_isa::decode;
+
+/// Why [`Hart::run`] returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The cycle limit was reached.
+    Limit,
+    /// `wfi` with no interrupt pending: asleep until one is.
+    Wfi,
+    /// An idle loop: every `period_cycles` the hart is back at this pc with
+    /// the same state, having retired `period_instret` instructions and
+    /// changed nothing outside itself. It will keep doing so until an
+    /// interrupt or a change in `lmsgsrdy` (see [`Hart::skip_idle_iterations`]).
+    Poll {
+        period_cycles: u64,
+        period_instret: u64,
+    },
+    /// Reading netRX with an empty RX FIFO: stalled until a word arrives.
+    RxEmpty,
+    /// Writing netTX with a full TX FIFO: stalled until the NIC drains it.
+    TxFull,
+    /// The bus asked the hart to return to the node after the instruction
+    /// (HTIF served a request, a CLINT register changed).
+    Yield,
+    /// A trap the guest cannot handle.
+    Fault(GuestFault),
+}
+
+/// Leaves the fast path of the run loop.
+pub(crate) enum Event {
+    /// Take this exception (pc still at the faulting instruction).
+    Trap(Trap),
+    /// Stop running (pc at the next instruction unless the stop says otherwise).
+    Stop(Stop),
+    /// The instruction retired; re-check interrupts before the next one.
+    CheckInterrupts,
+    /// The instruction retired; flush the instruction caches (`fence.i`).
+    FenceI,
+    /// A taken backward branch after polling `lmsgsrdy` (or a jump to self):
+    /// check whether the hart is in an idle loop.
+    LoopBack,
+}
+
+/// Statistics of one hart.
+#[derive(Clone, Debug, Default)]
+pub struct HartStats {
+    pub traps: u64,
+    pub interrupts: u64,
+    pub icache_misses: u64,
+    pub dcache_misses: u64,
+    /// Cycles skipped while idle (wfi, polling loops, stalls on netRX/netTX).
+    pub idle_cycles: u64,
+}
+
+/// State at the head of a suspected idle loop.
+#[derive(Clone)]
+struct PollSnapshot {
+    pc: u64,
+    x: [u64; 32],
+    f: [u64; 32],
+    fcsr: u16,
+    effects: u64,
+    cycle: u64,
+    instret: u64,
+    period: Option<(u64, u64)>,
+}
+
+/// One RV64GC hart with the nanoPU register-file network interface.
+pub struct Hart {
+    pub id: usize,
+    pub x: [u64; 32],
+    pub f: [u64; 32],
+    pub pc: u64,
+    pub privilege: Privilege,
+    pub csr: MachineCsrs,
+    /// The core cycle at which the next instruction can issue.
+    pub cycle: u64,
+    /// Instructions retired.
+    pub instret: u64,
+    /// mcycle = cycle + offset (software may write mcycle).
+    pub(crate) mcycle_offset: u64,
+    /// minstret = instret + offset.
+    pub(crate) minstret_offset: u64,
+    pub pipeline: Pipeline,
+    pub predictor: BranchPredictor,
+    pub l1i: Cache,
+    pub l1d: Cache,
+    /// Line address of the last instruction fetch (the L1I is consulted only
+    /// when fetch moves to another line).
+    last_fetch_line: u64,
+    /// The core's local RX/TX queues and LNIC CSR state.
+    pub net: NetIf,
+    /// Counts accesses with effects outside the hart (memory, devices, NIC,
+    /// time-varying CSRs): an idle loop performs none.
+    pub(crate) effects: u64,
+    /// `lmsgsrdy` read as zero since the last taken backward branch.
+    pub(crate) polled_empty: bool,
+    poll: Option<Box<PollSnapshot>>,
+    pub stats: HartStats,
+}
+
+impl Hart {
+    pub fn new(id: usize, entry: u64, timing: &CoreTimingConfig, net: NetIfConfig) -> Hart {
+        Hart {
+            id,
+            x: [0; 32],
+            f: [0; 32],
+            pc: entry,
+            privilege: Privilege::Machine,
+            csr: MachineCsrs::default(),
+            cycle: 0,
+            instret: 0,
+            mcycle_offset: 0,
+            minstret_offset: 0,
+            pipeline: Pipeline::new(timing),
+            predictor: BranchPredictor::new(
+                timing.bht_entries,
+                timing.ras_entries,
+                timing.btb_entries,
+            ),
+            l1i: Cache::new(&timing.l1i),
+            l1d: Cache::new(&timing.l1d),
+            last_fetch_line: u64::MAX,
+            net: NetIf::new(net),
+            effects: 0,
+            polled_empty: false,
+            poll: None,
+            stats: HartStats::default(),
+        }
+    }
+
+    /// Runs until cycle `limit` or until something stops the hart.
+    pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
+        if let Some(stop) = self.take_pending_interrupt() {
+            return stop;
+        }
+        while self.cycle < limit {
+            let d = match dc.get(self.pc, bus) {
+                Ok(d) => d,
+                Err(addr) => {
+                    let t = Trap::new(Exception::InstructionAccessFault, addr);
+                    match self.take_trap(t, None) {
+                        Ok(()) => continue,
+                        Err(stop) => return stop,
+                    }
+                }
+            };
+            self.fetch_timing(bus);
+            let issue = self.pipeline.issue_cycle(&d.timing, self.cycle);
+            self.cycle = issue + 1;
+            let result = if d.flags == 0 {
+                self.execute(&d.inst, bus)
+            } else {
+                self.execute_flagged(&d, bus)
+            };
+            self.x[0] = 0;
+            match result {
+                Ok(()) => {
+                    self.pipeline.complete(&d.timing, issue);
+                    self.instret += 1;
+                }
+                Err(event) => {
+                    if let Some(stop) = self.handle_event(event, &d, issue, dc) {
+                        return stop;
+                    }
+                }
+            }
+        }
+        Stop::Limit
+    }
+
+    #[inline(always)]
+    fn fetch_timing<B: Bus>(&mut self, bus: &mut B) {
+        let line = self.l1i.line_of(self.pc);
+        if line != self.last_fetch_line {
+            self.last_fetch_line = line;
+            if !self.l1i.access(self.pc) {
+                self.stats.icache_misses += 1;
+                self.cycle += bus.refill_cycles(self.id, self.pc) as u64;
+            }
+        }
+    }
+
+    /// The data-cache side of a load, store or AMO at `addr`.
+    #[inline(always)]
+    pub(crate) fn dcache_access<B: Bus>(&mut self, bus: &mut B, addr: u64) {
+        self.effects += 1;
+        if !self.l1d.access(addr) {
+            self.stats.dcache_misses += 1;
+            // A miss blocks the pipeline for the refill (timing/mod.rs).
+            self.cycle += bus.refill_cycles(self.id, addr) as u64;
+        }
+    }
+
+    /// Executes an instruction that touches netRX/netTX or is a jump to self.
+    fn execute_flagged<B: Bus>(&mut self, d: &Decoded, bus: &mut B) -> Result<(), Event> {
+        let not_registered = || {
+            Event::Trap(Trap::new(
+                Exception::NetContextNotRegistered,
+                0, // filled in below
+            ))
+        };
+        if d.flags & READS_NETRX != 0 {
+            match self.net.rx_peek() {
+                Ok(Some(word)) => self.x[30] = word,
+                Ok(None) => return Err(Event::Stop(Stop::RxEmpty)),
+                Err(_) => return Err(self.fix_ctx_tval(not_registered())),
+            }
+        }
+        if d.flags & WRITES_NETTX != 0 && self.net.tx_check(0) == Err(TxError::Full) {
+            return Err(Event::Stop(Stop::TxFull));
+        }
+        let pc = self.pc;
+        let result = self.execute(&d.inst, bus);
+        if d.flags & WRITES_NETTX != 0 && result.is_ok() {
+            let word = self.x[31];
+            match self.net.tx_check(word) {
+                Ok(()) => self.net.tx_commit(word),
+                Err(TxError::Full) => unreachable!("checked before execution"),
+                Err(TxError::TooLarge) => {
+                    self.pc = pc;
+                    return Err(Event::Trap(Trap::new(Exception::NetTxMessageTooLarge, word)));
+                }
+                Err(TxError::NotRegistered) => {
+                    self.pc = pc;
+                    return Err(self.fix_ctx_tval(not_registered()));
+                }
+            }
+        }
+        if d.flags & READS_NETRX != 0 && result.is_ok() {
+            self.net.rx_commit();
+        }
+        if d.flags & (READS_NETRX | WRITES_NETTX) != 0 {
+            self.effects += 1;
+        }
+        if d.flags & SELF_LOOP != 0 && result.is_ok() && self.pc == pc {
+            return Err(Event::LoopBack);
+        }
+        result
+    }
+
+    fn fix_ctx_tval(&self, e: Event) -> Event {
+        match e {
+            Event::Trap(t) => Event::Trap(Trap::new(t.cause, self.net.current_context as u64)),
+            e => e,
+        }
+    }
+
+    /// Handles an event from `execute`. Returns a stop to leave the loop.
+    #[cold]
+    fn handle_event(
+        &mut self,
+        event: Event,
+        d: &Decoded,
+        issue: u64,
+        dc: &mut DecodeCache,
+    ) -> Option<Stop> {
+        let retire = |h: &mut Hart| {
+            h.pipeline.complete(&d.timing, issue);
+            h.instret += 1;
+        };
+        match event {
+            Event::Trap(t) => self.take_trap(t, Some(&d.inst)).err(),
+            Event::Stop(Stop::Yield) | Event::Stop(Stop::Wfi) => {
+                retire(self);
+                let stop = match event {
+                    Event::Stop(s) => s,
+                    _ => unreachable!(),
+                };
+                Some(stop)
+            }
+            Event::Stop(stop) => {
+                // RxEmpty / TxFull: the instruction did not execute; it is
+                // retried when the hart wakes. Undo the issue-slot cycle.
+                self.cycle = issue;
+                Some(stop)
+            }
+            Event::CheckInterrupts => {
+                retire(self);
+                self.cycle += self.pipeline.flush_cycles as u64;
+                self.take_pending_interrupt()
+            }
+            Event::FenceI => {
+                retire(self);
+                dc.invalidate();
+                self.l1i.invalidate_all();
+                self.last_fetch_line = u64::MAX;
+                self.cycle += self.pipeline.flush_cycles as u64;
+                None
+            }
+            Event::LoopBack => {
+                retire(self);
+                self.polled_empty = false;
+                self.check_idle_loop()
+            }
+        }
+    }
+
+    /// Takes the highest-priority enabled pending interrupt, if any.
+    /// Returns a stop only if taking it is fatal.
+    pub fn take_pending_interrupt(&mut self) -> Option<Stop> {
+        let cause = self.pending_interrupt()?;
+        self.stats.interrupts += 1;
+        self.enter_trap(INTERRUPT_BIT | cause as u64, 0, true);
+        None
+    }
+
+    /// The interrupt that would be taken now, if any.
+    pub fn pending_interrupt(&self) -> Option<u32> {
+        let pending = self.csr.mip & self.csr.mie;
+        if pending == 0 {
+            return None;
+        }
+        if !self.interrupts_enabled() {
+            return None;
+        }
+        irq::PRIORITY.into_iter().find(|&i| pending & (1 << i) != 0)
+    }
+
+    /// Whether interrupts are globally enabled (always in U-mode).
+    pub fn interrupts_enabled(&self) -> bool {
+        self.privilege == Privilege::User || self.csr.mstatus & mstatus::MIE != 0
+    }
+
+    /// Whether an interrupt is pending and enabled in `mie` (what wakes `wfi`,
+    /// whatever `mstatus.MIE` says).
+    pub fn interrupt_waiting(&self) -> bool {
+        self.csr.mip & self.csr.mie != 0
+    }
+
+    /// Takes an exception raised by the instruction at `self.pc`.
+    fn take_trap(&mut self, t: Trap, inst: Option<&nanopu_isa::Inst>) -> Result<(), Stop> {
+        let handler = self.csr.mtvec & !3;
+        let fatal = if self.csr.mtvec == 0 {
+            Some("no trap handler installed (mtvec is 0)")
+        } else if self.pc == handler {
+            Some("the trap handler itself faults")
+        } else {
+            None
+        };
+        if let Some(reason) = fatal {
+            let instruction = match inst {
+                Some(i) => format!("{i}"),
+                None if t.cause == Exception::InstructionAccessFault => "<unreadable>".into(),
+                None => "<unknown>".into(),
+            };
+            return Err(Stop::Fault(GuestFault {
+                hart: self.id,
+                pc: self.pc,
+                instruction,
+                cause: t.cause,
+                tval: t.tval,
+                reason,
+            }));
+        }
+        self.stats.traps += 1;
+        self.enter_trap(t.cause.code(), t.tval, false);
+        Ok(())
+    }
+
+    /// The trap-entry state change (privileged spec, "Machine Trap Handling").
+    fn enter_trap(&mut self, cause: u64, tval: u64, interrupt: bool) {
+        let s = self.csr.mstatus;
+        let mpie = if s & mstatus::MIE != 0 { mstatus::MPIE } else { 0 };
+        let mpp = (self.privilege as u64) << 11;
+        self.csr.mstatus = (s & !(mstatus::MIE | mstatus::MPIE | mstatus::MPP)) | mpie | mpp;
+        self.csr.mepc = self.pc;
+        self.csr.mcause = cause;
+        self.csr.mtval = tval;
+        self.privilege = Privilege::Machine;
+        let base = self.csr.mtvec & !3;
+        let vectored = self.csr.mtvec & 3 == 1;
+        self.pc = if interrupt && vectored {
+            base + 4 * (cause & !INTERRUPT_BIT)
+        } else {
+            base
+        };
+        self.cycle += self.pipeline.flush_cycles as u64;
+        self.poll = None;
+    }
+
+    /// At the head of a loop that polled `lmsgsrdy` (or a jump to self):
+    /// compares the state with the previous visit. Two equal iterations in a
+    /// row with no outside effects and the same duration make it an idle loop.
+    fn check_idle_loop(&mut self) -> Option<Stop> {
+        let fcsr = ((self.csr.frm as u16) << 5) | self.csr.fflags as u16;
+        if let Some(s) = self.poll.as_deref_mut() {
+            let same = s.pc == self.pc
+                && s.effects == self.effects
+                && s.fcsr == fcsr
+                && s.x == self.x
+                && s.f == self.f;
+            if same {
+                let period = (self.cycle - s.cycle, self.instret - s.instret);
+                s.cycle = self.cycle;
+                s.instret = self.instret;
+                if s.period == Some(period) && period.0 > 0 {
+                    return Some(Stop::Poll {
+                        period_cycles: period.0,
+                        period_instret: period.1,
+                    });
+                }
+                s.period = Some(period);
+                return None;
+            }
+        }
+        self.poll = Some(Box::new(PollSnapshot {
+            pc: self.pc,
+            x: self.x,
+            f: self.f,
+            fcsr,
+            effects: self.effects,
+            cycle: self.cycle,
+            instret: self.instret,
+            period: None,
+        }));
+        None
+    }
+
+    /// Advances an idle hart (stopped with [`Stop::Poll`]) by `iterations`
+    /// iterations of its loop: exactly the cycles and instructions it would
+    /// have spent, with no change of state.
+    pub fn skip_idle_iterations(&mut self, period_cycles: u64, period_instret: u64, iterations: u64) {
+        let cycles = period_cycles * iterations;
+        self.cycle += cycles;
+        self.instret += period_instret * iterations;
+        self.stats.idle_cycles += cycles;
+        if let Some(s) = self.poll.as_deref_mut() {
+            s.cycle = self.cycle;
+            s.instret = self.instret;
+        }
+    }
+
+    /// Advances a hart that is stalled (wfi, netRX/netTX) to `cycle`.
+    pub fn stall_until(&mut self, cycle: u64) {
+        if cycle > self.cycle {
+            self.stats.idle_cycles += cycle - self.cycle;
+            self.cycle = cycle;
+        }
+    }
+
+    /// Disassembles the instruction at the current pc (for error messages).
+    pub fn describe_pc<B: Bus>(&self, bus: &mut B) -> String {
+        match bus.fetch16(self.pc) {
+            Ok(lo) if lo & 3 != 3 => format!("{}", decode(lo as u32)),
+            Ok(lo) => match bus.fetch16(self.pc + 2) {
+                Ok(hi) => format!("{}", decode(lo as u32 | (hi as u32) << 16)),
+                Err(_) => "<unreadable>".into(),
+            },
+            Err(_) => "<unreadable>".into(),
+        }
+    }
+
+    /// The value software reads from mcycle.
+    pub fn mcycle(&self) -> u64 {
+        self.cycle.wrapping_add(self.mcycle_offset)
+    }
+
+    /// The value software reads from minstret.
+    pub fn minstret(&self) -> u64 {
+        self.instret.wrapping_add(self.minstret_offset)
+    }
+}

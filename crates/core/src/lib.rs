@@ -1,0 +1,26 @@
+//! A Rocket-like RV64GC hart with the nanoPU register-file network interface.
+//!
+//! - [`hart`]: architectural state and the run loop; `exec` holds the
+//!   instruction semantics, `csr_access` the CSR instructions.
+//! - [`timing`]: the pipeline, branch predictor and cache models.
+//! - [`netif`]: netRX/netTX and the per-context RX/TX FIFOs.
+//! - [`fpu`]: IEEE 754 arithmetic for F and D.
+//! - [`bus`]: what the hart needs from the machine around it.
+
+pub mod bus;
+pub mod csr;
+mod csr_access;
+pub mod decode_cache;
+mod exec;
+pub mod fpu;
+pub mod hart;
+pub mod netif;
+pub mod timing;
+pub mod trap;
+
+pub use bus::{Bus, BusError};
+pub use decode_cache::DecodeCache;
+pub use hart::{Hart, HartStats, Stop};
+pub use netif::{NetIf, NetIfConfig};
+pub use timing::CoreTimingConfig;
+pub use trap::{Exception, GuestFault};

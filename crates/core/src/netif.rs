@@ -1,0 +1,372 @@
+//! The register-file network interface: per-context RX and TX FIFOs behind
+//! x30 (netRX) and x31 (netTX), and the LNIC CSRs (nanoPU §2.1, §3.1, §3.4;
+//! `nanopu-abi.md`).
+//!
+//! A core runs up to [`MAX_CONTEXTS`] contexts (threads bound to a layer-4
+//! port). netRX and netTX always map to the FIFOs of the running context
+//! (`lcurcontext`), the paper's "inherent thread safety". Messages start with
+//! the 8-byte application header (length in bits 15..0); the NIC delivers
+//! whole messages into an RX FIFO and takes whole messages from a TX FIFO.
+//!
+//! Defined behaviours the prototype leaves undefined:
+//! - Reading netRX with an empty RX FIFO stalls the hart until a word
+//!   arrives (the hart sleeps at no host cost); the node reports a program
+//!   error if nothing can ever arrive.
+//! - Writing netTX when the TX FIFO is full stalls the hart until the NIC
+//!   drains it.
+//! - Writing x30 is ignored; reading x31 returns the last word written.
+
+use std::collections::VecDeque;
+
+/// Contexts per core (`MAX_NUM_CONTEXTS` of the prototype, nanoPU §3.2).
+pub const MAX_CONTEXTS: usize = 4;
+
+/// Mask of the length field of an application header.
+pub const LEN_MASK: u64 = 0xffff;
+
+/// Parameters of the per-core interface.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetIfConfig {
+    /// Local RX buffering per core, shared equally by the context slots.
+    /// Source: nanoPU §3.2 ("allocate 16KB of buffer for the local RX queues").
+    pub rx_buffer_bytes_per_core: u32,
+    /// TX buffer per context: one maximum-size message plus its header.
+    /// Source: nanoPU §3.2 (maximum message 2 KB on the evaluated build).
+    pub tx_buffer_bytes_per_context: u32,
+    /// Reset value of `lmsgcycles` (`nanopu-abi.md`: 3000, about 1 us).
+    pub lmsgcycles_reset: u64,
+    /// Reset value of `lidlecycles` (`nanopu-abi.md`: 3000).
+    pub lidlecycles_reset: u64,
+}
+
+/// Default local RX buffering per core (nanoPU §3.2).
+pub const RX_BUFFER_BYTES_PER_CORE: u32 = 16 * 1024;
+/// Default maximum message size of the evaluated build (nanoPU §3.2).
+pub const MAX_MESSAGE_BYTES: u32 = 2048;
+
+impl Default for NetIfConfig {
+    fn default() -> Self {
+        NetIfConfig {
+            rx_buffer_bytes_per_core: RX_BUFFER_BYTES_PER_CORE,
+            tx_buffer_bytes_per_context: MAX_MESSAGE_BYTES + 8,
+            lmsgcycles_reset: 3000,
+            lidlecycles_reset: 3000,
+        }
+    }
+}
+
+/// Something the core tells the NIC (through `lniccmd` / `lnicucmd`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreToNic {
+    /// A context was registered (or its priority changed).
+    Registered { context: u16, priority: u8 },
+    /// `lnicucmd` bit 0: the running context finished a message.
+    MessageDone { context: u16 },
+    /// `lnicucmd` bit 1: the running context is idle.
+    Idle { context: u16 },
+}
+
+/// One registered context's FIFOs.
+#[derive(Clone, Debug)]
+struct Slot {
+    context: u16,
+    priority: u8,
+    rx: VecDeque<u64>,
+    /// Words still expected for the message being written to netTX
+    /// (0 when the next word written is a header).
+    tx_remaining: u32,
+    tx: VecDeque<u64>,
+}
+
+/// Why a netTX write cannot complete now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxError {
+    /// The header announces a message larger than the TX buffer (an exception).
+    TooLarge,
+    /// The running context is not registered (an exception).
+    NotRegistered,
+    /// The TX FIFO is full: stall until the NIC drains it.
+    Full,
+}
+
+/// Why a message cannot be delivered into an RX FIFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxError {
+    NotRegistered,
+    /// The context's share of the local RX buffer cannot hold the message.
+    Full,
+}
+
+/// The core's register-file network interface.
+#[derive(Clone, Debug)]
+pub struct NetIf {
+    cfg: NetIfConfig,
+    slots: Vec<Slot>,
+    /// Index into `slots` of the running context, if registered.
+    running: Option<usize>,
+    /// `lcurcontext`.
+    pub current_context: u16,
+    /// `lcurpriority`.
+    pub current_priority: u8,
+    pub lmsgcycles: u64,
+    pub lidlecycles: u64,
+    /// Commands for the NIC, oldest first; the node forwards them.
+    pub outbox: VecDeque<CoreToNic>,
+    /// Messages completed on netTX, by all contexts (statistics).
+    pub tx_messages: u64,
+}
+
+impl NetIf {
+    pub fn new(cfg: NetIfConfig) -> NetIf {
+        NetIf {
+            lmsgcycles: cfg.lmsgcycles_reset,
+            lidlecycles: cfg.lidlecycles_reset,
+            cfg,
+            slots: Vec::with_capacity(MAX_CONTEXTS),
+            running: None,
+            current_context: 0,
+            current_priority: 0,
+            outbox: VecDeque::with_capacity(64),
+            tx_messages: 0,
+        }
+    }
+
+    fn rx_capacity_words(&self) -> usize {
+        (self.cfg.rx_buffer_bytes_per_core as usize / MAX_CONTEXTS) / 8
+    }
+
+    fn tx_capacity_words(&self) -> usize {
+        self.cfg.tx_buffer_bytes_per_context as usize / 8
+    }
+
+    fn slot_of(&self, context: u16) -> Option<usize> {
+        self.slots.iter().position(|s| s.context == context)
+    }
+
+    /// `lcurcontext` write: switches netRX/netTX to that context's FIFOs.
+    pub fn set_current_context(&mut self, context: u16) {
+        self.current_context = context;
+        self.running = self.slot_of(context);
+    }
+
+    /// `lniccmd` bit 0: registers `lcurcontext` with `lcurpriority`.
+    /// Returns false when all slots are taken.
+    pub fn register_current(&mut self) -> bool {
+        let (context, priority) = (self.current_context, self.current_priority);
+        match self.slot_of(context) {
+            Some(i) => self.slots[i].priority = priority,
+            None if self.slots.len() < MAX_CONTEXTS => {
+                let rx = VecDeque::with_capacity(self.rx_capacity_words());
+                let tx = VecDeque::with_capacity(self.tx_capacity_words());
+                self.slots.push(Slot {
+                    context,
+                    priority,
+                    rx,
+                    tx_remaining: 0,
+                    tx,
+                });
+            }
+            None => return false,
+        }
+        self.running = self.slot_of(context);
+        self.outbox.push_back(CoreToNic::Registered { context, priority });
+        true
+    }
+
+    /// `lnicucmd` write.
+    pub fn user_command(&mut self, value: u64) {
+        let context = self.current_context;
+        if value & 1 != 0 {
+            self.outbox.push_back(CoreToNic::MessageDone { context });
+        }
+        if value & 2 != 0 {
+            // Repeated idle writes (lnic_wait's poll loop) are one state, not
+            // a stream of events.
+            if self.outbox.back() != Some(&CoreToNic::Idle { context }) {
+                self.outbox.push_back(CoreToNic::Idle { context });
+            }
+        }
+    }
+
+    /// `lmsgsrdy`: whether the running context's RX FIFO holds message data.
+    #[inline]
+    pub fn msgs_ready(&self) -> bool {
+        self.running.is_some_and(|i| !self.slots[i].rx.is_empty())
+    }
+
+    /// The word the next netRX read returns, without consuming it.
+    #[inline]
+    pub fn rx_peek(&self) -> Result<Option<u64>, TxError> {
+        match self.running {
+            Some(i) => Ok(self.slots[i].rx.front().copied()),
+            None => Err(TxError::NotRegistered),
+        }
+    }
+
+    /// Consumes the word returned by [`rx_peek`](Self::rx_peek); called only
+    /// when the reading instruction commits, so a trap never loses a word.
+    #[inline]
+    pub fn rx_commit(&mut self) {
+        if let Some(i) = self.running {
+            self.slots[i].rx.pop_front();
+        }
+    }
+
+    /// Checks that `word` can be written to netTX now.
+    pub fn tx_check(&self, word: u64) -> Result<(), TxError> {
+        let Some(i) = self.running else {
+            return Err(TxError::NotRegistered);
+        };
+        let slot = &self.slots[i];
+        if slot.tx_remaining == 0 {
+            let words = 1 + (word & LEN_MASK).div_ceil(8) as usize;
+            if words > self.tx_capacity_words() {
+                return Err(TxError::TooLarge);
+            }
+        }
+        if slot.tx.len() >= self.tx_capacity_words() {
+            return Err(TxError::Full);
+        }
+        Ok(())
+    }
+
+    /// Pushes a word already accepted by [`tx_check`](Self::tx_check).
+    pub fn tx_commit(&mut self, word: u64) {
+        let Some(i) = self.running else { return };
+        let slot = &mut self.slots[i];
+        if slot.tx_remaining == 0 {
+            slot.tx_remaining = (word & LEN_MASK).div_ceil(8) as u32;
+        } else {
+            slot.tx_remaining -= 1;
+        }
+        slot.tx.push_back(word);
+        if slot.tx_remaining == 0 {
+            self.tx_messages += 1;
+        }
+    }
+
+    /// NIC side: delivers a whole message (header first) to `context`.
+    pub fn deliver(&mut self, context: u16, words: &[u64]) -> Result<(), RxError> {
+        let cap = self.rx_capacity_words();
+        let i = self.slot_of(context).ok_or(RxError::NotRegistered)?;
+        let rx = &mut self.slots[i].rx;
+        if rx.len() + words.len() > cap {
+            return Err(RxError::Full);
+        }
+        rx.extend(words.iter().copied());
+        Ok(())
+    }
+
+    /// NIC side: takes the oldest complete message written by `context`
+    /// (header first), if there is one.
+    pub fn take_tx_message(&mut self, context: u16, out: &mut Vec<u64>) -> bool {
+        let Some(i) = self.slot_of(context) else {
+            return false;
+        };
+        let slot = &mut self.slots[i];
+        let Some(&header) = slot.tx.front() else {
+            return false;
+        };
+        let words = 1 + (header & LEN_MASK).div_ceil(8) as usize;
+        let complete = slot.tx.len() > words || (slot.tx.len() == words && slot.tx_remaining == 0);
+        if !complete {
+            return false;
+        }
+        out.clear();
+        out.extend(slot.tx.drain(..words));
+        true
+    }
+
+    /// Registered contexts and their priorities.
+    pub fn contexts(&self) -> impl Iterator<Item = (u16, u8)> + '_ {
+        self.slots.iter().map(|s| (s.context, s.priority))
+    }
+
+    /// Words waiting in the RX FIFO of `context`.
+    pub fn rx_len(&self, context: u16) -> usize {
+        self.slot_of(context).map_or(0, |i| self.slots[i].rx.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn netif() -> NetIf {
+        let mut n = NetIf::new(NetIfConfig::default());
+        n.set_current_context(7);
+        n.current_priority = 1;
+        assert!(n.register_current());
+        n
+    }
+
+    #[test]
+    fn rx_words_are_consumed_only_on_commit() {
+        let mut n = netif();
+        assert!(!n.msgs_ready());
+        n.deliver(7, &[8, 42]).unwrap();
+        assert!(n.msgs_ready());
+        assert_eq!(n.rx_peek(), Ok(Some(8)));
+        assert_eq!(n.rx_peek(), Ok(Some(8)));
+        n.rx_commit();
+        assert_eq!(n.rx_peek(), Ok(Some(42)));
+        n.rx_commit();
+        assert_eq!(n.rx_peek(), Ok(None));
+    }
+
+    #[test]
+    fn fifos_follow_the_running_context() {
+        let mut n = netif();
+        n.deliver(7, &[8, 1]).unwrap();
+        n.set_current_context(9);
+        assert!(!n.msgs_ready());
+        assert_eq!(n.rx_peek(), Err(TxError::NotRegistered));
+        n.set_current_context(7);
+        assert!(n.msgs_ready());
+        assert_eq!(n.deliver(3, &[8, 1]), Err(RxError::NotRegistered));
+    }
+
+    #[test]
+    fn tx_messages_complete_after_header_and_payload() {
+        let mut n = netif();
+        let header = (0x0a00_0001u64 << 32) | (5 << 16) | 12; // 12 B: 2 words
+        let mut out = Vec::new();
+        for w in [header, 1, 2] {
+            n.tx_check(w).unwrap();
+            n.tx_commit(w);
+            if w != 2 {
+                assert!(!n.take_tx_message(7, &mut out));
+            }
+        }
+        assert!(n.take_tx_message(7, &mut out));
+        assert_eq!(out, vec![header, 1, 2]);
+        assert_eq!(n.tx_messages, 1);
+    }
+
+    #[test]
+    fn oversized_tx_header_is_rejected() {
+        let n = netif();
+        assert_eq!(n.tx_check(2049), Err(TxError::TooLarge));
+        assert_eq!(n.tx_check(2048), Ok(()));
+    }
+
+    #[test]
+    fn rx_share_bounds_delivery() {
+        let mut n = netif();
+        let words = vec![0u64; RX_BUFFER_BYTES_PER_CORE as usize / MAX_CONTEXTS / 8];
+        n.deliver(7, &words).unwrap();
+        assert_eq!(n.deliver(7, &[8]), Err(RxError::Full));
+    }
+
+    #[test]
+    fn at_most_four_contexts() {
+        let mut n = netif();
+        for c in 1..4 {
+            n.set_current_context(c);
+            assert!(n.register_current());
+        }
+        n.set_current_context(100);
+        assert!(!n.register_current());
+    }
+}

@@ -1,0 +1,150 @@
+//! A set-associative cache model (tags only, LRU replacement), used for the
+//! cores' L1s and the node's shared L2. Data always lives in memory; the
+//! model only decides hit or miss.
+
+use serde::{Deserialize, Serialize};
+
+/// Geometry of a cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub size_bytes: u32,
+    pub ways: u32,
+    pub line_bytes: u32,
+}
+
+impl CacheConfig {
+    pub fn validate(&self, name: &str) -> Result<(), String> {
+        let ok = self.line_bytes.is_power_of_two()
+            && self.ways > 0
+            && self.size_bytes % (self.ways * self.line_bytes) == 0
+            && (self.size_bytes / (self.ways * self.line_bytes)).is_power_of_two();
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name}: size_bytes {} / ways {} / line_bytes {} must give a power-of-two number of sets of power-of-two lines",
+                self.size_bytes, self.ways, self.line_bytes
+            ))
+        }
+    }
+}
+
+/// Tag state of a set-associative cache.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    /// `sets * ways` line addresses, each set ordered most recently used first.
+    tags: Vec<u64>,
+    ways: usize,
+    set_mask: u64,
+    line_shift: u32,
+    /// The most recently accessed line: the common case is checked first.
+    last_line: u64,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+const INVALID: u64 = u64::MAX;
+
+impl Cache {
+    pub fn new(c: &CacheConfig) -> Cache {
+        let sets = (c.size_bytes / (c.ways * c.line_bytes)) as usize;
+        Cache {
+            tags: vec![INVALID; sets * c.ways as usize],
+            ways: c.ways as usize,
+            set_mask: sets as u64 - 1,
+            line_shift: c.line_bytes.trailing_zeros(),
+            last_line: INVALID,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// The line address (address without the offset bits) of `addr`.
+    #[inline]
+    pub fn line_of(&self, addr: u64) -> u64 {
+        addr >> self.line_shift
+    }
+
+    /// Accesses `addr`; returns true on a hit. A miss allocates the line,
+    /// evicting the least recently used one.
+    #[inline]
+    pub fn access(&mut self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        if line == self.last_line {
+            self.hits += 1;
+            return true;
+        }
+        self.last_line = line;
+        self.access_slow(line)
+    }
+
+    fn access_slow(&mut self, line: u64) -> bool {
+        let set = (line & self.set_mask) as usize * self.ways;
+        let ways = &mut self.tags[set..set + self.ways];
+        match ways.iter().position(|&t| t == line) {
+            Some(i) => {
+                ways[..=i].rotate_right(1);
+                self.hits += 1;
+                true
+            }
+            None => {
+                ways.rotate_right(1);
+                ways[0] = line;
+                self.misses += 1;
+                false
+            }
+        }
+    }
+
+    /// Forgets every line (`fence.i` on the instruction cache).
+    pub fn invalidate_all(&mut self) {
+        self.tags.fill(INVALID);
+        self.last_line = INVALID;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Cache {
+        // 2 sets x 2 ways x 64 B
+        Cache::new(&CacheConfig {
+            size_bytes: 256,
+            ways: 2,
+            line_bytes: 64,
+        })
+    }
+
+    #[test]
+    fn hits_after_first_touch() {
+        let mut c = small();
+        assert!(!c.access(0x1000));
+        assert!(c.access(0x1008));
+        assert!(c.access(0x103f));
+        assert!(!c.access(0x1040));
+    }
+
+    #[test]
+    fn lru_evicts_the_oldest_line_of_a_set() {
+        let mut c = small();
+        // Lines 0, 2, 4 map to set 0.
+        c.access(0);
+        c.access(128);
+        c.access(0); // 0 is now most recent
+        c.access(256); // evicts 128
+        assert!(c.access(0));
+        assert!(!c.access(128));
+    }
+
+    #[test]
+    fn geometry_is_validated() {
+        let bad = CacheConfig {
+            size_bytes: 1000,
+            ways: 3,
+            line_bytes: 64,
+        };
+        assert!(bad.validate("l1d").is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! Parameters of a node: cores, memory hierarchy, timer, and the core and
+//! network-interface models. Every default is a named value with its source.
+
+use nanopu_core::timing::CacheConfig;
+use nanopu_core::{CoreTimingConfig, NetIfConfig};
+use serde::{Deserialize, Serialize};
+
+/// DRAM base address (`nanopu-abi.md`: programs are linked at 0x80000000).
+pub const DRAM_BASE: u64 = 0x8000_0000;
+
+/// Cores of the nanoPU prototype (nanoPU §3: "a prototype quad-core nanoPU").
+pub const DEFAULT_CORES: usize = 4;
+/// DRAM of the prototype (nanoPU §3: "16GB of external DRAM memory").
+pub const DEFAULT_DRAM_BYTES: u64 = 16 << 30;
+/// L2 hit latency in core cycles. Assumption: Rocket-chip's shared
+/// inclusive L2 behind the TileLink system bus answers an L1 refill in
+/// about 20 cycles; the nanoPU paper does not state it.
+pub const DEFAULT_L2_HIT_CYCLES: u32 = 20;
+/// DRAM access latency beyond the L2. Source: nanoPU §2.1 ("A LLC miss takes
+/// about 50-100ns to resolve"): the midpoint.
+pub const DEFAULT_DRAM_LATENCY_NS: u32 = 75;
+/// `mtime` rate: one tick per microsecond (`nanopu-abi.md`: the prototype's
+/// 5 us timer slice is 5 ticks; an inference).
+pub const DEFAULT_MTIME_HZ: u64 = 1_000_000;
+/// How far (in core cycles) one hart may run ahead of the others before the
+/// node switches harts. Bounds the skew of shared-memory interactions
+/// between harts; a simulation parameter, not a hardware one.
+pub const DEFAULT_QUANTUM_CYCLES: u64 = 128;
+
+/// Parameters of one nanoPU node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NodeConfig {
+    /// Number of cores (harts).
+    pub cores: usize,
+    /// DRAM size in bytes, mapped at 0x80000000.
+    pub dram_bytes: u64,
+    /// Shared L2. Source: nanoPU §3 (512 KB); 8 ways and 64-byte lines are
+    /// Rocket-chip's defaults.
+    pub l2: CacheConfig,
+    pub l2_hit_cycles: u32,
+    pub dram_latency_ns: u32,
+    pub mtime_hz: u64,
+    pub quantum_cycles: u64,
+    /// Slots of the decoded-instruction cache (a simulator parameter).
+    pub decode_cache_entries: usize,
+    pub core: CoreTimingConfig,
+    pub netif: NetIfConfig,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            cores: DEFAULT_CORES,
+            dram_bytes: DEFAULT_DRAM_BYTES,
+            l2: CacheConfig {
+                size_bytes: 512 * 1024,
+                ways: 8,
+                line_bytes: 64,
+            },
+            l2_hit_cycles: DEFAULT_L2_HIT_CYCLES,
+            dram_latency_ns: DEFAULT_DRAM_LATENCY_NS,
+            mtime_hz: DEFAULT_MTIME_HZ,
+            quantum_cycles: DEFAULT_QUANTUM_CYCLES,
+            decode_cache_entries: 1 << 16,
+            core: CoreTimingConfig::default(),
+            netif: NetIfConfig::default(),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Checks values no model can work with; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=64).contains(&self.cores) {
+            return Err(format!("cores = {}: must be between 1 and 64", self.cores));
+        }
+        if self.dram_bytes < (1 << 20) || self.dram_bytes % 4096 != 0 {
+            return Err(format!(
+                "dram_bytes = {}: must be at least 1 MiB and a multiple of 4096",
+                self.dram_bytes
+            ));
+        }
+        if self.dram_bytes > (1 << 40) {
+            return Err(format!("dram_bytes = {}: at most 1 TiB", self.dram_bytes));
+        }
+        let clock_hz = self.core.clock_mhz as u64 * 1_000_000;
+        if self.mtime_hz == 0 || self.mtime_hz > clock_hz {
+            return Err(format!(
+                "mtime_hz = {}: must be between 1 and the core clock ({clock_hz} Hz)",
+                self.mtime_hz
+            ));
+        }
+        if self.quantum_cycles == 0 {
+            return Err("quantum_cycles must be at least 1".into());
+        }
+        if self.decode_cache_entries == 0 || self.decode_cache_entries > 1 << 24 {
+            return Err(format!(
+                "decode_cache_entries = {}: must be between 1 and 16777216",
+                self.decode_cache_entries
+            ));
+        }
+        self.l2.validate("l2")?;
+        self.core.validate().map_err(|e| format!("core.{e}"))
+    }
+
+    /// DRAM latency in core cycles (rounded up).
+    pub fn dram_cycles(&self) -> u32 {
+        (self.dram_latency_ns as u64 * self.core.clock_mhz as u64).div_ceil(1000) as u32
+    }
+}

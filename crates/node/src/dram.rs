@@ -1,0 +1,134 @@
+//! DRAM: one anonymous mapping reserved at start and backed by the host
+//! only where the guest touches it, so a 16 GB map costs nothing up front.
+
+use std::ptr::NonNull;
+
+/// The node's main memory, `size` bytes starting at guest address `base`.
+pub struct Dram {
+    base: u64,
+    size: u64,
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: Dram owns its mapping exclusively; nothing else aliases it.
+unsafe impl Send for Dram {}
+
+impl Dram {
+    /// Reserves `size` bytes. Pages are zero and cost no host memory until written.
+    pub fn new(base: u64, size: u64) -> std::io::Result<Dram> {
+        // SAFETY: an anonymous private mapping with no fixed address; the
+        // result is checked before use and unmapped in Drop.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Dram {
+            base,
+            size,
+            ptr: NonNull::new(p as *mut u8).expect("mmap returned null"),
+        })
+    }
+
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Offset of `[addr, addr + len)` in the mapping, if it lies inside.
+    #[inline(always)]
+    pub fn offset(&self, addr: u64, len: u64) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base);
+        (off < self.size && len <= self.size - off).then_some(off as usize)
+    }
+
+    /// Reads `size` (1..=8) bytes little-endian at a checked offset.
+    #[inline(always)]
+    pub fn read(&self, off: usize, size: u8) -> u64 {
+        // SAFETY: callers obtain `off` from `offset(addr, size)`, so the
+        // bytes lie inside the mapping; unaligned reads are allowed.
+        unsafe {
+            let p = self.ptr.as_ptr().add(off);
+            match size {
+                1 => *p as u64,
+                2 => (p as *const u16).read_unaligned() as u64,
+                4 => (p as *const u32).read_unaligned() as u64,
+                _ => (p as *const u64).read_unaligned(),
+            }
+        }
+    }
+
+    /// Writes the low `size` (1..=8) bytes of `v` at a checked offset.
+    #[inline(always)]
+    pub fn write(&mut self, off: usize, size: u8, v: u64) {
+        // SAFETY: as in `read`.
+        unsafe {
+            let p = self.ptr.as_ptr().add(off);
+            match size {
+                1 => *p = v as u8,
+                2 => (p as *mut u16).write_unaligned(v as u16),
+                4 => (p as *mut u32).write_unaligned(v as u32),
+                _ => (p as *mut u64).write_unaligned(v),
+            }
+        }
+    }
+
+    /// The bytes `[addr, addr + len)`, if inside.
+    pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let off = self.offset(addr, len)?;
+        // SAFETY: bounds checked by `offset`; the borrow of self prevents writes.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(off), len as usize) })
+    }
+
+    /// The writable bytes `[addr, addr + len)`, if inside.
+    pub fn slice_mut(&mut self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        let off = self.offset(addr, len)?;
+        // SAFETY: bounds checked by `offset`; the exclusive borrow of self
+        // makes this the only reference.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(off), len as usize) })
+    }
+}
+
+impl Drop for Dram {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping created in `new`.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.size as usize);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixteen_gigabytes_cost_nothing_until_touched() {
+        let mut d = Dram::new(0x8000_0000, 16 << 30).unwrap();
+        let off = d.offset(0x8000_0000 + (15 << 30), 8).unwrap();
+        assert_eq!(d.read(off, 8), 0);
+        d.write(off, 8, 0x1122_3344_5566_7788);
+        assert_eq!(d.read(off, 4), 0x5566_7788);
+        assert_eq!(d.read(off + 1, 2), 0x6677);
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        let d = Dram::new(0x8000_0000, 4096).unwrap();
+        assert!(d.offset(0x8000_0000 + 4088, 8).is_some());
+        assert!(d.offset(0x8000_0000 + 4089, 8).is_none());
+        assert!(d.offset(0x7fff_ffff, 1).is_none());
+        assert!(d.offset(u64::MAX, 8).is_none());
+    }
+}

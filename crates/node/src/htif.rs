@@ -1,0 +1,251 @@
+//! HTIF host I/O through the `tohost` / `fromhost` words (the riscv-tests
+//! and Spike convention, `nanopu-abi.md` "Build conventions").
+//!
+//! A store that changes `tohost` is served at once, during the store: the
+//! host is infinitely fast, so the guest's `while (fromhost == 0)` loop
+//! ends on its first test.
+
+use crate::dram::Dram;
+use std::io::Write;
+
+pub const SYS_EXIT: u64 = 93;
+pub const SYS_WRITE: u64 = 64;
+pub const SYS_READ: u64 = 63;
+pub const SYS_GETMAINVARS: u64 = 2011;
+const ENOSYS: i64 = 38;
+const EBADF: i64 = 9;
+const ENOMEM: i64 = 12;
+
+/// What a `tohost` write asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HtifRequest {
+    /// Nothing to do (tohost written with 0).
+    None,
+    /// A syscall or console request was served; the guest continues.
+    Served,
+    /// The program ended with this exit code.
+    Exit(u64),
+    /// The request was malformed; the run must stop with this error.
+    Error(String),
+}
+
+/// Host side of HTIF for one node.
+pub struct Htif {
+    pub tohost: u64,
+    pub fromhost: u64,
+    /// Everything the guest wrote to fds 1 and 2.
+    pub output: Vec<u8>,
+    /// Also copy output to the host's stdout as it arrives.
+    pub echo: bool,
+    /// Bytes served to `SYS_read` on fd 0.
+    pub stdin: Vec<u8>,
+    stdin_pos: usize,
+    /// Program arguments for `SYS_getmainvars` (argv[0] first).
+    pub args: Vec<String>,
+    /// Syscalls the host does not implement (number, count).
+    pub unsupported: Vec<(u64, u64)>,
+}
+
+impl Htif {
+    pub fn new(tohost: u64, fromhost: u64) -> Htif {
+        Htif {
+            tohost,
+            fromhost,
+            output: Vec::new(),
+            echo: false,
+            stdin: Vec::new(),
+            stdin_pos: 0,
+            args: Vec::new(),
+            unsupported: Vec::new(),
+        }
+    }
+
+    /// Whether a store of `size` bytes at `addr` touches `tohost`.
+    #[inline(always)]
+    pub fn is_tohost_store(&self, addr: u64, size: u8) -> bool {
+        addr < self.tohost + 8 && addr + size as u64 > self.tohost
+    }
+
+    /// Serves the value now in `tohost`.
+    pub fn serve(&mut self, dram: &mut Dram) -> HtifRequest {
+        let Some(off) = dram.offset(self.tohost, 8) else {
+            return HtifRequest::Error(format!("tohost at {:#x} is outside DRAM", self.tohost));
+        };
+        let value = dram.read(off, 8);
+        if value == 0 {
+            return HtifRequest::None;
+        }
+        let device = value >> 56;
+        let command = (value >> 48) & 0xff;
+        let request = if value & 1 == 1 && device == 0 {
+            return HtifRequest::Exit(value >> 1);
+        } else if device == 1 && command == 1 {
+            // Console putchar (fesvr's "bcd" device).
+            self.emit(&[value as u8]);
+            HtifRequest::Served
+        } else if device == 0 {
+            self.syscall(dram, value & ((1 << 48) - 1))
+        } else {
+            HtifRequest::Error(format!(
+                "tohost = {value:#x}: unknown HTIF device {device} command {command}"
+            ))
+        };
+        if let HtifRequest::Served = request {
+            dram.write(off, 8, 0);
+            let reply = if device == 1 { value & !0xff } else { 1 };
+            if let Some(f) = dram.offset(self.fromhost, 8) {
+                dram.write(f, 8, reply);
+            }
+        }
+        request
+    }
+
+    fn emit(&mut self, bytes: &[u8]) {
+        self.output.extend_from_slice(bytes);
+        if self.echo {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        }
+    }
+
+    fn syscall(&mut self, dram: &mut Dram, magic: u64) -> HtifRequest {
+        let Some(words) = dram.slice(magic, 64) else {
+            return HtifRequest::Error(format!(
+                "tohost points at a syscall block at {magic:#x}, outside DRAM"
+            ));
+        };
+        let w = |i: usize| u64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap());
+        let (num, a0, a1, a2) = (w(0), w(1), w(2), w(3));
+        let ret: i64 = match num {
+            SYS_EXIT => return HtifRequest::Exit(a0),
+            SYS_WRITE if a0 == 1 || a0 == 2 => match dram.slice(a1, a2) {
+                Some(bytes) => {
+                    let bytes = bytes.to_vec();
+                    self.emit(&bytes);
+                    a2 as i64
+                }
+                None => {
+                    return HtifRequest::Error(format!(
+                        "SYS_write of {a2} bytes from {a1:#x}: buffer outside DRAM"
+                    ))
+                }
+            },
+            SYS_WRITE => -EBADF,
+            SYS_READ if a0 == 0 => {
+                let n = (a2 as usize).min(self.stdin.len() - self.stdin_pos);
+                match dram.slice_mut(a1, n as u64) {
+                    Some(buf) => {
+                        buf.copy_from_slice(&self.stdin[self.stdin_pos..self.stdin_pos + n]);
+                        self.stdin_pos += n;
+                        n as i64
+                    }
+                    None => {
+                        return HtifRequest::Error(format!(
+                            "SYS_read into {a1:#x}: buffer outside DRAM"
+                        ))
+                    }
+                }
+            }
+            SYS_READ => -EBADF,
+            SYS_GETMAINVARS => self.getmainvars(dram, a0, a1),
+            _ => {
+                match self.unsupported.iter_mut().find(|(n, _)| *n == num) {
+                    Some((_, count)) => *count += 1,
+                    None => self.unsupported.push((num, 1)),
+                }
+                -ENOSYS
+            }
+        };
+        let off = dram.offset(magic, 8).expect("checked above");
+        dram.write(off, 8, ret as u64);
+        HtifRequest::Served
+    }
+
+    /// Fills `buf` with `argc, argv[0..argc], NULL, NULL (envp)` followed by
+    /// the strings, the layout riscv-tests' and pk's `getmainvars` expect.
+    fn getmainvars(&self, dram: &mut Dram, buf: u64, limit: u64) -> i64 {
+        let n = self.args.len() as u64;
+        let header = 8 * (n + 3);
+        let strings: u64 = self.args.iter().map(|a| a.len() as u64 + 1).sum();
+        if header + strings > limit {
+            return -ENOMEM;
+        }
+        let Some(out) = dram.slice_mut(buf, header + strings) else {
+            return -ENOMEM;
+        };
+        out.fill(0);
+        out[..8].copy_from_slice(&n.to_le_bytes());
+        let mut at = header;
+        for (i, a) in self.args.iter().enumerate() {
+            let ptr = buf + at;
+            out[8 + 8 * i..16 + 8 * i].copy_from_slice(&ptr.to_le_bytes());
+            out[at as usize..at as usize + a.len()].copy_from_slice(a.as_bytes());
+            at += a.len() as u64 + 1;
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: u64 = 0x8000_0000;
+
+    fn setup() -> (Htif, Dram) {
+        let dram = Dram::new(BASE, 1 << 20).unwrap();
+        (Htif::new(BASE + 0x1000, BASE + 0x1040), dram)
+    }
+
+    fn put(d: &mut Dram, addr: u64, v: u64) {
+        let o = d.offset(addr, 8).unwrap();
+        d.write(o, 8, v);
+    }
+
+    fn get(d: &Dram, addr: u64) -> u64 {
+        d.read(d.offset(addr, 8).unwrap(), 8)
+    }
+
+    #[test]
+    fn exit_code() {
+        let (mut h, mut d) = setup();
+        put(&mut d, h.tohost, (3 << 1) | 1);
+        assert_eq!(h.serve(&mut d), HtifRequest::Exit(3));
+    }
+
+    #[test]
+    fn write_syscall_answers_through_fromhost() {
+        let (mut h, mut d) = setup();
+        let magic = BASE + 0x2000;
+        d.slice_mut(BASE + 0x3000, 3).unwrap().copy_from_slice(b"hi\n");
+        for (i, v) in [SYS_WRITE, 1, BASE + 0x3000, 3].into_iter().enumerate() {
+            put(&mut d, magic + 8 * i as u64, v);
+        }
+        put(&mut d, h.tohost, magic);
+        assert_eq!(h.serve(&mut d), HtifRequest::Served);
+        assert_eq!(h.output, b"hi\n");
+        assert_eq!(get(&d, magic), 3);
+        assert_eq!(get(&d, h.fromhost), 1);
+        assert_eq!(get(&d, h.tohost), 0);
+    }
+
+    #[test]
+    fn bad_pointer_is_an_error_not_a_panic() {
+        let (mut h, mut d) = setup();
+        put(&mut d, h.tohost, 0x10);
+        assert!(matches!(h.serve(&mut d), HtifRequest::Error(_)));
+    }
+
+    #[test]
+    fn getmainvars_lays_out_argv() {
+        let (mut h, mut d) = setup();
+        h.args = vec!["prog".into(), "x".into()];
+        let buf = BASE + 0x4000;
+        assert_eq!(h.getmainvars(&mut d, buf, 4096), 0);
+        assert_eq!(get(&d, buf), 2);
+        let argv1 = get(&d, buf + 16);
+        assert_eq!(d.slice(argv1, 2).unwrap(), b"x\0");
+        assert_eq!(get(&d, buf + 24), 0);
+    }
+}

@@ -1,0 +1,14 @@
+//! A nanoPU node: RV64GC harts with their L1s, a shared L2, DRAM, the CLINT
+//! and HTIF host I/O, and the run loop that schedules the harts in time.
+
+pub mod clint;
+pub mod config;
+pub mod dram;
+pub mod htif;
+pub mod loader;
+pub mod memory;
+pub mod node;
+
+pub use config::NodeConfig;
+pub use loader::{LoadError, Program};
+pub use node::{HartState, Node, NodeError, RunEnd};

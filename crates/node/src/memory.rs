@@ -1,0 +1,161 @@
+//! The memory system of a node as the harts see it: DRAM, the CLINT, HTIF,
+//! the shared L2 model and LR/SC reservations.
+
+use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
+use crate::dram::Dram;
+use crate::htif::{Htif, HtifRequest};
+use nanopu_core::timing::Cache;
+use nanopu_core::{Bus, BusError};
+
+/// Memory and devices shared by the harts of a node.
+pub struct NodeBus {
+    pub dram: Dram,
+    pub clint: Clint,
+    pub htif: Option<Htif>,
+    pub l2: Cache,
+    l2_hit_cycles: u32,
+    dram_cycles: u32,
+    /// Reservation granule (8-byte aligned address) held by each hart.
+    reservations: Vec<Option<u64>>,
+    active_reservations: usize,
+    /// The last HTIF request that needs the node's attention (exit or error).
+    pub htif_request: Option<HtifRequest>,
+    /// A CLINT register changed: timers or software interrupts must be re-read.
+    pub clint_changed: bool,
+}
+
+impl NodeBus {
+    pub fn new(dram: Dram, clint: Clint, l2: Cache, l2_hit_cycles: u32, dram_cycles: u32) -> Self {
+        let harts = clint.msip.len();
+        NodeBus {
+            dram,
+            clint,
+            htif: None,
+            l2,
+            l2_hit_cycles,
+            dram_cycles,
+            reservations: vec![None; harts],
+            active_reservations: 0,
+            htif_request: None,
+            clint_changed: false,
+        }
+    }
+
+    /// Breaks the other harts' reservations on the granule of `addr`.
+    #[inline(always)]
+    fn snoop(&mut self, hart: usize, addr: u64, size: u8) {
+        if self.active_reservations == 0 {
+            return;
+        }
+        let first = addr & !7;
+        let last = (addr + size as u64 - 1) & !7;
+        for (h, r) in self.reservations.iter_mut().enumerate() {
+            if h != hart && matches!(*r, Some(g) if g == first || g == last) {
+                *r = None;
+                self.active_reservations -= 1;
+            }
+        }
+    }
+
+    #[cold]
+    fn store_slow(&mut self, cycle: u64, addr: u64, size: u8, value: u64) -> Result<(), BusError> {
+        if addr.wrapping_sub(CLINT_BASE) < CLINT_SIZE {
+            return match self.clint.store(addr - CLINT_BASE, size, value, cycle) {
+                Some(()) => {
+                    self.clint_changed = true;
+                    Err(BusError::Yield)
+                }
+                None => Err(BusError::Unmapped),
+            };
+        }
+        Err(BusError::Unmapped)
+    }
+
+    #[cold]
+    fn serve_htif(&mut self) -> Result<(), BusError> {
+        let Some(htif) = self.htif.as_mut() else {
+            return Ok(());
+        };
+        match htif.serve(&mut self.dram) {
+            HtifRequest::None => Ok(()),
+            HtifRequest::Served => Err(BusError::Yield),
+            request => {
+                self.htif_request = Some(request);
+                Err(BusError::Yield)
+            }
+        }
+    }
+}
+
+impl Bus for NodeBus {
+    #[inline(always)]
+    fn load(&mut self, _hart: usize, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
+        if let Some(off) = self.dram.offset(addr, size as u64) {
+            return Ok(self.dram.read(off, size));
+        }
+        if addr.wrapping_sub(CLINT_BASE) < CLINT_SIZE {
+            return self
+                .clint
+                .load(addr - CLINT_BASE, size, cycle)
+                .ok_or(BusError::Unmapped);
+        }
+        Err(BusError::Unmapped)
+    }
+
+    #[inline(always)]
+    fn store(
+        &mut self,
+        hart: usize,
+        cycle: u64,
+        addr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), BusError> {
+        let Some(off) = self.dram.offset(addr, size as u64) else {
+            return self.store_slow(cycle, addr, size, value);
+        };
+        self.snoop(hart, addr, size);
+        self.dram.write(off, size, value);
+        match &self.htif {
+            Some(h) if h.is_tohost_store(addr, size) => self.serve_htif(),
+            _ => Ok(()),
+        }
+    }
+
+    fn fetch16(&mut self, addr: u64) -> Result<u16, BusError> {
+        match self.dram.offset(addr, 2) {
+            Some(off) => Ok(self.dram.read(off, 2) as u16),
+            None => Err(BusError::Unmapped),
+        }
+    }
+
+    #[inline]
+    fn refill_cycles(&mut self, _hart: usize, addr: u64) -> u32 {
+        if self.l2.access(addr) {
+            self.l2_hit_cycles
+        } else {
+            self.l2_hit_cycles + self.dram_cycles
+        }
+    }
+
+    fn reserve(&mut self, hart: usize, addr: u64) {
+        if self.reservations[hart].is_none() {
+            self.active_reservations += 1;
+        }
+        self.reservations[hart] = Some(addr & !7);
+    }
+
+    fn take_reservation(&mut self, hart: usize, addr: u64) -> bool {
+        match self.reservations[hart].take() {
+            Some(g) => {
+                self.active_reservations -= 1;
+                g == addr & !7
+            }
+            None => false,
+        }
+    }
+
+    fn mtime_at(&self, cycle: u64) -> u64 {
+        self.clint.mtime_at(cycle)
+    }
+}

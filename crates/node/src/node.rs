@@ -1,0 +1,338 @@
+//! A nanoPU node: its harts, memory system and devices, and the loop that
+//! runs them in time order.
+//!
+//! Each hart keeps its own cycle count. The node always runs the hart that
+//! is furthest behind, for at most `quantum_cycles` past the next one and
+//! never past the next timer event, so harts stay within a quantum of each
+//! other and interrupts are taken at the exact cycle. A hart that waits
+//! (`wfi`, an idle polling loop, a stall on netRX/netTX) is put to sleep and
+//! costs no host time: when something can wake it, the node advances it to
+//! that cycle, by whole loop iterations for a polling loop, so its cycle and
+//! instruction counts stay exact.
+
+use crate::clint::Clint;
+use crate::config::{NodeConfig, DRAM_BASE};
+use crate::dram::Dram;
+use crate::htif::{Htif, HtifRequest};
+use crate::loader::{load_file, LoadError, Program};
+use crate::memory::NodeBus;
+use nanopu_core::timing::Cache;
+use nanopu_core::trap::irq;
+use nanopu_core::{DecodeCache, GuestFault, Hart, Stop};
+use std::path::Path;
+
+/// What a hart is doing, as far as the node's scheduling is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HartState {
+    Running,
+    /// In `wfi`: wakes when an interrupt is pending in `mie`.
+    Wfi,
+    /// In an idle loop (see [`Stop::Poll`]).
+    Poll {
+        period_cycles: u64,
+        period_instret: u64,
+    },
+    /// Stalled reading an empty netRX.
+    RxEmpty,
+    /// Stalled writing a full netTX.
+    TxFull,
+}
+
+/// How a run ended without error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The program exited through HTIF with this code.
+    Exited(u64),
+    /// Every hart reached the cycle limit.
+    Limit,
+}
+
+/// Why a node could not be built or a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("invalid node configuration: {0}")]
+    Config(String),
+    #[error("cannot reserve {bytes} bytes of DRAM: {source}")]
+    Memory { bytes: u64, source: std::io::Error },
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("guest fault: {0}")]
+    Fault(GuestFault),
+    #[error("host I/O error: {0}")]
+    Htif(String),
+    #[error("deadlock: every hart waits for something that can never happen\n{0}")]
+    Deadlock(String),
+}
+
+/// One simulated nanoPU node.
+pub struct Node {
+    pub cfg: NodeConfig,
+    pub harts: Vec<Hart>,
+    pub states: Vec<HartState>,
+    pub bus: NodeBus,
+    decode_cache: DecodeCache,
+    pub program: Option<Program>,
+    /// Exit code once the program has exited, with the exiting hart.
+    pub exit: Option<(u64, usize)>,
+}
+
+impl Node {
+    /// A node with empty memory; every hart starts at `entry`.
+    pub fn new(cfg: NodeConfig, entry: u64) -> Result<Node, NodeError> {
+        cfg.validate().map_err(NodeError::Config)?;
+        let dram = Dram::new(DRAM_BASE, cfg.dram_bytes).map_err(|source| NodeError::Memory {
+            bytes: cfg.dram_bytes,
+            source,
+        })?;
+        let clock_hz = cfg.core.clock_mhz as u64 * 1_000_000;
+        let clint = Clint::new(cfg.cores, clock_hz, cfg.mtime_hz);
+        let bus = NodeBus::new(
+            dram,
+            clint,
+            Cache::new(&cfg.l2),
+            cfg.l2_hit_cycles,
+            cfg.dram_cycles(),
+        );
+        let harts = (0..cfg.cores)
+            .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
+            .collect();
+        Ok(Node {
+            states: vec![HartState::Running; cfg.cores],
+            decode_cache: DecodeCache::new(cfg.decode_cache_entries),
+            harts,
+            bus,
+            cfg,
+            program: None,
+            exit: None,
+        })
+    }
+
+    /// A node running the ELF program at `path`.
+    pub fn with_program(cfg: NodeConfig, path: &Path) -> Result<Node, NodeError> {
+        let mut node = Node::new(cfg, DRAM_BASE)?;
+        let program = load_file(path, &mut node.bus.dram)?;
+        node.start_program(program);
+        Ok(node)
+    }
+
+    /// A node running an ELF image given as bytes.
+    pub fn with_program_bytes(cfg: NodeConfig, name: &str, elf: &[u8]) -> Result<Node, NodeError> {
+        let mut node = Node::new(cfg, DRAM_BASE)?;
+        let program = crate::loader::load_bytes(name, elf, &mut node.bus.dram)?;
+        node.start_program(program);
+        Ok(node)
+    }
+
+    fn start_program(&mut self, program: Program) {
+        for h in &mut self.harts {
+            h.pc = program.entry;
+        }
+        if let (Some(to), Some(from)) = (program.tohost, program.fromhost) {
+            self.bus.htif = Some(Htif::new(to, from));
+        } else if let Some(to) = program.tohost {
+            // fromhost is optional for programs that only exit.
+            self.bus.htif = Some(Htif::new(to, to + 64));
+        }
+        self.decode_cache.invalidate();
+        self.program = Some(program);
+    }
+
+    /// The decoded-instruction cache misses so far.
+    pub fn decode_misses(&self) -> u64 {
+        self.decode_cache.misses
+    }
+
+    /// Instructions retired by all harts.
+    pub fn instret(&self) -> u64 {
+        self.harts.iter().map(|h| h.instret).sum()
+    }
+
+    /// Simulated time of the node in femtoseconds, taken from hart `h`.
+    pub fn time_fs(&self, h: usize) -> u64 {
+        self.harts[h].cycle * self.cfg.core.period_fs()
+    }
+
+    /// Sets the timer and software interrupt bits of hart `h` from the CLINT.
+    fn update_mip(&mut self, h: usize) {
+        let hart = &mut self.harts[h];
+        let timer = self.bus.clint.timer_pending(h, hart.cycle);
+        let soft = self.bus.clint.msip[h];
+        let mut mip = hart.csr.mip & !((1 << irq::MACHINE_TIMER) | (1 << irq::MACHINE_SOFTWARE));
+        mip |= (timer as u64) << irq::MACHINE_TIMER;
+        mip |= (soft as u64) << irq::MACHINE_SOFTWARE;
+        hart.csr.mip = mip;
+    }
+
+    /// Whether sleeping hart `h` can continue now.
+    fn can_wake(&mut self, h: usize) -> bool {
+        self.update_mip(h);
+        let hart = &self.harts[h];
+        match self.states[h] {
+            HartState::Running => true,
+            HartState::Wfi => hart.interrupt_waiting(),
+            HartState::Poll { .. } => hart.pending_interrupt().is_some(),
+            HartState::RxEmpty => hart.net.msgs_ready(),
+            HartState::TxFull => hart.net.tx_check(0).is_ok(),
+        }
+    }
+
+    /// The earliest cycle at which sleeping hart `h` may wake, if any.
+    fn wake_cycle(&self, h: usize) -> Option<u64> {
+        let hart = &self.harts[h];
+        let timer_enabled = hart.csr.mie & (1 << irq::MACHINE_TIMER) != 0;
+        let timer = self.bus.clint.timer_cycle(h);
+        let timer = (timer != u64::MAX).then_some(timer.max(hart.cycle));
+        match self.states[h] {
+            HartState::Running => Some(hart.cycle),
+            HartState::Wfi if timer_enabled => timer,
+            HartState::Poll { .. } if timer_enabled && hart.interrupts_enabled() => timer,
+            _ => None,
+        }
+    }
+
+    /// Advances sleeping hart `h` to cycle `to` (not past it) and marks it running.
+    fn advance(&mut self, h: usize, to: u64) {
+        let hart = &mut self.harts[h];
+        match self.states[h] {
+            HartState::Poll {
+                period_cycles,
+                period_instret,
+            } => {
+                if to > hart.cycle {
+                    let k = (to - hart.cycle) / period_cycles;
+                    hart.skip_idle_iterations(period_cycles, period_instret, k);
+                }
+            }
+            HartState::Running => {}
+            _ => hart.stall_until(to),
+        }
+        self.states[h] = HartState::Running;
+    }
+
+    /// Runs until the program exits or every hart reaches cycle `limit`.
+    pub fn run(&mut self, limit: u64) -> Result<RunEnd, NodeError> {
+        loop {
+            if let Some((code, _)) = self.exit {
+                return Ok(RunEnd::Exited(code));
+            }
+            // Wake harts whose condition became true (another hart's store to
+            // the CLINT, a message delivered to their RX FIFO).
+            let mut leader = u64::MAX;
+            for h in 0..self.harts.len() {
+                if self.states[h] == HartState::Running {
+                    leader = leader.min(self.harts[h].cycle);
+                }
+            }
+            for h in 0..self.harts.len() {
+                if self.states[h] != HartState::Running && self.can_wake(h) {
+                    let at = if leader == u64::MAX { self.harts[h].cycle } else { leader };
+                    self.advance(h, at);
+                }
+            }
+            let runnable = (0..self.harts.len())
+                .filter(|&h| self.states[h] == HartState::Running)
+                .min_by_key(|&h| self.harts[h].cycle);
+            let Some(h) = runnable else {
+                // Everybody sleeps: jump to the earliest wake-up.
+                let next = (0..self.harts.len())
+                    .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
+                    .min();
+                match next {
+                    Some((c, h)) if c < limit => {
+                        self.advance(h, c);
+                        continue;
+                    }
+                    Some(_) => {
+                        self.idle_until(limit);
+                        return Ok(RunEnd::Limit);
+                    }
+                    None if limit != u64::MAX => {
+                        self.idle_until(limit);
+                        return Ok(RunEnd::Limit);
+                    }
+                    None => return Err(NodeError::Deadlock(self.describe_waits())),
+                }
+            };
+            if self.harts[h].cycle >= limit {
+                self.idle_until(limit);
+                return Ok(RunEnd::Limit);
+            }
+            let mut end = limit;
+            for o in 0..self.harts.len() {
+                if o != h && self.states[o] == HartState::Running {
+                    end = end.min(self.harts[o].cycle.saturating_add(self.cfg.quantum_cycles));
+                }
+            }
+            self.update_mip(h);
+            let timer = self.bus.clint.timer_cycle(h);
+            if timer > self.harts[h].cycle {
+                end = end.min(timer);
+            }
+            let stop = self.harts[h].run(&mut self.bus, &mut self.decode_cache, end);
+            self.harts[h].net.outbox.clear();
+            self.after_stop(h, stop)?;
+        }
+    }
+
+    fn after_stop(&mut self, h: usize, stop: Stop) -> Result<(), NodeError> {
+        match stop {
+            Stop::Limit => {}
+            Stop::Wfi => self.states[h] = HartState::Wfi,
+            Stop::Poll {
+                period_cycles,
+                period_instret,
+            } => {
+                self.states[h] = HartState::Poll {
+                    period_cycles,
+                    period_instret,
+                }
+            }
+            Stop::RxEmpty => self.states[h] = HartState::RxEmpty,
+            Stop::TxFull => self.states[h] = HartState::TxFull,
+            Stop::Yield => match self.bus.htif_request.take() {
+                Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
+                Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
+                _ => {}
+            },
+            Stop::Fault(f) => return Err(NodeError::Fault(f)),
+        }
+        Ok(())
+    }
+
+    /// Moves every sleeping hart forward to `limit`.
+    fn idle_until(&mut self, limit: u64) {
+        for h in 0..self.harts.len() {
+            if self.states[h] != HartState::Running && self.harts[h].cycle < limit {
+                let state = self.states[h];
+                self.advance(h, limit);
+                self.states[h] = state;
+            }
+        }
+    }
+
+    /// One line per hart saying what it waits for.
+    pub fn describe_waits(&mut self) -> String {
+        let mut out = Vec::new();
+        for h in 0..self.harts.len() {
+            let pc = self.harts[h].pc;
+            let inst = self.harts[h].describe_pc(&mut self.bus);
+            let what = match self.states[h] {
+                HartState::Running => "running".to_string(),
+                HartState::Wfi => "in wfi with no interrupt enabled that can fire".into(),
+                HartState::Poll {
+                    period_cycles,
+                    period_instret,
+                } => format!(
+                    "polling in an idle loop ({period_instret} instructions every {period_cycles} cycles) for a message or interrupt that nothing will send"
+                ),
+                HartState::RxEmpty => format!(
+                    "reading netRX (x30) with an empty RX FIFO for context {}, and no message can arrive",
+                    self.harts[h].net.current_context
+                ),
+                HartState::TxFull => "writing netTX (x31) with a full TX FIFO that nothing drains".into(),
+            };
+            out.push(format!("  hart {h}: {what}, at pc {pc:#x} ({inst})"));
+        }
+        out.join("\n")
+    }
+}
