@@ -28,8 +28,8 @@ extern const int nanopu_ncores;
  * The weak default parks the hart (wfi loop). Returning parks the hart too. */
 void thread_entry(int cid, int nc);
 
-/* Entered by hart 0 with the argument list fetched through SYS_getmainvars. */
-int main(int argc, char **argv);
+/* Hart 0 calls main(argc, argv) with the argument list fetched through
+ * SYS_getmainvars (argc = 0 if the host gives none); `int main(void)` works too. */
 
 /*
  * Trap handler called by the SDK trap entry with the interrupted program's

@@ -14,6 +14,8 @@
 
 __attribute__((weak)) const int nanopu_ncores = NCORES;
 
+int main(int argc, char **argv);
+
 extern char _tdata_begin[], _tdata_end[], _tbss_end[];
 
 static void init_tls(void)

@@ -162,12 +162,20 @@ int fputs(const char *s, FILE *f)
     return 0;
 }
 
+/* Short writes go through the line buffer; long ones flush it and go to the
+ * host in one SYS_write. */
 size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
     (void)f;
     const char *p = buf;
-    for (size_t i = 0; i < size * n; i++)
-        __nanopu_putc(p[i]);
+    size_t len = size * n;
+    if (len < OUTBUF_SIZE / 2) {
+        for (size_t i = 0; i < len; i++)
+            __nanopu_putc(p[i]);
+    } else {
+        nanopu_flush();
+        nanopu_write(p, len);
+    }
     return n;
 }
 

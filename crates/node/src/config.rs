@@ -44,6 +44,9 @@ pub struct NodeConfig {
     pub quantum_cycles: u64,
     /// Slots of the decoded-instruction cache (a simulator parameter).
     pub decode_cache_entries: usize,
+    /// Fast-forward harts that sit in idle polling loops. Exact (cycle and
+    /// instruction counts are the same either way); turn off only to check that.
+    pub idle_skip: bool,
     pub core: CoreTimingConfig,
     pub netif: NetIfConfig,
 }
@@ -63,6 +66,7 @@ impl Default for NodeConfig {
             mtime_hz: DEFAULT_MTIME_HZ,
             quantum_cycles: DEFAULT_QUANTUM_CYCLES,
             decode_cache_entries: 1 << 16,
+            idle_skip: true,
             core: CoreTimingConfig::default(),
             netif: NetIfConfig::default(),
         }

@@ -170,7 +170,7 @@ impl Node {
         match self.states[h] {
             HartState::Running => true,
             HartState::Wfi => hart.interrupt_waiting(),
-            HartState::Poll { .. } => hart.pending_interrupt().is_some(),
+            HartState::Poll { .. } => hart.pending_interrupt().is_some() || hart.net.msgs_ready(),
             HartState::RxEmpty => hart.net.msgs_ready(),
             HartState::TxFull => hart.net.tx_check(0).is_ok(),
         }
@@ -278,6 +278,7 @@ impl Node {
         match stop {
             Stop::Limit => {}
             Stop::Wfi => self.states[h] = HartState::Wfi,
+            Stop::Poll { .. } if !self.cfg.idle_skip => {}
             Stop::Poll {
                 period_cycles,
                 period_instret,

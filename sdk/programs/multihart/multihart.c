@@ -29,6 +29,8 @@ static volatile uint64_t hart_mask;
 static volatile uint64_t counter_amo;
 static volatile uint64_t counter_lrsc;
 static volatile uint64_t round_sum[ROUNDS];
+static volatile uint32_t round_cnt[ROUNDS];
+static volatile uint32_t barrier_errors;
 static volatile uint32_t max_word, min_word;
 static volatile int go;
 static volatile int participants;
@@ -73,13 +75,13 @@ static void work(unsigned long hart)
     uint32_t val = (uint32_t)(hart * 0x11111111u) | 0x80000000u;
     __asm__ volatile ("amomaxu.w zero, %1, (%0)" :: "r"(&max_word), "r"(val) : "memory");
     __asm__ volatile ("amomin.w zero, %1, (%0)" :: "r"(&min_word), "r"(val) : "memory");
-    /* barrier rounds: everyone adds to round r, then waits */
+    /* barrier rounds: everyone adds to round r, waits, then checks that all did */
     for (int r = 0; r < ROUNDS; r++) {
         __atomic_fetch_add(&round_sum[r], hart + 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&round_cnt[r], 1, __ATOMIC_SEQ_CST);
         nanopu_barrier_wait(&barrier, participants);
-        if (hart == 0 && r + 1 < ROUNDS && round_sum[r + 1] != 0) {
-            /* nobody may run ahead into round r+1 before all left round r... checked below */
-        }
+        if (round_cnt[r] != (uint32_t)participants)
+            __atomic_fetch_add(&barrier_errors, 1, __ATOMIC_SEQ_CST);
     }
 }
 
@@ -133,6 +135,10 @@ int main(void)
         printf("multihart: FAIL amomaxu.w %08x (want %08x), amomin.w %08x (want %08x)\n",
                max_word, want_max, min_word, want_min);
         return 3;
+    }
+    if (barrier_errors) {
+        printf("multihart: FAIL %u harts left a barrier before all had arrived\n", barrier_errors);
+        return 4;
     }
     for (int r = 0; r < ROUNDS; r++)
         if (round_sum[r] != want_round) {

@@ -1,0 +1,40 @@
+# The two commands of the README:
+#   make demo  - build everything and run the demo on the simulator
+#   make test  - run the whole test suite (what CI runs)
+
+NANOPU := target/release/nanopu
+
+.PHONY: demo test setup setup-test build sdk bench clean
+
+demo: setup build sdk
+	@echo "== hello (4 harts)"
+	$(NANOPU) run sdk/build/hello.elf
+	@echo "== compute kernel, with statistics"
+	$(NANOPU) run sdk/build/matmul.elf --stats-json out/matmul-stats.json
+	@echo "== simulator speed"
+	$(NANOPU) bench --json out/bench.json
+
+test: setup-test sdk
+	cargo test --workspace --release
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
+
+setup:
+	@scripts/setup.sh
+
+setup-test:
+	@scripts/setup.sh --test
+
+build:
+	cargo build --release
+	@mkdir -p out
+
+sdk:
+	$(MAKE) -C sdk
+
+bench: build sdk
+	$(NANOPU) bench
+
+clean:
+	cargo clean
+	$(MAKE) -C sdk clean

@@ -1,0 +1,112 @@
+//! Shared by the integration tests: building and finding the guest programs.
+
+#![allow(dead_code)]
+
+use nanopu_node::{Node, NodeConfig, RunEnd};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Builds the SDK's programs once per test binary and returns the build dir.
+pub fn sdk_build() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let sdk = repo().join("sdk");
+            let status = std::process::Command::new("make")
+                .arg("-C")
+                .arg(&sdk)
+                .arg("-s")
+                .status()
+                .expect("cannot run make: run scripts/setup.sh --test first");
+            assert!(
+                status.success(),
+                "building the guest programs failed: run scripts/setup.sh --test (installs gcc-riscv64-unknown-elf)"
+            );
+            sdk.join("build")
+        })
+        .clone()
+}
+
+pub fn program(name: &str) -> PathBuf {
+    let p = sdk_build().join(format!("{name}.elf"));
+    assert!(p.exists(), "{} was not built", p.display());
+    p
+}
+
+/// Runs a program to completion on a default node; returns (exit code, output, node).
+pub fn run_program(name: &str, cfg: NodeConfig) -> (u64, String, Node) {
+    let mut node = Node::with_program(cfg, &program(name)).expect("program loads");
+    let end = node
+        .run(20_000_000_000)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = String::from_utf8_lossy(&node.bus.htif.as_ref().unwrap().output).into_owned();
+    match end {
+        RunEnd::Exited(code) => (code, out, node),
+        RunEnd::Limit => panic!("{name} did not finish; output so far:\n{out}"),
+    }
+}
+
+/// Assembles and links a small bare-metal program (text at 0x80000000,
+/// `tohost`/`fromhost` provided) and returns the ELF image.
+pub fn assemble(name: &str, body: &str) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("nanopu-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.S"));
+    let elf = dir.join(format!("{name}.elf"));
+    let text = format!(
+        "    .section .text.init, \"ax\"\n    .globl _start\n_start:\n{body}\n\
+         \n    .section .tohost, \"aw\", @progbits\n    .align 6\n    .globl tohost\ntohost: .dword 0\n\
+         \n    .align 6\n    .globl fromhost\nfromhost: .dword 0\n"
+    );
+    std::fs::write(&src, text).unwrap();
+    let script = dir.join("link.ld");
+    std::fs::write(
+        &script,
+        "ENTRY(_start)\nSECTIONS {\n . = 0x80000000;\n .text.init : { *(.text.init) }\n .text : { *(.text) }\n          . = ALIGN(0x1000);\n .tohost : { *(.tohost) }\n .data : { *(.data) }\n .bss : { *(.bss) }\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new("riscv64-unknown-elf-gcc")
+        .args([
+            "-march=rv64gc",
+            "-mabi=lp64d",
+            "-nostdlib",
+            "-nostartfiles",
+            "-static",
+            "-Wl,--no-warn-rwx-segments",
+            "-T",
+        ])
+        .arg(&script)
+        .arg("-o")
+        .arg(&elf)
+        .arg(&src)
+        .output()
+        .expect("riscv64-unknown-elf-gcc: run scripts/setup.sh --test");
+    assert!(
+        out.status.success(),
+        "assembling {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(&elf).unwrap()
+}
+
+/// Assembly that exits through HTIF with the value in register `reg`.
+pub fn exit_with(reg: &str) -> String {
+    format!("    slli {reg}, {reg}, 1\n    ori {reg}, {reg}, 1\n    la a7, tohost\n    sd {reg}, 0(a7)\n1:  j 1b\n")
+}
+
+/// Registers context 0 with priority 0 on the running hart.
+pub const REGISTER_CONTEXT_0: &str =
+    "    csrwi 0x053, 0\n    csrwi 0x055, 0\n    csrwi 0x054, 1\n";
+
+/// Builds a node (one core unless given) running an assembled program.
+pub fn asm_node(name: &str, body: &str, cores: usize) -> Node {
+    let cfg = NodeConfig {
+        cores,
+        ..NodeConfig::default()
+    };
+    Node::with_program_bytes(cfg, name, &assemble(name, body)).expect("loads")
+}

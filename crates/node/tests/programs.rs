@@ -1,0 +1,78 @@
+//! Guest C programs that check their own results, run on a default node.
+
+mod common;
+
+use common::*;
+use nanopu_node::NodeConfig;
+
+fn assert_ok(name: &str) -> (String, nanopu_node::Node) {
+    let (code, out, node) = run_program(name, NodeConfig::default());
+    assert_eq!(code, 0, "{name} exited with {code}; output:\n{out}");
+    (out, node)
+}
+
+#[test]
+fn hello_prints_and_exits() {
+    let (out, node) = assert_ok("hello");
+    assert!(out.contains("Hello from hart 0 of 4"), "{out}");
+    // The other harts waited for hart 0's start-up, then parked in wfi.
+    for h in 1..4 {
+        assert_eq!(node.states[h], nanopu_node::HartState::Wfi, "hart {h}");
+        assert!(node.harts[h].instret < 20_000);
+    }
+}
+
+#[test]
+fn matmul_self_check() {
+    let (out, node) = assert_ok("matmul");
+    assert!(out.contains("matmul: OK"), "{out}");
+    // The timing model is on: a Rocket-like core with an 8-cycle iterative
+    // multiplier cannot reach one instruction per cycle on matmul.
+    let h = &node.harts[0];
+    let ipc = h.instret as f64 / h.cycle as f64;
+    assert!(ipc > 0.2 && ipc < 1.0, "IPC {ipc}");
+}
+
+#[test]
+fn coremark_like_self_check() {
+    let (out, _) = assert_ok("coremark_like");
+    assert!(out.contains("OK"), "{out}");
+}
+
+#[test]
+fn floating_point_self_check() {
+    let (out, _) = assert_ok("fp_check");
+    assert!(out.contains("0 failed"), "{out}");
+}
+
+#[test]
+fn harts_share_memory_with_atomics() {
+    let (out, _) = assert_ok("multihart");
+    assert!(out.contains("4 of 4 harts"), "{out}");
+}
+
+#[test]
+fn traps_and_timer_interrupt() {
+    let (out, _) = assert_ok("traps");
+    assert!(out.contains("timer interrupt"), "{out}");
+}
+
+#[test]
+fn same_program_same_cycles() {
+    let (_, a) = assert_ok("coremark_like");
+    let (_, b) = assert_ok("coremark_like");
+    for (x, y) in a.harts.iter().zip(&b.harts) {
+        assert_eq!((x.cycle, x.instret), (y.cycle, y.instret));
+    }
+}
+
+#[test]
+fn fewer_cores_run_the_same_program() {
+    let cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    let (code, out, _) = run_program("hello", cfg);
+    assert_eq!(code, 0);
+    assert!(out.contains("Hello from hart 0"), "{out}");
+}
