@@ -23,14 +23,29 @@ impl SimConfig {
     }
 
     pub fn parse(text: &str) -> Result<SimConfig> {
-        let cfg: SimConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.message().trim().to_string() + &location(text, e.span())))?;
-        cfg.node.validate().map_err(|e| anyhow::anyhow!("node.{e}"))?;
+        let cfg: SimConfig = toml::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}",
+                e.message().trim().to_string() + &location(text, e.span())
+            )
+        })?;
+        cfg.node
+            .validate()
+            .map_err(|e| anyhow::anyhow!("node.{e}"))?;
         Ok(cfg)
     }
 
     /// The effective configuration as TOML (written beside every result).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("configuration serializes")
+    }
+}
+
+/// The file's configuration, or the defaults when no file is given.
+pub fn load_or_default(path: Option<&Path>) -> Result<SimConfig> {
+    match path {
+        Some(p) => SimConfig::load(p),
+        None => Ok(SimConfig::default()),
     }
 }
 
@@ -65,29 +80,29 @@ mod tests {
 
     #[test]
     fn unknown_key_is_named() {
-        let e = SimConfig::parse("[node]\ncoers = 2\n").unwrap_err().to_string();
+        let e = SimConfig::parse("[node]\ncoers = 2\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("coers"), "{e}");
-        let e = SimConfig::parse("[node.core]\nload_to_use = 2\n").unwrap_err().to_string();
+        let e = SimConfig::parse("[node.core]\nload_to_use = 2\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("load_to_use"), "{e}");
     }
 
     #[test]
     fn ill_typed_key_is_named() {
-        let e = SimConfig::parse("[node]\ncores = \"four\"\n").unwrap_err().to_string();
+        let e = SimConfig::parse("[node]\ncores = \"four\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cores") || e.contains("line 2"), "{e}");
     }
 
     #[test]
     fn invalid_value_is_named() {
-        let e = SimConfig::parse("[node]\ncores = 0\n").unwrap_err().to_string();
+        let e = SimConfig::parse("[node]\ncores = 0\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cores"), "{e}");
-    }
-}
-
-/// The file's configuration, or the defaults when no file is given.
-pub fn load_or_default(path: Option<&Path>) -> Result<SimConfig> {
-    match path {
-        Some(p) => SimConfig::load(p),
-        None => Ok(SimConfig::default()),
     }
 }

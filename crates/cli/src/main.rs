@@ -13,7 +13,11 @@ use std::process::ExitCode;
 pub const EXIT_SIM_ERROR: u8 = 125;
 
 #[derive(Parser)]
-#[command(name = "nanopu", version, about = "A cycle-level simulator of nanoPU machines")]
+#[command(
+    name = "nanopu",
+    version,
+    about = "A cycle-level simulator of nanoPU machines"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -85,10 +85,9 @@ impl Hart {
                 self.next(i);
                 Err(Event::Stop(Stop::Yield))
             }
-            Err(BusError::Unmapped) => Err(Event::Trap(Trap::new(
-                Exception::StoreAccessFault,
-                addr,
-            ))),
+            Err(BusError::Unmapped) => {
+                Err(Event::Trap(Trap::new(Exception::StoreAccessFault, addr)))
+            }
         }
     }
 
@@ -189,10 +188,7 @@ impl Hart {
             Addw => self.alu(i, sext32(self.rs1(i).wrapping_add(self.rs2(i)))),
             Subw => self.alu(i, sext32(self.rs1(i).wrapping_sub(self.rs2(i)))),
             Sllw => self.alu(i, sext32(self.rs1(i) << (self.rs2(i) & 31))),
-            Srlw => self.alu(
-                i,
-                sext32((self.rs1(i) as u32 >> (self.rs2(i) & 31)) as u64),
-            ),
+            Srlw => self.alu(i, sext32((self.rs1(i) as u32 >> (self.rs2(i) & 31)) as u64)),
             Sraw => self.alu(
                 i,
                 ((self.rs1(i) as i32) >> (self.rs2(i) & 31)) as i64 as u64,
@@ -217,7 +213,7 @@ impl Hart {
             }
             Divu => {
                 let (a, b) = (self.rs1(i), self.rs2(i));
-                self.alu(i, if b == 0 { u64::MAX } else { a / b })
+                self.alu(i, a.checked_div(b).unwrap_or(u64::MAX))
             }
             Rem => {
                 let (a, b) = (self.rs1(i) as i64, self.rs2(i) as i64);
@@ -236,7 +232,7 @@ impl Hart {
             }
             Divuw => {
                 let (a, b) = (self.rs1(i) as u32, self.rs2(i) as u32);
-                let q = if b == 0 { u32::MAX } else { a / b };
+                let q = a.checked_div(b).unwrap_or(u32::MAX);
                 self.alu(i, sext32(q as u64))
             }
             Remw => {
@@ -276,7 +272,11 @@ impl Hart {
                 } else {
                     Privilege::User
                 };
-                let mie = if s & mstatus::MPIE != 0 { mstatus::MIE } else { 0 };
+                let mie = if s & mstatus::MPIE != 0 {
+                    mstatus::MIE
+                } else {
+                    0
+                };
                 let mut s = (s & !(mstatus::MIE | mstatus::MPP)) | mie | mstatus::MPIE;
                 if self.privilege != Privilege::Machine {
                     s &= !mstatus::MPRV;
@@ -298,8 +298,8 @@ impl Hart {
             }
             Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => self.exec_csr(i, bus),
             LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
-            | AmominuW | AmomaxuW | LrD | ScD | AmoswapD | AmoaddD | AmoxorD | AmoandD
-            | AmoorD | AmominD | AmomaxD | AmominuD | AmomaxuD => self.exec_amo(i, bus),
+            | AmominuW | AmomaxuW | LrD | ScD | AmoswapD | AmoaddD | AmoxorD | AmoandD | AmoorD
+            | AmominD | AmomaxD | AmominuD | AmomaxuD => self.exec_amo(i, bus),
             Illegal => Err(illegal(i)),
             _ => self.exec_fp(i, bus),
         }
@@ -310,11 +310,19 @@ impl Hart {
         let addr = self.rs1(i);
         let word = matches!(
             i.op,
-            LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
-                | AmominuW | AmomaxuW
+            LrW | ScW
+                | AmoswapW
+                | AmoaddW
+                | AmoxorW
+                | AmoandW
+                | AmoorW
+                | AmominW
+                | AmomaxW
+                | AmominuW
+                | AmomaxuW
         );
         let size: u8 = if word { 4 } else { 8 };
-        if addr % size as u64 != 0 {
+        if !addr.is_multiple_of(size as u64) {
             let cause = if matches!(i.op, LrW | LrD) {
                 Exception::LoadMisaligned
             } else {
@@ -328,13 +336,16 @@ impl Hart {
         let ext = |v: u64| if word { sext32(v) } else { v };
         match i.op {
             LrW | LrD => {
-                let v = bus.load(self.id, self.cycle, addr, size).map_err(load_fault)?;
+                let v = bus
+                    .load(self.id, self.cycle, addr, size)
+                    .map_err(load_fault)?;
                 bus.reserve(self.id, addr);
                 return self.alu(i, ext(v));
             }
             ScW | ScD => {
                 // Check the address is writable before consuming the reservation.
-                bus.load(self.id, self.cycle, addr, size).map_err(store_fault)?;
+                bus.load(self.id, self.cycle, addr, size)
+                    .map_err(store_fault)?;
                 let ok = bus.take_reservation(self.id, addr);
                 if ok {
                     match bus.store(self.id, self.cycle, addr, size, self.rs2(i)) {
@@ -346,7 +357,9 @@ impl Hart {
             }
             _ => {}
         }
-        let old = ext(bus.load(self.id, self.cycle, addr, size).map_err(store_fault)?);
+        let old = ext(bus
+            .load(self.id, self.cycle, addr, size)
+            .map_err(store_fault)?);
         let src = ext(self.rs2(i));
         let new = match i.op {
             AmoswapW | AmoswapD => src,

@@ -207,57 +207,48 @@ impl Hart {
     }
 
     /// Executes an instruction that touches netRX/netTX or is a jump to self.
+    ///
+    /// x30 and x31 are the network registers only while the running context
+    /// is registered with the NIC (it then owns RX/TX FIFOs); otherwise they
+    /// are ordinary registers, so programs that never register a context
+    /// (the ISA test suite, plain C code) run unchanged.
     fn execute_flagged<B: Bus>(&mut self, d: &Decoded, bus: &mut B) -> Result<(), Event> {
-        let not_registered = || {
-            Event::Trap(Trap::new(
-                Exception::NetContextNotRegistered,
-                0, // filled in below
-            ))
-        };
-        if d.flags & READS_NETRX != 0 {
+        let net = d.flags & (READS_NETRX | WRITES_NETTX) != 0 && self.net.active();
+        if net && d.flags & READS_NETRX != 0 {
             match self.net.rx_peek() {
-                Ok(Some(word)) => self.x[30] = word,
-                Ok(None) => return Err(Event::Stop(Stop::RxEmpty)),
-                Err(_) => return Err(self.fix_ctx_tval(not_registered())),
+                Some(word) => self.x[30] = word,
+                None => return Err(Event::Stop(Stop::RxEmpty)),
             }
         }
-        if d.flags & WRITES_NETTX != 0 && self.net.tx_check(0) == Err(TxError::Full) {
+        if net && d.flags & WRITES_NETTX != 0 && self.net.tx_check(0) == Err(TxError::Full) {
             return Err(Event::Stop(Stop::TxFull));
         }
         let pc = self.pc;
         let result = self.execute(&d.inst, bus);
-        if d.flags & WRITES_NETTX != 0 && result.is_ok() {
-            let word = self.x[31];
-            match self.net.tx_check(word) {
-                Ok(()) => self.net.tx_commit(word),
-                Err(TxError::Full) => unreachable!("checked before execution"),
-                Err(TxError::TooLarge) => {
-                    self.pc = pc;
-                    return Err(Event::Trap(Trap::new(Exception::NetTxMessageTooLarge, word)));
-                }
-                Err(TxError::NotRegistered) => {
-                    self.pc = pc;
-                    return Err(self.fix_ctx_tval(not_registered()));
+        if net && result.is_ok() {
+            if d.flags & WRITES_NETTX != 0 {
+                let word = self.x[31];
+                match self.net.tx_check(word) {
+                    Ok(()) => self.net.tx_commit(word),
+                    Err(TxError::Full) => unreachable!("checked before execution"),
+                    Err(TxError::TooLarge) => {
+                        self.pc = pc;
+                        return Err(Event::Trap(Trap::new(
+                            Exception::NetTxMessageTooLarge,
+                            word,
+                        )));
+                    }
                 }
             }
-        }
-        if d.flags & READS_NETRX != 0 && result.is_ok() {
-            self.net.rx_commit();
-        }
-        if d.flags & (READS_NETRX | WRITES_NETTX) != 0 {
+            if d.flags & READS_NETRX != 0 {
+                self.net.rx_commit();
+            }
             self.effects += 1;
         }
         if d.flags & SELF_LOOP != 0 && result.is_ok() && self.pc == pc {
             return Err(Event::LoopBack);
         }
         result
-    }
-
-    fn fix_ctx_tval(&self, e: Event) -> Event {
-        match e {
-            Event::Trap(t) => Event::Trap(Trap::new(t.cause, self.net.current_context as u64)),
-            e => e,
-        }
     }
 
     /// Handles an event from `execute`. Returns a stop to leave the loop.
@@ -375,7 +366,11 @@ impl Hart {
     /// The trap-entry state change (privileged spec, "Machine Trap Handling").
     fn enter_trap(&mut self, cause: u64, tval: u64, interrupt: bool) {
         let s = self.csr.mstatus;
-        let mpie = if s & mstatus::MIE != 0 { mstatus::MPIE } else { 0 };
+        let mpie = if s & mstatus::MIE != 0 {
+            mstatus::MPIE
+        } else {
+            0
+        };
         let mpp = (self.privilege as u64) << 11;
         self.csr.mstatus = (s & !(mstatus::MIE | mstatus::MPIE | mstatus::MPP)) | mpie | mpp;
         self.csr.mepc = self.pc;
@@ -434,7 +429,12 @@ impl Hart {
     /// Advances an idle hart (stopped with [`Stop::Poll`]) by `iterations`
     /// iterations of its loop: exactly the cycles and instructions it would
     /// have spent, with no change of state.
-    pub fn skip_idle_iterations(&mut self, period_cycles: u64, period_instret: u64, iterations: u64) {
+    pub fn skip_idle_iterations(
+        &mut self,
+        period_cycles: u64,
+        period_instret: u64,
+        iterations: u64,
+    ) {
         let cycles = period_cycles * iterations;
         self.cycle += cycles;
         self.instret += period_instret * iterations;

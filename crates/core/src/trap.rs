@@ -2,7 +2,7 @@
 //!
 //! Cause numbers follow the RISC-V privileged spec (table "Machine cause
 //! register values"); the nanoPU adds interrupt 16 (the hardware thread
-//! scheduler, per `nanopu-abi.md`) and two exceptions in the range the spec
+//! scheduler, per `nanopu-abi.md`) and two exceptions (24, 26) in the range the spec
 //! designates for custom use (24..=31).
 
 use std::fmt;
@@ -26,9 +26,6 @@ pub enum Exception {
     /// that there is sufficient buffer space for the entire message;
     /// otherwise, it generates an exception"). mtval holds the header word.
     NetTxMessageTooLarge = 24,
-    /// nanoPU: netRX or netTX was used while the running context
-    /// (`lcurcontext`) is not registered with the NIC. mtval holds the context.
-    NetContextNotRegistered = 25,
     /// nanoPU: `lniccmd` asked to register a context on a core whose
     /// [`MAX_CONTEXTS`](crate::netif::MAX_CONTEXTS) slots are taken. mtval
     /// holds the context.
@@ -53,7 +50,6 @@ impl Exception {
             Exception::EcallFromU => "environment call from U-mode",
             Exception::EcallFromM => "environment call from M-mode",
             Exception::NetTxMessageTooLarge => "netTX message larger than the TX buffer",
-            Exception::NetContextNotRegistered => "netRX/netTX used by an unregistered context",
             Exception::NetContextTableFull => "no free context slot on this core",
         }
     }
@@ -68,7 +64,12 @@ pub mod irq {
     pub const THREAD_SCHEDULER: u32 = 16;
     /// Order in which simultaneously pending interrupts are taken: the
     /// standard machine interrupts in the spec's order, then the scheduler's.
-    pub const PRIORITY: [u32; 4] = [MACHINE_EXTERNAL, MACHINE_SOFTWARE, MACHINE_TIMER, THREAD_SCHEDULER];
+    pub const PRIORITY: [u32; 4] = [
+        MACHINE_EXTERNAL,
+        MACHINE_SOFTWARE,
+        MACHINE_TIMER,
+        THREAD_SCHEDULER,
+    ];
 }
 
 /// The interrupt bit of mcause on RV64.

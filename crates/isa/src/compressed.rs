@@ -91,7 +91,7 @@ pub fn expand_compressed(c: u16) -> Option<u32> {
         }
         (1, 3) => {
             // C.LUI
-            (imm6 != 0).then(|| ((imm6 as u32) << 12) | (rd << 7) | 0x37)
+            (imm6 != 0).then_some(((imm6 as u32) << 12) | (rd << 7) | 0x37)
         }
         (1, 4) => {
             let shamt = bit(c, 12) << 5 | bits(c, 6, 2);
@@ -101,12 +101,12 @@ pub fn expand_compressed(c: u16) -> Option<u32> {
                 2 => Some(i_type(OP_IMM, 7, rs1p, rs1p, imm6)),         // C.ANDI
                 _ => {
                     let (op, f3, f7) = match (bit(c, 12), bits(c, 6, 5)) {
-                        (0, 0) => (OP, 0, 0x20), // C.SUB
-                        (0, 1) => (OP, 4, 0),    // C.XOR
-                        (0, 2) => (OP, 6, 0),    // C.OR
-                        (0, 3) => (OP, 7, 0),    // C.AND
+                        (0, 0) => (OP, 0, 0x20),    // C.SUB
+                        (0, 1) => (OP, 4, 0),       // C.XOR
+                        (0, 2) => (OP, 6, 0),       // C.OR
+                        (0, 3) => (OP, 7, 0),       // C.AND
                         (1, 0) => (OP_32, 0, 0x20), // C.SUBW
-                        (1, 1) => (OP_32, 0, 0), // C.ADDW
+                        (1, 1) => (OP_32, 0, 0),    // C.ADDW
                         _ => return None,
                     };
                     Some(r_type(op, f3, f7, rs1p, rs1p, rdp))
@@ -150,9 +150,9 @@ pub fn expand_compressed(c: u16) -> Option<u32> {
             (0, 0, 0) => None,
             (0, _, 0) => Some(i_type(0x67, 0, 0, rd, 0)), // C.JR
             (0, _, _) => Some(r_type(OP, 0, 0, rd, 0, rs2)), // C.MV
-            (1, 0, 0) => Some(0x0010_0073),                // C.EBREAK
-            (1, _, 0) => Some(i_type(0x67, 0, 1, rd, 0)),  // C.JALR
-            _ => Some(r_type(OP, 0, 0, rd, rd, rs2)),      // C.ADD
+            (1, 0, 0) => Some(0x0010_0073),               // C.EBREAK
+            (1, _, 0) => Some(i_type(0x67, 0, 1, rd, 0)), // C.JALR
+            _ => Some(r_type(OP, 0, 0, rd, rd, rs2)),     // C.ADD
         },
         (2, 5) => Some(s_type(STORE_FP, 3, 2, rs2, sdsp_off(c))), // C.FSDSP
         (2, 6) => {
@@ -200,7 +200,10 @@ mod tests {
     fn expands_known_encodings() {
         // c.addi sp, -16  (0x1141)
         let i = dec(0x1141);
-        assert_eq!((i.op, i.rd, i.rs1, i.imm, i.len), (Opcode::Addi, 2, 2, -16, 2));
+        assert_eq!(
+            (i.op, i.rd, i.rs1, i.imm, i.len),
+            (Opcode::Addi, 2, 2, -16, 2)
+        );
         // c.sdsp ra, 8(sp) (0xe406)
         let i = dec(0xe406);
         assert_eq!((i.op, i.rs1, i.rs2, i.imm), (Opcode::Sd, 2, 1, 8));

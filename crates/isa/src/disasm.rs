@@ -63,11 +63,29 @@ impl fmt::Display for Inst {
                 f(i.rs3),
                 RM[i.rm as usize & 7]
             ),
-            Format::F1 => write!(out, "{m} {}, {}, {}", f(i.rd), f(i.rs1), RM[i.rm as usize & 7]),
+            Format::F1 => write!(
+                out,
+                "{m} {}, {}, {}",
+                f(i.rd),
+                f(i.rs1),
+                RM[i.rm as usize & 7]
+            ),
             Format::FCmp => write!(out, "{m} {}, {}, {}", x(i.rd), f(i.rs1), f(i.rs2)),
-            Format::FToX => write!(out, "{m} {}, {}, {}", x(i.rd), f(i.rs1), RM[i.rm as usize & 7]),
+            Format::FToX => write!(
+                out,
+                "{m} {}, {}, {}",
+                x(i.rd),
+                f(i.rs1),
+                RM[i.rm as usize & 7]
+            ),
             Format::FToXNoRm => write!(out, "{m} {}, {}", x(i.rd), f(i.rs1)),
-            Format::XToF => write!(out, "{m} {}, {}, {}", f(i.rd), x(i.rs1), RM[i.rm as usize & 7]),
+            Format::XToF => write!(
+                out,
+                "{m} {}, {}, {}",
+                f(i.rd),
+                x(i.rs1),
+                RM[i.rm as usize & 7]
+            ),
             Format::XToFNoRm => write!(out, "{m} {}, {}", f(i.rd), x(i.rs1)),
         }
     }

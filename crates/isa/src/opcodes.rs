@@ -373,7 +373,12 @@ mod tests {
     fn table_is_indexed_by_opcode() {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.opcode as usize, i, "{}", e.mnemonic);
-            assert_eq!(e.bits & !e.mask, 0, "{}: match bits outside mask", e.mnemonic);
+            assert_eq!(
+                e.bits & !e.mask,
+                0,
+                "{}: match bits outside mask",
+                e.mnemonic
+            );
         }
     }
 

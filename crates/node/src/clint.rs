@@ -76,7 +76,11 @@ impl Clint {
     pub fn load(&self, off: u64, size: u8, cycle: u64) -> Option<u64> {
         let (reg, base) = self.register(off, cycle)?;
         let shift = (off - base) * 8;
-        let mask = if size == 8 { u64::MAX } else { (1u64 << (size * 8)) - 1 };
+        let mask = if size == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (size * 8)) - 1
+        };
         Some((reg >> shift) & mask)
     }
 
@@ -85,7 +89,11 @@ impl Clint {
     pub fn store(&mut self, off: u64, size: u8, value: u64, cycle: u64) -> Option<()> {
         let (reg, base) = self.register(off, cycle)?;
         let shift = (off - base) * 8;
-        let mask = if size == 8 { u64::MAX } else { ((1u64 << (size * 8)) - 1) << shift };
+        let mask = if size == 8 {
+            u64::MAX
+        } else {
+            ((1u64 << (size * 8)) - 1) << shift
+        };
         let new = (reg & !mask) | ((value << shift) & mask);
         if base < MTIMECMP {
             self.msip[(base / 4) as usize] = new & 1 != 0;

@@ -79,7 +79,7 @@ impl NodeConfig {
         if !(1..=64).contains(&self.cores) {
             return Err(format!("cores = {}: must be between 1 and 64", self.cores));
         }
-        if self.dram_bytes < (1 << 20) || self.dram_bytes % 4096 != 0 {
+        if self.dram_bytes < (1 << 20) || !self.dram_bytes.is_multiple_of(4096) {
             return Err(format!(
                 "dram_bytes = {}: must be at least 1 MiB and a multiple of 4096",
                 self.dram_bytes

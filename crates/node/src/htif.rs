@@ -218,7 +218,9 @@ mod tests {
     fn write_syscall_answers_through_fromhost() {
         let (mut h, mut d) = setup();
         let magic = BASE + 0x2000;
-        d.slice_mut(BASE + 0x3000, 3).unwrap().copy_from_slice(b"hi\n");
+        d.slice_mut(BASE + 0x3000, 3)
+            .unwrap()
+            .copy_from_slice(b"hi\n");
         for (i, v) in [SYS_WRITE, 1, BASE + 0x3000, 3].into_iter().enumerate() {
             put(&mut d, magic + 8 * i as u64, v);
         }

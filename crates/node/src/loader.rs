@@ -29,9 +29,7 @@ pub enum LoadError {
     },
     #[error("{0}: has no loadable segments")]
     NoSegments(String),
-    #[error(
-        "{path}: segment at {addr:#x} ({size} bytes) lies outside DRAM [{base:#x}, {end:#x})"
-    )]
+    #[error("{path}: segment at {addr:#x} ({size} bytes) lies outside DRAM [{base:#x}, {end:#x})")]
     SegmentOutsideMemory {
         path: String,
         addr: u64,

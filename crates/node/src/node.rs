@@ -225,7 +225,11 @@ impl Node {
             }
             for h in 0..self.harts.len() {
                 if self.states[h] != HartState::Running && self.can_wake(h) {
-                    let at = if leader == u64::MAX { self.harts[h].cycle } else { leader };
+                    let at = if leader == u64::MAX {
+                        self.harts[h].cycle
+                    } else {
+                        leader
+                    };
                     self.advance(h, at);
                 }
             }

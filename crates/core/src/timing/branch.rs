@@ -61,13 +61,14 @@ impl BranchPredictor {
 
     /// A `jalr` at `pc` to `target`. Returns whether it was mispredicted.
     pub fn jalr(&mut self, pc: u64, rd: u8, rs1: u8, target: u64, return_addr: u64) -> bool {
-        let predicted = if is_link(rs1) && !is_link(rd) {
+        let is_return = is_link(rs1) && !is_link(rd);
+        let predicted = if is_return {
             self.pop()
         } else {
             let e = self.btb[((pc >> 1) as usize) & (self.btb.len() - 1)];
             (e.0 == pc).then_some(e.1)
         };
-        if !(is_link(rs1) && !is_link(rd)) {
+        if !is_return {
             let n = self.btb.len();
             self.btb[((pc >> 1) as usize) & (n - 1)] = (pc, target);
         }

@@ -17,7 +17,7 @@ impl CacheConfig {
     pub fn validate(&self, name: &str) -> Result<(), String> {
         let ok = self.line_bytes.is_power_of_two()
             && self.ways > 0
-            && self.size_bytes % (self.ways * self.line_bytes) == 0
+            && self.size_bytes.is_multiple_of(self.ways * self.line_bytes)
             && (self.size_bytes / (self.ways * self.line_bytes)).is_power_of_two();
         if ok {
             Ok(())

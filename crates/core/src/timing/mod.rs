@@ -206,8 +206,8 @@ impl Class {
             FdivS | FsqrtS => Class::FpDivS,
             FdivD | FsqrtD => Class::FpDivD,
             LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
-            | AmominuW | AmomaxuW | LrD | ScD | AmoswapD | AmoaddD | AmoxorD | AmoandD
-            | AmoorD | AmominD | AmomaxD | AmominuD | AmomaxuD => Class::Amo,
+            | AmominuW | AmomaxuW | LrD | ScD | AmoswapD | AmoaddD | AmoxorD | AmoandD | AmoorD
+            | AmominD | AmomaxD | AmominuD | AmomaxuD => Class::Amo,
             _ if op.format().operands().contains(&RegFile::F) => Class::FpMisc,
             _ => Class::Alu,
         }
@@ -364,7 +364,10 @@ mod tests {
         let use_ = Timing::of(&decode(0x0015_0513)); // addi a0, a0, 1
         let i0 = p.issue_cycle(&load, 10);
         p.complete(&load, i0);
-        assert_eq!(p.issue_cycle(&use_, i0 + 1), 10 + c.load_to_use_cycles as u64);
+        assert_eq!(
+            p.issue_cycle(&use_, i0 + 1),
+            10 + c.load_to_use_cycles as u64
+        );
     }
 
     #[test]

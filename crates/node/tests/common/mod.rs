@@ -99,8 +99,7 @@ pub fn exit_with(reg: &str) -> String {
 }
 
 /// Registers context 0 with priority 0 on the running hart.
-pub const REGISTER_CONTEXT_0: &str =
-    "    csrwi 0x053, 0\n    csrwi 0x055, 0\n    csrwi 0x054, 1\n";
+pub const REGISTER_CONTEXT_0: &str = "    csrwi 0x053, 0\n    csrwi 0x055, 0\n    csrwi 0x054, 1\n";
 
 /// Builds a node (one core unless given) running an assembled program.
 pub fn asm_node(name: &str, body: &str, cores: usize) -> Node {

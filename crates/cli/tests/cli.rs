@@ -1,0 +1,239 @@
+//! The command-line contract: exit codes, outputs and one-line errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sdk(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let ok = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(repo().join("sdk"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "building the guest programs failed: run scripts/setup.sh --test"
+        );
+    });
+    repo().join("sdk/build").join(format!("{name}.elf"))
+}
+
+fn nanopu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(args)
+        .output()
+        .expect("nanopu runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nanopu-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Assembles `body` at 0x80000000 with an HTIF exit path; returns the ELF path.
+fn asm(name: &str, body: &str, extra: &[&str]) -> PathBuf {
+    let src = tmp(&format!("{name}.S"));
+    let elf = tmp(&format!("{name}.elf"));
+    std::fs::write(
+        &src,
+        format!(".section .text.init,\"ax\"\n.globl _start\n_start:\n{body}\n.data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n"),
+    )
+    .unwrap();
+    let mut cmd = Command::new("riscv64-unknown-elf-gcc");
+    cmd.args([
+        "-nostdlib",
+        "-nostartfiles",
+        "-static",
+        "-Wl,--no-warn-rwx-segments",
+    ]);
+    cmd.args(extra).arg("-o").arg(&elf).arg(&src);
+    let out = cmd.output().expect("riscv64-unknown-elf-gcc");
+    assert!(out.status.success(), "{}", stderr(&out));
+    elf
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn run_prints_output_and_exits_with_the_program_code() {
+    let o = nanopu(&["run", path(&sdk("hello"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Hello from hart 0"));
+
+    let exit7 = asm(
+        "exit7",
+        "li a0, 15\nla a1, tohost\nsd a0, 0(a1)\n1: j 1b",
+        &["-Wl,-N", "-Wl,-Ttext=0x80000000"],
+    );
+    let o = nanopu(&["run", path(&exit7)]);
+    assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
+}
+
+#[test]
+fn stats_json_has_the_contract_keys() {
+    let stats = tmp("stats.json");
+    let o = nanopu(&["run", path(&sdk("hello")), "--stats-json", path(&stats)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    for key in ["exit_code", "cycles", "instret", "sim_ns", "wall_s", "mips"] {
+        assert!(j.get(key).is_some(), "missing {key}: {j}");
+    }
+    assert_eq!(j["exit_code"], 0);
+    let (cycles, ns) = (j["cycles"].as_f64().unwrap(), j["sim_ns"].as_f64().unwrap());
+    assert!(
+        (ns - cycles * 0.3125).abs() < 1e-6,
+        "3.2 GHz: {cycles} cycles = {ns} ns"
+    );
+}
+
+#[test]
+fn cores_flag_changes_the_node() {
+    let stats = tmp("stats2.json");
+    let o = nanopu(&[
+        "run",
+        path(&sdk("hello")),
+        "--cores",
+        "2",
+        "--stats-json",
+        path(&stats),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(j["harts"].as_array().unwrap().len(), 2);
+}
+
+fn assert_one_line_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(o));
+    let e = stderr(o);
+    assert!(e.starts_with("error: "), "{e}");
+    assert!(e.contains(needle), "expected {needle:?} in: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn missing_file() {
+    let o = nanopu(&["run", "/nonexistent/prog.elf"]);
+    assert_one_line_error(&o, "/nonexistent/prog.elf");
+}
+
+#[test]
+fn not_an_elf() {
+    let f = tmp("text.elf");
+    std::fs::write(&f, "just some text").unwrap();
+    assert_one_line_error(&nanopu(&["run", path(&f)]), "not an ELF");
+}
+
+#[test]
+fn host_binary_is_not_risc_v() {
+    assert_one_line_error(
+        &nanopu(&["run", env!("CARGO_BIN_EXE_nanopu")]),
+        "not RISC-V",
+    );
+}
+
+#[test]
+fn segment_outside_dram() {
+    let low = asm("low", "j .", &["-Wl,-Ttext=0x10000"]);
+    assert_one_line_error(&nanopu(&["run", path(&low)]), "outside DRAM");
+}
+
+#[test]
+fn guest_fault_names_pc_instruction_and_cause() {
+    let bad = asm(
+        "bad",
+        ".option norvc\nnop\n.word 0",
+        &["-Wl,-N", "-Wl,-Ttext=0x80000000"],
+    );
+    let o = nanopu(&["run", path(&bad)]);
+    assert_one_line_error(&o, "illegal instruction at pc 0x80000004");
+}
+
+#[test]
+fn max_cycles_is_enforced() {
+    let spin = asm(
+        "spin",
+        "1: addi a0, a0, 1\nj 1b",
+        &["-Wl,-N", "-Wl,-Ttext=0x80000000"],
+    );
+    let o = nanopu(&["run", path(&spin), "--max-cycles", "10000"]);
+    assert_one_line_error(&o, "--max-cycles 10000");
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let cfg = tmp("bad.toml");
+    std::fs::write(&cfg, "[node]\ncorez = 4\n").unwrap();
+    assert_one_line_error(
+        &nanopu(&["run", path(&sdk("hello")), "--config", path(&cfg)]),
+        "corez",
+    );
+    std::fs::write(&cfg, "[node.core]\nmul_cycles = \"eight\"\n").unwrap();
+    assert_one_line_error(
+        &nanopu(&["run", path(&sdk("hello")), "--config", path(&cfg)]),
+        "line 2",
+    );
+    std::fs::write(&cfg, "[node]\ncores = 1000\n").unwrap();
+    assert_one_line_error(
+        &nanopu(&["run", path(&sdk("hello")), "--config", path(&cfg)]),
+        "cores",
+    );
+}
+
+#[test]
+fn config_file_values_take_effect() {
+    let cfg = tmp("slowmul.toml");
+    let stats = |c: Option<&Path>| {
+        let s = tmp(&format!("m{}.json", c.is_some()));
+        let mut args = vec![
+            "run".to_string(),
+            path(&sdk("matmul")).into(),
+            "--stats-json".into(),
+            path(&s).into(),
+        ];
+        if let Some(c) = c {
+            args.extend(["--config".into(), path(c).into()]);
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+        j["cycles"].as_u64().unwrap()
+    };
+    std::fs::write(&cfg, "[node.core]\nmul_cycles = 16\n").unwrap();
+    assert!(
+        stats(Some(&cfg)) > stats(None),
+        "a slower multiplier takes more cycles"
+    );
+}
+
+#[test]
+fn bench_reports_the_contract_keys() {
+    sdk("matmul");
+    let json = tmp("bench.json");
+    let o = nanopu(&["bench", "--json", path(&json)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in ["kernel_mips", "kernel_cycles_per_s", "idle_cycles_per_s"] {
+        assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
+    }
+}

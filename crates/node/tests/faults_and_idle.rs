@@ -1,0 +1,153 @@
+//! Guest faults, limits and deadlocks end with a clear error; idle skipping
+//! is exact.
+
+mod common;
+
+use common::*;
+use nanopu_core::Exception;
+use nanopu_node::{NodeConfig, NodeError, RunEnd};
+
+#[test]
+fn illegal_instruction_without_a_handler_reports_pc_instruction_and_cause() {
+    let mut node = asm_node("illegal", "    c.nop\n    .word 0xffffffff\n", 1);
+    match node.run(1_000_000) {
+        Err(NodeError::Fault(f)) => {
+            assert_eq!(f.cause, Exception::IllegalInstruction);
+            assert_eq!(f.pc, 0x8000_0002);
+            let msg = f.to_string();
+            assert!(
+                msg.contains("0x80000002") && msg.contains("illegal instruction"),
+                "{msg}"
+            );
+            assert!(msg.contains("no trap handler"), "{msg}");
+        }
+        other => panic!("expected a guest fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn access_fault_without_a_handler_names_the_address() {
+    let mut node = asm_node("access", "    li a0, 0x1000\n    ld a1, 8(a0)\n", 1);
+    match node.run(1_000_000) {
+        Err(NodeError::Fault(f)) => {
+            assert_eq!(f.cause, Exception::LoadAccessFault);
+            assert_eq!(f.tval, 0x1008);
+            assert!(
+                f.instruction.starts_with("ld a1, 8(a0)"),
+                "{}",
+                f.instruction
+            );
+        }
+        other => panic!("expected a guest fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn fetch_from_nowhere_is_a_fault() {
+    let mut node = asm_node("fetch", "    li a0, 0x4000\n    jr a0\n", 1);
+    match node.run(1_000_000) {
+        Err(NodeError::Fault(f)) => {
+            assert_eq!(f.cause, Exception::InstructionAccessFault);
+            assert_eq!(f.pc, 0x4000);
+        }
+        other => panic!("expected a guest fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_faulting_trap_handler_is_reported() {
+    // mtvec points at an illegal instruction: the handler itself faults.
+    let body = "    la a0, h\n    csrw mtvec, a0\n    ecall\n    .align 2\nh:  .word 0\n";
+    let mut node = asm_node("badhandler", body, 1);
+    match node.run(1_000_000) {
+        Err(NodeError::Fault(f)) => assert!(f.reason.contains("handler"), "{f}"),
+        other => panic!("expected a guest fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn busy_loop_stops_at_the_cycle_limit() {
+    let mut node = asm_node("busy", "1:  addi a0, a0, 1\n    j 1b\n", 1);
+    assert_eq!(node.run(100_000).unwrap(), RunEnd::Limit);
+    assert!(node.harts[0].cycle >= 100_000 && node.harts[0].cycle < 100_100);
+}
+
+#[test]
+fn spinning_on_itself_forever_is_a_deadlock() {
+    let mut node = asm_node("spin", "    j .\n", 2);
+    match node.run(u64::MAX) {
+        Err(NodeError::Deadlock(msg)) => assert!(msg.contains("hart 1"), "{msg}"),
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+}
+
+/// Arms the timer for `ticks` microseconds, polls lmsgsrdy until the timer
+/// interrupt fires, then exits with mcycle and minstret stored in memory.
+fn timer_poll_program(ticks: u64) -> String {
+    format!(
+        "    la a0, handler\n    csrw mtvec, a0\n{REGISTER_CONTEXT_0}\
+    li a0, 0x200bff8\n    ld a1, 0(a0)\n    addi a1, a1, {ticks}\n\
+    li a0, 0x2004000\n    sd a1, 0(a0)\n\
+    li a0, 0x80\n    csrw mie, a0\n    csrsi mstatus, 8\n\
+wait:\n    csrr a5, 0x052\n    bnez a5, wait\n    csrwi 0x056, 2\n    j wait\n\
+    .align 2\nhandler:\n    csrr a0, mcycle\n    csrr a1, minstret\n    csrr a2, mepc\n\
+    li a3, 0x80100000\n    sd a0, 0(a3)\n    sd a1, 8(a3)\n    sd a2, 16(a3)\n    li a0, 0\n{}\
+",
+        exit_with("a0")
+    )
+}
+
+fn result_of(node: &nanopu_node::Node) -> [u64; 3] {
+    let base = 0x8010_0000;
+    let d = node.bus.dram.slice(base, 24).unwrap();
+    [0, 1, 2].map(|i| u64::from_le_bytes(d[i * 8..i * 8 + 8].try_into().unwrap()))
+}
+
+#[test]
+fn idle_skipping_is_exact() {
+    let mut results = Vec::new();
+    for idle_skip in [true, false] {
+        let cfg = NodeConfig {
+            cores: 1,
+            idle_skip,
+            ..NodeConfig::default()
+        };
+        let elf = assemble("timerpoll", &timer_poll_program(300));
+        let mut node = nanopu_node::Node::with_program_bytes(cfg, "timerpoll", &elf).unwrap();
+        assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+        let h = &node.harts[0];
+        results.push((result_of(&node), h.cycle, h.instret, h.stats.idle_cycles));
+    }
+    let (on, off) = (&results[0], &results[1]);
+    assert_eq!(
+        on.0, off.0,
+        "mcycle/minstret/mepc seen by the interrupt handler"
+    );
+    assert_eq!((on.1, on.2), (off.1, off.2), "final cycle and instret");
+    // 300 us at 3.2 GHz: the interrupt is taken right after the timer fires.
+    let fired = 300 * 3200;
+    assert!(
+        on.0[0] >= fired && on.0[0] < fired + 50,
+        "mcycle {}",
+        on.0[0]
+    );
+    assert!(on.3 > fired * 9 / 10, "the wait was skipped, not simulated");
+    assert_eq!(off.3, 0);
+}
+
+#[test]
+fn wfi_sleeps_until_the_timer() {
+    let body = format!(
+        "    la a0, handler\n    csrw mtvec, a0\n\
+    li a0, 0x2004000\n    li a1, 1000\n    sd a1, 0(a0)\n\
+    li a0, 0x80\n    csrw mie, a0\n    csrsi mstatus, 8\n\
+1:  wfi\n    j 1b\n    .align 2\nhandler:\n    csrr a0, mcycle\n    li a1, 3200000\n    sub a0, a0, a1\n{}",
+        exit_with("a0")
+    );
+    let mut node = asm_node("wfi", &body, 1);
+    // mcycle at the handler, minus the cycle the timer fired at: a few cycles.
+    match node.run(u64::MAX).unwrap() {
+        RunEnd::Exited(delta) => assert!(delta < 20, "handler ran {delta} cycles late"),
+        other => panic!("{other:?}"),
+    }
+}
