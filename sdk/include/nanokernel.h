@@ -112,6 +112,18 @@ void nk_start_timer(uint64_t period_us) __attribute__((noreturn));
 uint16_t nk_current_context(void);
 uint64_t nk_switch_count(void);
 
+/*
+ * NIC hooks, weak, used by everything except the assembly fast path (which
+ * always uses the CSRs directly):
+ *   nk_register_context  lnic_add_context(cid, prio)
+ *   nk_set_context       lcurcontext = cid, lcurpriority = prio
+ *   nk_probe_context     lcurcontext = cid; return lmsgsrdy != 0 (timer baseline)
+ * A program may define its own, e.g. to test thread switching without a NIC.
+ */
+void nk_register_context(uint16_t cid, uint8_t prio);
+void nk_set_context(uint16_t cid, uint8_t prio);
+int nk_probe_context(uint16_t cid);
+
 /* Assembly entry points (lib/nk_entry.S). */
 void nk_trap_entry(void);
 void nk_launch(struct nk_tcb *t) __attribute__((noreturn));

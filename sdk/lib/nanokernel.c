@@ -32,6 +32,25 @@ _Static_assert(sizeof(struct nk_hart) == NK_HART_SIZE, "hart layout");
 
 struct nk_hart nk_harts[NANOPU_MAX_HARTS];
 
+/* ---- NIC hooks (weak: a test may replace them, see nanokernel.h) ---- */
+
+__attribute__((weak)) void nk_register_context(uint16_t cid, uint8_t prio)
+{
+    lnic_add_context(cid, prio);
+}
+
+__attribute__((weak)) void nk_set_context(uint16_t cid, uint8_t prio)
+{
+    write_csr(CSR_LCURCONTEXT, cid);
+    write_csr(CSR_LCURPRIORITY, prio);
+}
+
+__attribute__((weak)) int nk_probe_context(uint16_t cid)
+{
+    write_csr(CSR_LCURCONTEXT, cid);
+    return read_csr(CSR_LMSGSRDY) != 0;
+}
+
 static struct nk_hart *this_hart(void)
 {
     return &nk_harts[nanopu_hartid()];
@@ -77,12 +96,9 @@ int nk_thread_create(uint16_t cid, uint8_t prio, void (*fn)(void *), void *arg, 
         t->hart = h;
         t->state = NK_RUNNABLE;
 
-        lnic_add_context(cid, prio);
-        if (h->cur) {
-            /* called from a running thread: give it its own context back */
-            write_csr(CSR_LCURCONTEXT, h->cur->cid);
-            write_csr(CSR_LCURPRIORITY, h->cur->prio);
-        }
+        nk_register_context(cid, prio);
+        if (h->cur) /* called from a running thread: give it its own context back */
+            nk_set_context((uint16_t)h->cur->cid, (uint8_t)h->cur->prio);
         __atomic_store_n(&h->nthreads, h->nthreads + 1, __ATOMIC_RELEASE);
     }
 out:
@@ -104,8 +120,7 @@ static void nk_prepare(struct nk_hart *h, uint64_t mode)
         h->threads[i].kstack = sp;
     h->mode = mode;
     h->cur = &h->threads[0];
-    write_csr(CSR_LCURCONTEXT, h->cur->cid);
-    write_csr(CSR_LCURPRIORITY, h->cur->prio);
+    nk_set_context((uint16_t)h->cur->cid, (uint8_t)h->cur->prio);
     /* FS = Clean: from now on FS is Clean or Dirty, never Initial/Off. */
     clear_csr(mstatus, MSTATUS_FS);
     set_csr(mstatus, MSTATUS_FS_CLEAN);
@@ -151,14 +166,12 @@ static struct nk_tcb *nk_timer_tick(struct nk_hart *h, struct nk_tcb *cur)
         struct nk_tcb *t = &h->threads[(ci + k) % n];
         if (t->state != NK_RUNNABLE)
             continue;
-        write_csr(CSR_LCURCONTEXT, t->cid);
-        if (read_csr(CSR_LMSGSRDY) && (best == NULL || t->prio < best->prio))
+        if (nk_probe_context((uint16_t)t->cid) && (best == NULL || t->prio < best->prio))
             best = t;
     }
     if (best == NULL)
         best = cur;
-    write_csr(CSR_LCURCONTEXT, best->cid);
-    write_csr(CSR_LCURPRIORITY, best->prio);
+    nk_set_context((uint16_t)best->cid, (uint8_t)best->prio);
     return best;
 }
 
