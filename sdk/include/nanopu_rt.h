@@ -111,6 +111,8 @@ long htif_syscall(long num, long a0, long a1, long a2);
 void nanopu_flush(void);
 /* Write bytes straight to the host (fd 1), bypassing the line buffer. */
 long nanopu_write(const void *buf, size_t len);
+/* Read up to len bytes from the host's standard input (SYS_read, fd 0). */
+long nanopu_read(void *buf, size_t len);
 
 /* ---- CLINT timer ------------------------------------------------------------ */
 

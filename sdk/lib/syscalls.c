@@ -103,6 +103,11 @@ long nanopu_write(const void *buf, size_t len)
 #endif
 }
 
+long nanopu_read(void *buf, size_t len)
+{
+    return htif_syscall(SYS_read, 0, (long)(uintptr_t)buf, (long)len);
+}
+
 /* ---- line-buffered standard output, one buffer per hart ---- */
 
 #define OUTBUF_SIZE 256

@@ -4,6 +4,7 @@ use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
 use nanopu_node::{Node, RunEnd};
 use serde_json::json;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -20,6 +21,10 @@ pub struct RunArgs {
     /// Write run statistics as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
+    /// Write an instruction trace to this file (`-` for standard error):
+    /// hart, cycle, pc, encoding, disassembly, value written.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Configuration file (TOML); see `nanopu config`.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -47,10 +52,22 @@ pub fn run(a: RunArgs) -> Result<u8> {
             a.program.display()
         ),
     }
+    if let Some(path) = &a.trace {
+        node.trace = Some(if path.as_os_str() == "-" {
+            Box::new(std::io::stderr())
+        } else {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("cannot create trace file {}", path.display()))?;
+            Box::new(std::io::BufWriter::new(f))
+        });
+    }
     let limit = a.max_cycles.unwrap_or(u64::MAX);
     let start = Instant::now();
     let end = node.run(limit)?;
     let wall_s = start.elapsed().as_secs_f64();
+    if let Some(mut t) = node.trace.take() {
+        t.flush().context("writing the trace")?;
+    }
     if let Some(h) = &node.bus.htif {
         for (num, count) in &h.unsupported {
             eprintln!("warning: the program made {count} unsupported HTIF syscall(s) number {num}");

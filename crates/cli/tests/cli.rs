@@ -237,3 +237,27 @@ fn bench_reports_the_contract_keys() {
         assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
     }
 }
+
+#[test]
+fn trace_lists_every_retired_instruction() {
+    let trace = tmp("trace.txt");
+    let stats = tmp("trace-stats.json");
+    let o = nanopu(&[
+        "run",
+        path(&sdk("hello")),
+        "--trace",
+        path(&trace),
+        "--stats-json",
+        path(&stats),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let retired = text
+        .lines()
+        .filter(|l| !l.ends_with("(did not retire)"))
+        .count() as u64;
+    assert_eq!(retired, j["instret"].as_u64().unwrap());
+    assert!(text.starts_with("0 "), "{}", &text[..80.min(text.len())]);
+}

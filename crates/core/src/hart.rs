@@ -14,6 +14,18 @@ use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Pipeline};
 use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
 use nanopu_isa::decode;
 
+/// A sink for the untraced run loop (never written).
+struct NoTrace;
+
+impl std::io::Write for NoTrace {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Why [`Hart::run`] returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -53,6 +65,16 @@ pub(crate) enum Event {
     /// A taken backward branch after polling `lmsgsrdy` (or a jump to self):
     /// check whether the hart is in an idle loop.
     LoopBack,
+}
+
+impl Event {
+    /// Whether the instruction that raised the event retired.
+    fn retires(&self) -> bool {
+        !matches!(
+            self,
+            Event::Trap(_) | Event::Stop(Stop::RxEmpty) | Event::Stop(Stop::TxFull)
+        )
+    }
 }
 
 /// Statistics of one hart.
@@ -145,6 +167,32 @@ impl Hart {
 
     /// Runs until cycle `limit` or until something stops the hart.
     pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
+        self.run_loop::<B, false>(bus, dc, limit, &mut NoTrace)
+    }
+
+    /// Like [`run`](Self::run), writing one line per executed instruction to
+    /// `trace`: hart, cycle, pc, encoding, disassembly, and the value written
+    /// to the destination register.
+    pub fn run_traced<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        limit: u64,
+        trace: &mut dyn std::io::Write,
+    ) -> Stop {
+        self.run_loop::<B, true>(bus, dc, limit, trace)
+    }
+
+    /// The run loop; `TRACE` is a compile-time switch so the untraced loop
+    /// carries no tracing code.
+    #[inline(always)]
+    fn run_loop<B: Bus, const TRACE: bool>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        limit: u64,
+        trace: &mut dyn std::io::Write,
+    ) -> Stop {
         if let Some(stop) = self.take_pending_interrupt() {
             return stop;
         }
@@ -162,12 +210,17 @@ impl Hart {
             self.fetch_timing(bus);
             let issue = self.pipeline.issue_cycle(&d.timing, self.cycle);
             self.cycle = issue + 1;
+            let pc = self.pc;
             let result = if d.flags == 0 {
                 self.execute(&d.inst, bus)
             } else {
                 self.execute_flagged(&d, bus)
             };
             self.x[0] = 0;
+            if TRACE {
+                let retired = result.as_ref().map_or_else(Event::retires, |_| true);
+                self.trace_line(trace, issue, pc, &d, retired);
+            }
             match result {
                 Ok(()) => {
                     self.pipeline.complete(&d.timing, issue);
@@ -181,6 +234,27 @@ impl Hart {
             }
         }
         Stop::Limit
+    }
+
+    #[cold]
+    fn trace_line(&self, out: &mut dyn std::io::Write, issue: u64, pc: u64, d: &Decoded, ok: bool) {
+        let raw = if d.inst.len == 2 {
+            format!("    {:04x}", d.inst.raw)
+        } else {
+            format!("{:08x}", d.inst.raw)
+        };
+        let dst = d.timing.dst;
+        let value = match dst {
+            1..=31 => format!(" {}={:#x}", nanopu_isa::reg_name(dst), self.x[dst as usize]),
+            32..=63 => format!(" f{}={:#x}", dst - 32, self.f[dst as usize - 32]),
+            _ => String::new(),
+        };
+        let note = if ok { "" } else { " (did not retire)" };
+        let _ = writeln!(
+            out,
+            "{} {issue} {pc:#x} {raw} {}{value}{note}",
+            self.id, d.inst
+        );
     }
 
     #[inline(always)]

@@ -19,6 +19,11 @@ const FNAMES: [&str; 32] = [
 
 const RM: [&str; 8] = ["rne", "rtz", "rdn", "rup", "rmm", "rm5", "rm6", "dyn"];
 
+/// ABI name of integer register `r` (x30 and x31 as the nanoPU's netrx/nettx).
+pub fn reg_name(r: u8) -> &'static str {
+    XNAMES[r as usize & 31]
+}
+
 fn x(r: u8) -> &'static str {
     XNAMES[r as usize & 31]
 }

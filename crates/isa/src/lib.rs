@@ -14,6 +14,7 @@ pub mod opcodes;
 
 pub use compressed::expand_compressed;
 pub use decode::{decode, Inst};
+pub use disasm::reg_name;
 pub use opcodes::{Format, Opcode, RegFile};
 
 /// Length in bytes of the instruction whose low 16 bits are `low`.

@@ -74,6 +74,8 @@ pub struct Node {
     pub program: Option<Program>,
     /// Exit code once the program has exited, with the exiting hart.
     pub exit: Option<(u64, usize)>,
+    /// Where to write an instruction trace (one line per instruction), if anywhere.
+    pub trace: Option<Box<dyn std::io::Write + Send>>,
 }
 
 impl Node {
@@ -104,6 +106,7 @@ impl Node {
             cfg,
             program: None,
             exit: None,
+            trace: None,
         })
     }
 
@@ -272,7 +275,10 @@ impl Node {
             if timer > self.harts[h].cycle {
                 end = end.min(timer);
             }
-            let stop = self.harts[h].run(&mut self.bus, &mut self.decode_cache, end);
+            let stop = match self.trace.as_mut() {
+                None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, end),
+                Some(t) => self.harts[h].run_traced(&mut self.bus, &mut self.decode_cache, end, t),
+            };
             self.harts[h].net.outbox.clear();
             self.after_stop(h, stop)?;
         }

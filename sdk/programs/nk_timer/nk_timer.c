@@ -85,7 +85,8 @@ static void thread(void *arg)
     int id = (int)(uintptr_t)arg;
     got[id] = work(id);
     if (__atomic_add_fetch(&done_count, 1, __ATOMIC_SEQ_CST) < NTHREADS)
-        return; /* the nanokernel idles this thread */
+        for (;;) /* not `return`: the nanokernel's idle loop uses lnic_idle() */
+            __asm__ volatile ("wfi");
 
     int bad = 0;
     for (int i = 0; i < NTHREADS; i++) {

@@ -281,8 +281,8 @@ impl Timing {
 #[derive(Clone, Debug)]
 pub struct Pipeline {
     /// Cycle at which each register's value is available (index [`NO_REG`]
-    /// is a sink).
-    pub ready: [u64; 65],
+    /// is a sink). 256 entries so that a `u8` index needs no bounds check.
+    pub ready: [u64; 256],
     /// Cycle at which the unpipelined multiply/divide or FP divide unit frees.
     pub iterative_busy_until: u64,
     pub lat: Latencies,
@@ -293,7 +293,7 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn new(c: &CoreTimingConfig) -> Pipeline {
         Pipeline {
-            ready: [0; 65],
+            ready: [0; 256],
             iterative_busy_until: 0,
             lat: Latencies::new(c),
             mispredict_cycles: c.branch_mispredict_cycles,
@@ -329,7 +329,7 @@ impl Pipeline {
     /// Makes every register ready now (after a flush nothing is in flight
     /// that a later instruction could wait on, except iterative results).
     pub fn reset_scoreboard(&mut self) {
-        self.ready = [0; 65];
+        self.ready = [0; 256];
     }
 }
 
