@@ -53,7 +53,10 @@ pub fn run_program(name: &str, cfg: NodeConfig) -> (u64, String, Node) {
 /// Assembles and links a small bare-metal program (text at 0x80000000,
 /// `tohost`/`fromhost` provided) and returns the ELF image.
 pub fn assemble(name: &str, body: &str) -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("nanopu-test-{}", std::process::id()));
+    // Tests run in parallel: every call gets its own directory.
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("nanopu-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join(format!("{name}.S"));
     let elf = dir.join(format!("{name}.elf"));
