@@ -282,25 +282,26 @@ impl Hart {
 
     /// Executes an instruction that touches netRX/netTX or is a jump to self.
     ///
-    /// x30 and x31 are the network registers only while the running context
-    /// is registered with the NIC (it then owns RX/TX FIFOs); otherwise they
-    /// are ordinary registers, so programs that never register a context
-    /// (the ISA test suite, plain C code) run unchanged.
+    /// x30 is netRX only while the running context is registered (it then
+    /// has an RX FIFO); otherwise it is an ordinary register, so programs that
+    /// never receive (the ISA test suite) run unchanged. x31 always sends
+    /// (see `netif.rs`).
     fn execute_flagged<B: Bus>(&mut self, d: &Decoded, bus: &mut B) -> Result<(), Event> {
-        let net = d.flags & (READS_NETRX | WRITES_NETTX) != 0 && self.net.active();
-        if net && d.flags & READS_NETRX != 0 {
+        let rx = d.flags & READS_NETRX != 0 && self.net.rx_active();
+        let tx = d.flags & WRITES_NETTX != 0;
+        if rx {
             match self.net.rx_peek() {
                 Some(word) => self.x[30] = word,
                 None => return Err(Event::Stop(Stop::RxEmpty)),
             }
         }
-        if net && d.flags & WRITES_NETTX != 0 && self.net.tx_check(0) == Err(TxError::Full) {
+        if tx && self.net.tx_check(0) == Err(TxError::Full) {
             return Err(Event::Stop(Stop::TxFull));
         }
         let pc = self.pc;
         let result = self.execute(&d.inst, bus);
-        if net && result.is_ok() {
-            if d.flags & WRITES_NETTX != 0 {
+        if (rx || tx) && result.is_ok() {
+            if tx {
                 let word = self.x[31];
                 match self.net.tx_check(word) {
                     Ok(()) => self.net.tx_commit(word),
@@ -314,7 +315,7 @@ impl Hart {
                     }
                 }
             }
-            if d.flags & READS_NETRX != 0 {
+            if rx {
                 self.net.rx_commit();
             }
             self.effects += 1;

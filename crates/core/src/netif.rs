@@ -67,16 +67,63 @@ pub enum CoreToNic {
     Idle { context: u16 },
 }
 
+/// A transmit FIFO and the framing state of the message being written.
+#[derive(Clone, Debug)]
+struct TxFifo {
+    words: VecDeque<u64>,
+    /// Words still expected for the message being written (0 when the next
+    /// word written is a header).
+    remaining: u32,
+    /// Complete messages at the front of `words`.
+    complete: usize,
+    /// Source context of each message in `words`, oldest first.
+    contexts: VecDeque<u16>,
+}
+
+impl TxFifo {
+    fn new(capacity_words: usize) -> TxFifo {
+        TxFifo {
+            words: VecDeque::with_capacity(capacity_words),
+            remaining: 0,
+            complete: 0,
+            contexts: VecDeque::with_capacity(4),
+        }
+    }
+
+    fn push(&mut self, word: u64, context: u16) {
+        if self.remaining == 0 {
+            self.remaining = (word & LEN_MASK).div_ceil(8) as u32;
+            self.contexts.push_back(context);
+        } else {
+            self.remaining -= 1;
+        }
+        self.words.push_back(word);
+        if self.remaining == 0 {
+            self.complete += 1;
+        }
+    }
+
+    /// Moves the oldest complete message into `out`; returns its context.
+    fn take(&mut self, out: &mut Vec<u64>) -> Option<u16> {
+        if self.complete == 0 {
+            return None;
+        }
+        let header = self.words[0];
+        let words = 1 + (header & LEN_MASK).div_ceil(8) as usize;
+        out.clear();
+        out.extend(self.words.drain(..words));
+        self.complete -= 1;
+        self.contexts.pop_front()
+    }
+}
+
 /// One registered context's FIFOs.
 #[derive(Clone, Debug)]
 struct Slot {
     context: u16,
     priority: u8,
     rx: VecDeque<u64>,
-    /// Words still expected for the message being written to netTX
-    /// (0 when the next word written is a header).
-    tx_remaining: u32,
-    tx: VecDeque<u64>,
+    tx: TxFifo,
 }
 
 /// Why a netTX write cannot complete now.
@@ -86,6 +133,13 @@ pub enum TxError {
     TooLarge,
     /// The TX FIFO is full: stall until the NIC drains it.
     Full,
+}
+
+/// A message taken from a core's TX FIFOs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxMessage {
+    /// Source context (layer-4 port) of the sender.
+    pub context: u16,
 }
 
 /// Why a message cannot be delivered into an RX FIFO.
@@ -103,6 +157,8 @@ pub struct NetIf {
     slots: Vec<Slot>,
     /// Index into `slots` of the running context, if registered.
     running: Option<usize>,
+    /// Where unregistered contexts' netTX words go.
+    unbound_tx: TxFifo,
     /// `lcurcontext`.
     pub current_context: u16,
     /// `lcurpriority`.
@@ -120,6 +176,7 @@ impl NetIf {
         NetIf {
             lmsgcycles: cfg.lmsgcycles_reset,
             lidlecycles: cfg.lidlecycles_reset,
+            unbound_tx: TxFifo::new(cfg.tx_buffer_bytes_per_context as usize / 8),
             cfg,
             slots: Vec::with_capacity(MAX_CONTEXTS),
             running: None,
@@ -156,12 +213,11 @@ impl NetIf {
             Some(i) => self.slots[i].priority = priority,
             None if self.slots.len() < MAX_CONTEXTS => {
                 let rx = VecDeque::with_capacity(self.rx_capacity_words());
-                let tx = VecDeque::with_capacity(self.tx_capacity_words());
+                let tx = TxFifo::new(self.tx_capacity_words());
                 self.slots.push(Slot {
                     context,
                     priority,
                     rx,
-                    tx_remaining: 0,
                     tx,
                 });
             }
@@ -188,11 +244,17 @@ impl NetIf {
         }
     }
 
-    /// Whether the running context is registered, so that x30 and x31 are
-    /// netRX and netTX.
+    /// Whether the running context is registered, so that x30 is netRX.
     #[inline]
-    pub fn active(&self) -> bool {
+    pub fn rx_active(&self) -> bool {
         self.running.is_some()
+    }
+
+    fn tx_fifo(&self) -> &TxFifo {
+        match self.running {
+            Some(i) => &self.slots[i].tx,
+            None => &self.unbound_tx,
+        }
     }
 
     /// `lmsgsrdy`: whether the running context's RX FIFO holds message data.
@@ -218,17 +280,14 @@ impl NetIf {
 
     /// Checks that `word` can be written to netTX now.
     pub fn tx_check(&self, word: u64) -> Result<(), TxError> {
-        let Some(i) = self.running else {
-            return Ok(());
-        };
-        let slot = &self.slots[i];
-        if slot.tx_remaining == 0 {
+        let tx = self.tx_fifo();
+        if tx.remaining == 0 {
             let words = 1 + (word & LEN_MASK).div_ceil(8) as usize;
             if words > self.tx_capacity_words() {
                 return Err(TxError::TooLarge);
             }
         }
-        if slot.tx.len() >= self.tx_capacity_words() {
+        if tx.words.len() >= self.tx_capacity_words() {
             return Err(TxError::Full);
         }
         Ok(())
@@ -236,15 +295,13 @@ impl NetIf {
 
     /// Pushes a word already accepted by [`tx_check`](Self::tx_check).
     pub fn tx_commit(&mut self, word: u64) {
-        let Some(i) = self.running else { return };
-        let slot = &mut self.slots[i];
-        if slot.tx_remaining == 0 {
-            slot.tx_remaining = (word & LEN_MASK).div_ceil(8) as u32;
-        } else {
-            slot.tx_remaining -= 1;
-        }
-        slot.tx.push_back(word);
-        if slot.tx_remaining == 0 {
+        let context = self.current_context;
+        let tx = match self.running {
+            Some(i) => &mut self.slots[i].tx,
+            None => &mut self.unbound_tx,
+        };
+        tx.push(word, context);
+        if tx.remaining == 0 {
             self.tx_messages += 1;
         }
     }
@@ -261,24 +318,20 @@ impl NetIf {
         Ok(())
     }
 
-    /// NIC side: takes the oldest complete message written by `context`
-    /// (header first), if there is one.
-    pub fn take_tx_message(&mut self, context: u16, out: &mut Vec<u64>) -> bool {
-        let Some(i) = self.slot_of(context) else {
-            return false;
-        };
-        let slot = &mut self.slots[i];
-        let Some(&header) = slot.tx.front() else {
-            return false;
-        };
-        let words = 1 + (header & LEN_MASK).div_ceil(8) as usize;
-        let complete = slot.tx.len() > words || (slot.tx.len() == words && slot.tx_remaining == 0);
-        if !complete {
-            return false;
-        }
-        out.clear();
-        out.extend(slot.tx.drain(..words));
-        true
+    /// NIC side: takes the oldest complete message of the first context (in
+    /// registration order, then the unbound FIFO) that has one.
+    pub fn take_tx_message(&mut self, out: &mut Vec<u64>) -> Option<TxMessage> {
+        self.slots
+            .iter_mut()
+            .map(|s| &mut s.tx)
+            .chain(std::iter::once(&mut self.unbound_tx))
+            .find_map(|tx| tx.take(out))
+            .map(|context| TxMessage { context })
+    }
+
+    /// Whether any TX FIFO holds a complete message.
+    pub fn tx_pending(&self) -> bool {
+        self.unbound_tx.complete > 0 || self.slots.iter().any(|s| s.tx.complete > 0)
     }
 
     /// Registered contexts and their priorities.
@@ -324,7 +377,7 @@ mod tests {
         n.deliver(7, &[8, 1]).unwrap();
         n.set_current_context(9);
         assert!(!n.msgs_ready());
-        assert!(!n.active());
+        assert!(!n.rx_active());
         n.set_current_context(7);
         assert!(n.msgs_ready());
         assert_eq!(n.deliver(3, &[8, 1]), Err(RxError::NotRegistered));
@@ -339,12 +392,37 @@ mod tests {
             n.tx_check(w).unwrap();
             n.tx_commit(w);
             if w != 2 {
-                assert!(!n.take_tx_message(7, &mut out));
+                assert_eq!(n.take_tx_message(&mut out), None);
             }
         }
-        assert!(n.take_tx_message(7, &mut out));
+        assert_eq!(n.take_tx_message(&mut out), Some(TxMessage { context: 7 }));
         assert_eq!(out, vec![header, 1, 2]);
         assert_eq!(n.tx_messages, 1);
+    }
+
+    #[test]
+    fn unregistered_contexts_send_through_the_unbound_fifo() {
+        let mut n = NetIf::new(NetIfConfig::default());
+        n.set_current_context(3);
+        assert!(!n.rx_active());
+        for w in [8, 0] {
+            n.tx_check(w).unwrap();
+            n.tx_commit(w);
+        }
+        let mut out = Vec::new();
+        assert_eq!(n.take_tx_message(&mut out), Some(TxMessage { context: 3 }));
+        assert_eq!(out, vec![8, 0]);
+    }
+
+    #[test]
+    fn zero_length_messages_are_just_a_header() {
+        let mut n = netif();
+        n.tx_commit(0);
+        let mut out = Vec::new();
+        assert!(n.tx_pending());
+        assert!(n.take_tx_message(&mut out).is_some());
+        assert_eq!(out, vec![0]);
+        assert!(!n.tx_pending());
     }
 
     #[test]

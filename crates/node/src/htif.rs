@@ -100,7 +100,8 @@ impl Htif {
         request
     }
 
-    fn emit(&mut self, bytes: &[u8]) {
+    /// Adds `bytes` to the program's output (and echoes them if asked).
+    pub fn emit(&mut self, bytes: &[u8]) {
         self.output.extend_from_slice(bytes);
         if self.echo {
             let mut out = std::io::stdout().lock();

@@ -8,7 +8,8 @@ pub mod htif;
 pub mod loader;
 pub mod memory;
 pub mod node;
+pub mod uart;
 
 pub use config::NodeConfig;
 pub use loader::{LoadError, Program};
-pub use node::{HartState, Node, NodeError, RunEnd};
+pub use node::{HartState, Node, NodeError, RunEnd, SentMessage, TxSink};

@@ -4,6 +4,7 @@
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
 use crate::dram::Dram;
 use crate::htif::{Htif, HtifRequest};
+use crate::uart::{Uart, UART_BASE, UART_SIZE};
 use nanopu_core::timing::Cache;
 use nanopu_core::{Bus, BusError};
 
@@ -12,6 +13,9 @@ pub struct NodeBus {
     pub dram: Dram,
     pub clint: Clint,
     pub htif: Option<Htif>,
+    pub uart: Uart,
+    /// UART output when the program has no HTIF to collect it.
+    pub uart_output: Vec<u8>,
     pub l2: Cache,
     l2_hit_cycles: u32,
     dram_cycles: u32,
@@ -31,6 +35,8 @@ impl NodeBus {
             dram,
             clint,
             htif: None,
+            uart: Uart::default(),
+            uart_output: Vec::new(),
             l2,
             l2_hit_cycles,
             dram_cycles,
@@ -68,6 +74,19 @@ impl NodeBus {
                 None => Err(BusError::Unmapped),
             };
         }
+        if addr.wrapping_sub(UART_BASE) < UART_SIZE {
+            return match self.uart.store(addr - UART_BASE, value) {
+                Ok(Some(byte)) => {
+                    match self.htif.as_mut() {
+                        Some(h) => h.emit(&[byte]),
+                        None => self.uart_output.push(byte),
+                    }
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(()) => Err(BusError::Unmapped),
+            };
+        }
         Err(BusError::Unmapped)
     }
 
@@ -98,6 +117,9 @@ impl Bus for NodeBus {
                 .clint
                 .load(addr - CLINT_BASE, size, cycle)
                 .ok_or(BusError::Unmapped);
+        }
+        if addr.wrapping_sub(UART_BASE) < UART_SIZE {
+            return self.uart.load(addr - UART_BASE).ok_or(BusError::Unmapped);
         }
         Err(BusError::Unmapped)
     }

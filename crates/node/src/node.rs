@@ -38,6 +38,30 @@ pub enum HartState {
     TxFull,
 }
 
+/// A message a core sent while no NIC is attached to the node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentMessage {
+    pub hart: usize,
+    /// Source context (layer-4 port).
+    pub context: u16,
+    /// Header first.
+    pub words: Vec<u64>,
+}
+
+/// Where the cores' messages go while the node has no NIC: the most recent
+/// ones are kept for inspection and all are counted, so none is lost silently.
+#[derive(Clone, Debug, Default)]
+pub struct TxSink {
+    pub messages: std::collections::VecDeque<SentMessage>,
+    /// Messages sent in all.
+    pub count: u64,
+    /// Messages no longer kept because the log was full.
+    pub evicted: u64,
+}
+
+/// How many sent messages a [`TxSink`] keeps.
+pub const TX_SINK_KEEP: usize = 4096;
+
 /// How a run ended without error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {
@@ -76,6 +100,8 @@ pub struct Node {
     pub exit: Option<(u64, usize)>,
     /// Where to write an instruction trace (one line per instruction), if anywhere.
     pub trace: Option<Box<dyn std::io::Write + Send>>,
+    /// Messages the cores sent (no NIC is attached yet).
+    pub sent: TxSink,
 }
 
 impl Node {
@@ -107,6 +133,7 @@ impl Node {
             program: None,
             exit: None,
             trace: None,
+            sent: TxSink::default(),
         })
     }
 
@@ -130,11 +157,12 @@ impl Node {
         for h in &mut self.harts {
             h.pc = program.entry;
         }
-        if let (Some(to), Some(from)) = (program.tohost, program.fromhost) {
-            self.bus.htif = Some(Htif::new(to, from));
-        } else if let Some(to) = program.tohost {
+        if let Some(to) = program.tohost {
             // fromhost is optional for programs that only exit.
-            self.bus.htif = Some(Htif::new(to, to + 64));
+            let mut htif = Htif::new(to, program.fromhost.unwrap_or(to + 64));
+            // argv[0]: prototype start-up code refuses an empty argument list.
+            htif.args = vec![program.path.clone()];
+            self.bus.htif = Some(htif);
         }
         self.decode_cache.invalidate();
         self.program = Some(program);
@@ -280,6 +308,7 @@ impl Node {
                 Some(t) => self.harts[h].run_traced(&mut self.bus, &mut self.decode_cache, end, t),
             };
             self.harts[h].net.outbox.clear();
+            self.collect_sent(h);
             self.after_stop(h, stop)?;
         }
     }
@@ -308,6 +337,28 @@ impl Node {
             Stop::Fault(f) => return Err(NodeError::Fault(f)),
         }
         Ok(())
+    }
+
+    /// Takes the complete messages hart `h` has sent.
+    fn collect_sent(&mut self, h: usize) {
+        let net = &mut self.harts[h].net;
+        if !net.tx_pending() {
+            return;
+        }
+        let mut words = Vec::new();
+        while let Some(m) = net.take_tx_message(&mut words) {
+            let sink = &mut self.sent;
+            sink.count += 1;
+            if sink.messages.len() == TX_SINK_KEEP {
+                sink.messages.pop_front();
+                sink.evicted += 1;
+            }
+            sink.messages.push_back(SentMessage {
+                hart: h,
+                context: m.context,
+                words: std::mem::take(&mut words),
+            });
+        }
     }
 
     /// Moves every sleeping hart forward to `limit`.

@@ -33,7 +33,10 @@ fn cfg() -> NodeConfig {
 
 #[test]
 fn dependent_alu_ops_issue_back_to_back() {
-    let c = cycles_per_iteration("", "    addi a1, a1, 1\n    addi a1, a1, 1\n    addi a1, a1, 1");
+    let c = cycles_per_iteration(
+        "",
+        "    addi a1, a1, 1\n    addi a1, a1, 1\n    addi a1, a1, 1",
+    );
     assert!((c - 5.0).abs() < 0.01, "{c}");
 }
 
@@ -62,13 +65,13 @@ fn multiply_and_divide_latencies() {
 fn mispredicted_branches_cost_the_penalty() {
     // The inner branch alternates taken / not taken: a bimodal predictor
     // mispredicts it about half the time.
-    let c = cycles_per_iteration(
-        "",
-        "    xori a3, a3, 1\n    beqz a3, 2f\n    nop\n2:",
-    );
+    let c = cycles_per_iteration("", "    xori a3, a3, 1\n    beqz a3, 2f\n    nop\n2:");
     let base = cycles_per_iteration("", "    xori a3, a3, 0\n    beqz a3, 2f\n    nop\n2:");
     let penalty = cfg().core.branch_mispredict_cycles as f64;
-    assert!(c - base > 0.3 * penalty && c - base < 1.1 * penalty, "{c} vs {base}");
+    assert!(
+        c - base > 0.3 * penalty && c - base < 1.1 * penalty,
+        "{c} vs {base}"
+    );
 }
 
 #[test]
@@ -82,6 +85,9 @@ fn cache_misses_cost_l2_and_dram_latency() {
     let want = (n.l2_hit_cycles + n.dram_cycles()) as f64;
     assert!(c > want && c < want + 5.0, "{c} vs {want}");
     // The same line over and over: L1 hits.
-    let hit = cycles_per_iteration("    li a0, 0x80200000", "    ld a1, 0(a0)\n    addi a0, a0, 0");
+    let hit = cycles_per_iteration(
+        "    li a0, 0x80200000",
+        "    ld a1, 0(a0)\n    addi a0, a0, 0",
+    );
     assert!((hit - 4.0).abs() < 0.01, "{hit}");
 }

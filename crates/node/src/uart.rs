@@ -1,0 +1,57 @@
+//! A SiFive UART at 0x54000000, as on the Chipyard SoC of the nanoPU
+//! prototype, whose start-up code initializes it (`uart_init` writes txctrl
+//! and div) and may print through it. Transmitted bytes join the program's
+//! output; the receiver is always empty.
+
+pub const UART_BASE: u64 = 0x5400_0000;
+pub const UART_SIZE: u64 = 0x1000;
+const TXDATA: u64 = 0x00;
+const RXDATA: u64 = 0x04;
+const DIV: u64 = 0x18;
+
+/// Register state of the UART (`txctrl`, `rxctrl`, `ie`, `ip`, `div`).
+#[derive(Clone, Debug, Default)]
+pub struct Uart {
+    regs: [u32; 7],
+}
+
+impl Uart {
+    /// A load at offset `off`; `None` outside the register window.
+    pub fn load(&self, off: u64) -> Option<u64> {
+        match off {
+            // The transmitter is never full.
+            TXDATA => Some(0),
+            // bit 31: receive FIFO empty.
+            RXDATA => Some(1 << 31),
+            o if o <= DIV && o % 4 == 0 => Some(self.regs[(o / 4) as usize] as u64),
+            _ => None,
+        }
+    }
+
+    /// A store at offset `off`; returns the byte to print for `txdata`.
+    pub fn store(&mut self, off: u64, value: u64) -> Result<Option<u8>, ()> {
+        match off {
+            TXDATA => Ok(Some(value as u8)),
+            o if o <= DIV && o % 4 == 0 => {
+                self.regs[(o / 4) as usize] = value as u32;
+                Ok(None)
+            }
+            _ => Err(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers() {
+        let mut u = Uart::default();
+        assert_eq!(u.store(0x08, 1), Ok(None));
+        assert_eq!(u.load(0x08), Some(1));
+        assert_eq!(u.store(0, b'x' as u64), Ok(Some(b'x')));
+        assert_eq!(u.load(0x04), Some(1 << 31));
+        assert_eq!(u.load(0x100), None);
+    }
+}

@@ -1,0 +1,63 @@
+//! A program built the way the nanoPU prototype's programs are (its
+//! compiler flags, start-up conventions, HTIF and UART use, boot message
+//! before registration) runs unmodified.
+
+mod common;
+
+use common::*;
+use nanopu_node::{Node, NodeConfig, RunEnd};
+use std::process::Command;
+
+fn build() -> std::path::PathBuf {
+    let guest = repo().join("crates/node/tests/guest");
+    let out = std::env::temp_dir().join(format!("nanopu-proto-{}.elf", std::process::id()));
+    // The prototype's tests/Makefile flags (no -march: the toolchain's rv64gc default),
+    // with picolibc's headers in place of newlib's.
+    let status = Command::new("riscv64-unknown-elf-gcc")
+        .args([
+            "--specs=picolibc.specs",
+            "-mcmodel=medany",
+            "-std=gnu99",
+            "-O2",
+            "-fno-common",
+            "-fno-builtin-printf",
+            "-Wall",
+            "-Werror",
+            "-ffixed-x30",
+            "-ffixed-x31",
+            "-static",
+            "-nostdlib",
+            "-nostartfiles",
+            "-Wl,--no-warn-rwx-segments",
+            "-T",
+        ])
+        .arg(guest.join("proto_link.ld"))
+        .arg(guest.join("proto_crt.S"))
+        .arg(guest.join("proto_loopback.c"))
+        .arg("-lgcc")
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("riscv64-unknown-elf-gcc");
+    assert!(status.success());
+    out
+}
+
+#[test]
+fn prototype_style_loopback_runs_unmodified() {
+    let mut node = Node::with_program(NodeConfig::default(), &build()).unwrap();
+    assert_eq!(node.run(200_000).unwrap(), RunEnd::Limit);
+    let out = String::from_utf8_lossy(&node.bus.htif.as_ref().unwrap().output).into_owned();
+    assert_eq!(out, "Ready!\n");
+    let boot = node.sent.messages.pop_front().expect("boot message");
+    assert_eq!(boot.words, vec![16, 0, 0]);
+    for len in [8u64, 64, 1024] {
+        let mut msg = vec![(0x0a00_0002 << 32) | (9 << 16) | len];
+        msg.extend((0..len / 8).map(|i| 0xabc0 + i));
+        node.harts[0].net.deliver(0, &msg).unwrap();
+        let now = node.harts[0].cycle;
+        assert_eq!(node.run(now + 50_000).unwrap(), RunEnd::Limit);
+        let reply = node.sent.messages.pop_front().expect("reply");
+        assert_eq!(reply.words, msg);
+    }
+}
