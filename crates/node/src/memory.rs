@@ -4,7 +4,7 @@
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
 use crate::dram::Dram;
 use crate::htif::{Htif, HtifRequest};
-use crate::uart::{Uart, UART_BASE, UART_SIZE};
+use crate::uart::{Uart, UartWrite, UART_BASE, UART_SIZE};
 use nanopu_core::timing::Cache;
 use nanopu_core::{Bus, BusError};
 
@@ -76,15 +76,15 @@ impl NodeBus {
         }
         if addr.wrapping_sub(UART_BASE) < UART_SIZE {
             return match self.uart.store(addr - UART_BASE, value) {
-                Ok(Some(byte)) => {
+                Some(UartWrite::Transmit(byte)) => {
                     match self.htif.as_mut() {
                         Some(h) => h.emit(&[byte]),
                         None => self.uart_output.push(byte),
                     }
                     Ok(())
                 }
-                Ok(None) => Ok(()),
-                Err(()) => Err(BusError::Unmapped),
+                Some(UartWrite::Register) => Ok(()),
+                None => Err(BusError::Unmapped),
             };
         }
         Err(BusError::Unmapped)

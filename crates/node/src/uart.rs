@@ -9,6 +9,15 @@ const TXDATA: u64 = 0x00;
 const RXDATA: u64 = 0x04;
 const DIV: u64 = 0x18;
 
+/// What a store to the UART did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UartWrite {
+    /// A control register changed.
+    Register,
+    /// A byte to print.
+    Transmit(u8),
+}
+
 /// Register state of the UART (`txctrl`, `rxctrl`, `ie`, `ip`, `div`).
 #[derive(Clone, Debug, Default)]
 pub struct Uart {
@@ -28,15 +37,15 @@ impl Uart {
         }
     }
 
-    /// A store at offset `off`; returns the byte to print for `txdata`.
-    pub fn store(&mut self, off: u64, value: u64) -> Result<Option<u8>, ()> {
+    /// A store at offset `off`; `None` outside the register window.
+    pub fn store(&mut self, off: u64, value: u64) -> Option<UartWrite> {
         match off {
-            TXDATA => Ok(Some(value as u8)),
+            TXDATA => Some(UartWrite::Transmit(value as u8)),
             o if o <= DIV && o % 4 == 0 => {
                 self.regs[(o / 4) as usize] = value as u32;
-                Ok(None)
+                Some(UartWrite::Register)
             }
-            _ => Err(()),
+            _ => None,
         }
     }
 }
@@ -48,9 +57,10 @@ mod tests {
     #[test]
     fn registers() {
         let mut u = Uart::default();
-        assert_eq!(u.store(0x08, 1), Ok(None));
+        assert_eq!(u.store(0x08, 1), Some(UartWrite::Register));
         assert_eq!(u.load(0x08), Some(1));
-        assert_eq!(u.store(0, b'x' as u64), Ok(Some(b'x')));
+        assert_eq!(u.store(0, b'x' as u64), Some(UartWrite::Transmit(b'x')));
+        assert_eq!(u.store(0x40, 1), None);
         assert_eq!(u.load(0x04), Some(1 << 31));
         assert_eq!(u.load(0x100), None);
     }
