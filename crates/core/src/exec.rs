@@ -299,7 +299,8 @@ impl Hart {
             Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => self.exec_csr(i, bus),
             LrW | ScW | AmoswapW | AmoaddW | AmoxorW | AmoandW | AmoorW | AmominW | AmomaxW
             | AmominuW | AmomaxuW | LrD | ScD | AmoswapD | AmoaddD | AmoxorD | AmoandD | AmoorD
-            | AmominD | AmomaxD | AmominuD | AmomaxuD => self.exec_amo(i, bus),
+            | AmominD | AmomaxD | AmominuD | AmomaxuD | AmocasW | AmocasD => self.exec_amo(i, bus),
+            AmocasQ => self.exec_amocas_q(i, bus),
             Illegal => Err(illegal(i)),
             _ => self.exec_fp(i, bus),
         }
@@ -320,6 +321,7 @@ impl Hart {
                 | AmomaxW
                 | AmominuW
                 | AmomaxuW
+                | AmocasW
         );
         let size: u8 = if word { 4 } else { 8 };
         if !addr.is_multiple_of(size as u64) {
@@ -361,6 +363,16 @@ impl Hart {
             .load(self.id, self.cycle, addr, size)
             .map_err(store_fault)?);
         let src = ext(self.rs2(i));
+        if matches!(i.op, AmocasW | AmocasD) {
+            // Zacas: store rs2 only if memory holds the expected value (rd).
+            if old == ext(self.x[i.rd as usize]) {
+                match bus.store(self.id, self.cycle, addr, size, src) {
+                    Ok(()) | Err(BusError::Yield) => {}
+                    Err(e) => return Err(store_fault(e)),
+                }
+            }
+            return self.alu(i, old);
+        }
         let new = match i.op {
             AmoswapW | AmoswapD => src,
             AmoaddW | AmoaddD => old.wrapping_add(src),
@@ -384,6 +396,44 @@ impl Hart {
             Err(e) => return Err(store_fault(e)),
         }
         self.alu(i, old)
+    }
+
+    /// Zacas `amocas.q`: a 128-bit compare-and-swap on the register pairs
+    /// (rd, rd+1) and (rs2, rs2+1); odd register numbers are reserved.
+    fn exec_amocas_q<B: Bus>(&mut self, i: &Inst, bus: &mut B) -> Exec {
+        if i.rd % 2 == 1 || i.rs2 % 2 == 1 {
+            return Err(illegal(i));
+        }
+        let addr = self.rs1(i);
+        if !addr.is_multiple_of(16) {
+            return Err(Event::Trap(Trap::new(Exception::StoreMisaligned, addr)));
+        }
+        self.dcache_access(bus, addr);
+        let fault = |_| Event::Trap(Trap::new(Exception::StoreAccessFault, addr));
+        let pair = |h: &Hart, r: u8| {
+            if r == 0 {
+                (0, 0)
+            } else {
+                (h.x[r as usize], h.x[r as usize + 1])
+            }
+        };
+        let lo = bus.load(self.id, self.cycle, addr, 8).map_err(fault)?;
+        let hi = bus.load(self.id, self.cycle, addr + 8, 8).map_err(fault)?;
+        if (lo, hi) == pair(self, i.rd) {
+            let (new_lo, new_hi) = pair(self, i.rs2);
+            for (a, v) in [(addr, new_lo), (addr + 8, new_hi)] {
+                match bus.store(self.id, self.cycle, a, 8, v) {
+                    Ok(()) | Err(BusError::Yield) => {}
+                    Err(e) => return Err(fault(e)),
+                }
+            }
+        }
+        if i.rd != 0 {
+            self.x[i.rd as usize] = lo;
+            self.x[i.rd as usize + 1] = hi;
+        }
+        self.next(i);
+        Ok(())
     }
 
     /// The rounding mode an FP instruction uses, or an illegal-instruction trap.

@@ -37,7 +37,8 @@ impl fmt::Display for Inst {
         let i = self;
         match self.op.format() {
             _ if self.op == Opcode::Illegal => write!(out, "illegal ({:#x})", i.raw),
-            Format::R | Format::Amo => write!(out, "{m} {}, {}, {}", x(i.rd), x(i.rs1), x(i.rs2)),
+            Format::R => write!(out, "{m} {}, {}, {}", x(i.rd), x(i.rs1), x(i.rs2)),
+            Format::Amo => write!(out, "{m} {}, {}, ({})", x(i.rd), x(i.rs2), x(i.rs1)),
             Format::I | Format::Shift => write!(out, "{m} {}, {}, {}", x(i.rd), x(i.rs1), i.imm),
             Format::Load => write!(out, "{m} {}, {}({})", x(i.rd), i.imm, x(i.rs1)),
             Format::Store => write!(out, "{m} {}, {}({})", x(i.rs2), i.imm, x(i.rs1)),

@@ -280,6 +280,11 @@ opcode_table! {
     AmomaxD = "amomax.d", Amo, amo(0x14, 3), M_AMO;
     AmominuD = "amominu.d", Amo, amo(0x18, 3), M_AMO;
     AmomaxuD = "amomaxu.d", Amo, amo(0x1c, 3), M_AMO;
+    // Zacas (atomic compare-and-swap): beyond RV64GC, implemented because
+    // the RISC-V ISA test suite's rv64ua includes it.
+    AmocasW = "amocas.w", Amo, amo(0x05, 2), M_AMO;
+    AmocasD = "amocas.d", Amo, amo(0x05, 3), M_AMO;
+    AmocasQ = "amocas.q", Amo, amo(0x05, 4), M_AMO;
     // F
     Flw = "flw", FLoad, f3(LOAD_FP, 2), M_F3;
     Fsw = "fsw", FStore, f3(STORE_FP, 2), M_F3;

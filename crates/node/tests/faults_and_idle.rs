@@ -151,3 +151,37 @@ fn wfi_sleeps_until_the_timer() {
         other => panic!("{other:?}"),
     }
 }
+
+/// User mode: privileged CSRs trap, counters follow mcounteren, read-only
+/// CSRs cannot be written, FP instructions trap while mstatus.FS is off
+/// (without storing), and ecall from U-mode reports cause 8.
+#[test]
+fn user_mode_privilege_checks() {
+    let body = format!(
+        "    la t0, handler\n    csrw mtvec, t0\n\
+    # FS off: fsw must trap and not store.\n\
+    li t0, 3 << 13\n    csrc mstatus, t0\n    li a1, 0x80100000\n    li t1, 1\n    sw t1, 0(a1)\n\
+    li s2, 1\n    fsw f0, 0(a1)\n    lw t1, 0(a1)\n    li t2, 1\n    bne t1, t2, fail\n\
+    # Enter U-mode with cycle (bit 0) enabled, instret (bit 2) not.\n\
+    csrwi mcounteren, 1\n    li t0, 3 << 11\n    csrc mstatus, t0\n    la t0, user\n    csrw mepc, t0\n    mret\n\
+user:\n\
+    li s2, 2\n    csrr a0, mstatus\n\
+    li s2, 3\n    csrw cycle, zero\n\
+    li s2, 4\n    rdinstret a0\n\
+    li s2, 5\n    rdcycle a0\n\
+    li s2, 6\n    ecall\n\
+fail:\n    li a0, 99\n{}\
+    .align 2\nhandler:\n    csrr t0, mcause\n\
+    # s2 = step: steps 1-4 must be illegal instructions, 6 a user ecall.\n\
+    li t1, 6\n    beq s2, t1, ecall_ok\n\
+    li t1, 5\n    beq s2, t1, fail\n\
+    li t1, 2\n    bne t0, t1, fail\n\
+    csrr t0, mepc\n    addi t0, t0, 4\n    csrw mepc, t0\n    mret\n\
+ecall_ok:\n    li t1, 8\n    bne t0, t1, fail\n    li a0, 0\n{}",
+        exit_with("a0"),
+        exit_with("a0")
+    );
+    let mut node = asm_node("umode", &format!("    .option norvc\n{body}"), 1);
+    assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
+    assert_eq!(node.harts[0].stats.traps, 5);
+}

@@ -269,9 +269,14 @@ impl Timing {
             RegFile::X if inst.rd == 0 => NO_REG,
             file => idx(file, inst.rd),
         };
+        let mut srcs = [idx(s1, inst.rs1), idx(s2, inst.rs2), idx(s3, inst.rs3)];
+        if matches!(inst.op, Opcode::AmocasW | Opcode::AmocasD | Opcode::AmocasQ) {
+            // Compare-and-swap also reads its destination (the expected value).
+            srcs[2] = inst.rd;
+        }
         Timing {
             class: Class::of(inst.op),
-            srcs: [idx(s1, inst.rs1), idx(s2, inst.rs2), idx(s3, inst.rs3)],
+            srcs,
             dst,
         }
     }
