@@ -185,3 +185,25 @@ ecall_ok:\n    li t1, 8\n    bne t0, t1, fail\n    li a0, 0\n{}",
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
     assert_eq!(node.harts[0].stats.traps, 5);
 }
+
+/// Hart 0 wakes hart 1 out of `wfi` with a CLINT software interrupt (msip).
+#[test]
+fn software_interrupt_wakes_another_hart() {
+    let body = format!(
+        "    csrr a0, mhartid\n    bnez a0, sleeper\n\
+    li t0, 20000\n1:  addi t0, t0, -1\n    bnez t0, 1b\n\
+    li t0, 0x2000004\n    li t1, 1\n    sw t1, 0(t0)\n2:  j 2b\n\
+sleeper:\n    la t0, handler\n    csrw mtvec, t0\n    li t0, 8\n    csrw mie, t0\n    csrsi mstatus, 8\n\
+3:  wfi\n    j 3b\n\
+    .align 2\nhandler:\n    csrr a0, mcause\n    slli a0, a0, 1\n    srli a0, a0, 1\n{}",
+        exit_with("a0")
+    );
+    let mut node = asm_node("msip", &body, 2);
+    assert_eq!(node.run(10_000_000).unwrap(), RunEnd::Exited(3));
+    let (_, h) = node.exit.unwrap();
+    assert_eq!(h, 1, "hart 1 took the interrupt");
+    assert!(
+        node.harts[1].stats.idle_cycles > 10_000,
+        "it slept meanwhile"
+    );
+}
