@@ -65,7 +65,7 @@ impl Hart {
             num::FRM => fp(c.frm as u64)?,
             num::FCSR => fp(((c.frm as u64) << 5) | c.fflags as u64)?,
             num::LMSGSRDY => {
-                let ready = self.net.msgs_ready();
+                let ready = self.net.msgs_ready(self.cycle);
                 if !ready {
                     self.polled_empty = true;
                 }
@@ -149,7 +149,7 @@ impl Hart {
                 // Bit 1 (remove a context) is unimplemented on the prototype
                 // and ignored here too; bit 2 (restart the message timer)
                 // belongs to the thread scheduler.
-                if v & 1 != 0 && !self.net.register_current() {
+                if v & 1 != 0 && !self.net.register_current(self.cycle) {
                     return Err(Event::Trap(Trap::new(
                         Exception::NetContextTableFull,
                         self.net.current_context as u64,
@@ -158,7 +158,7 @@ impl Hart {
                 self.effects += 1;
             }
             num::LNICUCMD => {
-                self.net.user_command(v);
+                self.net.user_command(v, self.cycle);
                 if v & !2 != 0 {
                     self.effects += 1;
                 }

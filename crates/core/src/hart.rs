@@ -290,7 +290,7 @@ impl Hart {
         let rx = d.flags & READS_NETRX != 0 && self.net.rx_active();
         let tx = d.flags & WRITES_NETTX != 0;
         if rx {
-            match self.net.rx_peek() {
+            match self.net.rx_peek(self.cycle) {
                 Some(word) => self.x[30] = word,
                 None => return Err(Event::Stop(Stop::RxEmpty)),
             }
@@ -304,7 +304,7 @@ impl Hart {
             if tx {
                 let word = self.x[31];
                 match self.net.tx_check(word) {
-                    Ok(()) => self.net.tx_commit(word),
+                    Ok(()) => self.net.tx_commit(word, self.cycle),
                     Err(TxError::Full) => unreachable!("checked before execution"),
                     Err(TxError::TooLarge) => {
                         self.pc = pc;

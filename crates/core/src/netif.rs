@@ -56,15 +56,20 @@ impl Default for NetIfConfig {
     }
 }
 
-/// Something the core tells the NIC (through `lniccmd` / `lnicucmd`).
+/// Something the core tells the NIC (through `lniccmd` / `lnicucmd`), with
+/// the core cycle at which it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoreToNic {
     /// A context was registered (or its priority changed).
-    Registered { context: u16, priority: u8 },
+    Registered {
+        context: u16,
+        priority: u8,
+        cycle: u64,
+    },
     /// `lnicucmd` bit 0: the running context finished a message.
-    MessageDone { context: u16 },
+    MessageDone { context: u16, cycle: u64 },
     /// `lnicucmd` bit 1: the running context is idle.
-    Idle { context: u16 },
+    Idle { context: u16, cycle: u64 },
 }
 
 /// A transmit FIFO and the framing state of the message being written.
@@ -76,8 +81,9 @@ struct TxFifo {
     remaining: u32,
     /// Complete messages at the front of `words`.
     complete: usize,
-    /// Source context of each message in `words`, oldest first.
-    contexts: VecDeque<u16>,
+    /// Source context and completion cycle of each message in `words`,
+    /// oldest first.
+    messages: VecDeque<(u16, u64)>,
 }
 
 impl TxFifo {
@@ -86,25 +92,29 @@ impl TxFifo {
             words: VecDeque::with_capacity(capacity_words),
             remaining: 0,
             complete: 0,
-            contexts: VecDeque::with_capacity(4),
+            messages: VecDeque::with_capacity(4),
         }
     }
 
-    fn push(&mut self, word: u64, context: u16) {
+    fn push(&mut self, word: u64, context: u16, cycle: u64) {
         if self.remaining == 0 {
             self.remaining = (word & LEN_MASK).div_ceil(8) as u32;
-            self.contexts.push_back(context);
+            self.messages.push_back((context, cycle));
         } else {
             self.remaining -= 1;
         }
         self.words.push_back(word);
         if self.remaining == 0 {
             self.complete += 1;
+            // The message is complete when its last word is written.
+            if let Some(m) = self.messages.back_mut() {
+                m.1 = cycle;
+            }
         }
     }
 
-    /// Moves the oldest complete message into `out`; returns its context.
-    fn take(&mut self, out: &mut Vec<u64>) -> Option<u16> {
+    /// Moves the oldest complete message into `out`.
+    fn take(&mut self, out: &mut Vec<u64>) -> Option<(u16, u64)> {
         if self.complete == 0 {
             return None;
         }
@@ -113,7 +123,7 @@ impl TxFifo {
         out.clear();
         out.extend(self.words.drain(..words));
         self.complete -= 1;
-        self.contexts.pop_front()
+        self.messages.pop_front()
     }
 }
 
@@ -122,7 +132,9 @@ impl TxFifo {
 struct Slot {
     context: u16,
     priority: u8,
-    rx: VecDeque<u64>,
+    /// Received words with the core cycle from which each is visible
+    /// (the NIC may deliver a message before the core reaches its arrival).
+    rx: VecDeque<(u64, u64)>,
     tx: TxFifo,
 }
 
@@ -140,6 +152,8 @@ pub enum TxError {
 pub struct TxMessage {
     /// Source context (layer-4 port) of the sender.
     pub context: u16,
+    /// Core cycle at which its last word was written.
+    pub cycle: u64,
 }
 
 /// Why a message cannot be delivered into an RX FIFO.
@@ -205,9 +219,9 @@ impl NetIf {
         self.running = self.slot_of(context);
     }
 
-    /// `lniccmd` bit 0: registers `lcurcontext` with `lcurpriority`.
-    /// Returns false when all slots are taken.
-    pub fn register_current(&mut self) -> bool {
+    /// `lniccmd` bit 0: registers `lcurcontext` with `lcurpriority` at core
+    /// cycle `cycle`. Returns false when all slots are taken.
+    pub fn register_current(&mut self, cycle: u64) -> bool {
         let (context, priority) = (self.current_context, self.current_priority);
         match self.slot_of(context) {
             Some(i) => self.slots[i].priority = priority,
@@ -224,22 +238,27 @@ impl NetIf {
             None => return false,
         }
         self.running = self.slot_of(context);
-        self.outbox
-            .push_back(CoreToNic::Registered { context, priority });
+        self.outbox.push_back(CoreToNic::Registered {
+            context,
+            priority,
+            cycle,
+        });
         true
     }
 
-    /// `lnicucmd` write.
-    pub fn user_command(&mut self, value: u64) {
+    /// `lnicucmd` write at core cycle `cycle`.
+    pub fn user_command(&mut self, value: u64, cycle: u64) {
         let context = self.current_context;
         if value & 1 != 0 {
-            self.outbox.push_back(CoreToNic::MessageDone { context });
+            self.outbox
+                .push_back(CoreToNic::MessageDone { context, cycle });
         }
         if value & 2 != 0 {
             // Repeated idle writes (lnic_wait's poll loop) are one state, not
             // a stream of events.
-            if self.outbox.back() != Some(&CoreToNic::Idle { context }) {
-                self.outbox.push_back(CoreToNic::Idle { context });
+            let repeated = matches!(self.outbox.back(), Some(CoreToNic::Idle { context: c, .. }) if *c == context);
+            if !repeated {
+                self.outbox.push_back(CoreToNic::Idle { context, cycle });
             }
         }
     }
@@ -257,16 +276,28 @@ impl NetIf {
         }
     }
 
-    /// `lmsgsrdy`: whether the running context's RX FIFO holds message data.
+    /// `lmsgsrdy` at core cycle `now`: whether the running context's RX FIFO
+    /// holds message data that has arrived.
     #[inline]
-    pub fn msgs_ready(&self) -> bool {
-        self.running.is_some_and(|i| !self.slots[i].rx.is_empty())
+    pub fn msgs_ready(&self, now: u64) -> bool {
+        self.rx_peek(now).is_some()
     }
 
-    /// The word the next netRX read returns, without consuming it.
+    /// The word the next netRX read at cycle `now` returns, without consuming it.
     #[inline]
-    pub fn rx_peek(&self) -> Option<u64> {
-        self.running.and_then(|i| self.slots[i].rx.front().copied())
+    pub fn rx_peek(&self, now: u64) -> Option<u64> {
+        let i = self.running?;
+        match self.slots[i].rx.front() {
+            Some(&(word, at)) if at <= now => Some(word),
+            _ => None,
+        }
+    }
+
+    /// The cycle at which the running context's next RX word arrives, if
+    /// one has been delivered (what a stalled or polling core waits for).
+    pub fn next_rx_cycle(&self) -> Option<u64> {
+        let i = self.running?;
+        self.slots[i].rx.front().map(|&(_, at)| at)
     }
 
     /// Consumes the word returned by [`rx_peek`](Self::rx_peek); called only
@@ -293,28 +324,30 @@ impl NetIf {
         Ok(())
     }
 
-    /// Pushes a word already accepted by [`tx_check`](Self::tx_check).
-    pub fn tx_commit(&mut self, word: u64) {
+    /// Pushes a word already accepted by [`tx_check`](Self::tx_check), at
+    /// core cycle `cycle`.
+    pub fn tx_commit(&mut self, word: u64, cycle: u64) {
         let context = self.current_context;
         let tx = match self.running {
             Some(i) => &mut self.slots[i].tx,
             None => &mut self.unbound_tx,
         };
-        tx.push(word, context);
+        tx.push(word, context, cycle);
         if tx.remaining == 0 {
             self.tx_messages += 1;
         }
     }
 
-    /// NIC side: delivers a whole message (header first) to `context`.
-    pub fn deliver(&mut self, context: u16, words: &[u64]) -> Result<(), RxError> {
+    /// NIC side: delivers a whole message (header first) to `context`,
+    /// visible to the core from cycle `at`.
+    pub fn deliver(&mut self, context: u16, words: &[u64], at: u64) -> Result<(), RxError> {
         let cap = self.rx_capacity_words();
         let i = self.slot_of(context).ok_or(RxError::NotRegistered)?;
         let rx = &mut self.slots[i].rx;
         if rx.len() + words.len() > cap {
             return Err(RxError::Full);
         }
-        rx.extend(words.iter().copied());
+        rx.extend(words.iter().map(|&w| (w, at)));
         Ok(())
     }
 
@@ -326,7 +359,7 @@ impl NetIf {
             .map(|s| &mut s.tx)
             .chain(std::iter::once(&mut self.unbound_tx))
             .find_map(|tx| tx.take(out))
-            .map(|context| TxMessage { context })
+            .map(|(context, cycle)| TxMessage { context, cycle })
     }
 
     /// Whether any TX FIFO holds a complete message.
@@ -353,34 +386,45 @@ mod tests {
         let mut n = NetIf::new(NetIfConfig::default());
         n.set_current_context(7);
         n.current_priority = 1;
-        assert!(n.register_current());
+        assert!(n.register_current(0));
         n
     }
 
     #[test]
     fn rx_words_are_consumed_only_on_commit() {
         let mut n = netif();
-        assert!(!n.msgs_ready());
-        n.deliver(7, &[8, 42]).unwrap();
-        assert!(n.msgs_ready());
-        assert_eq!(n.rx_peek(), Some(8));
-        assert_eq!(n.rx_peek(), Some(8));
+        assert!(!n.msgs_ready(0));
+        n.deliver(7, &[8, 42], 0).unwrap();
+        assert!(n.msgs_ready(0));
+        assert_eq!(n.rx_peek(0), Some(8));
+        assert_eq!(n.rx_peek(0), Some(8));
         n.rx_commit();
-        assert_eq!(n.rx_peek(), Some(42));
+        assert_eq!(n.rx_peek(0), Some(42));
         n.rx_commit();
-        assert_eq!(n.rx_peek(), None);
+        assert_eq!(n.rx_peek(0), None);
+    }
+
+    #[test]
+    fn words_become_visible_at_their_arrival_cycle() {
+        let mut n = netif();
+        n.deliver(7, &[8, 42], 5).unwrap();
+        assert!(!n.msgs_ready(4));
+        assert_eq!(n.rx_peek(4), None);
+        assert_eq!(n.next_rx_cycle(), Some(5));
+        assert!(n.msgs_ready(5));
+        assert_eq!(n.rx_peek(9), Some(8));
     }
 
     #[test]
     fn fifos_follow_the_running_context() {
         let mut n = netif();
-        n.deliver(7, &[8, 1]).unwrap();
+        n.deliver(7, &[8, 1], 0).unwrap();
         n.set_current_context(9);
-        assert!(!n.msgs_ready());
+        assert!(!n.msgs_ready(0));
         assert!(!n.rx_active());
         n.set_current_context(7);
-        assert!(n.msgs_ready());
-        assert_eq!(n.deliver(3, &[8, 1]), Err(RxError::NotRegistered));
+        assert!(n.msgs_ready(0));
+        assert_eq!(n.deliver(3, &[8, 1], 0), Err(RxError::NotRegistered));
     }
 
     #[test]
@@ -390,12 +434,18 @@ mod tests {
         let mut out = Vec::new();
         for w in [header, 1, 2] {
             n.tx_check(w).unwrap();
-            n.tx_commit(w);
+            n.tx_commit(w, 0);
             if w != 2 {
                 assert_eq!(n.take_tx_message(&mut out), None);
             }
         }
-        assert_eq!(n.take_tx_message(&mut out), Some(TxMessage { context: 7 }));
+        assert_eq!(
+            n.take_tx_message(&mut out),
+            Some(TxMessage {
+                context: 7,
+                cycle: 0
+            })
+        );
         assert_eq!(out, vec![header, 1, 2]);
         assert_eq!(n.tx_messages, 1);
     }
@@ -407,17 +457,23 @@ mod tests {
         assert!(!n.rx_active());
         for w in [8, 0] {
             n.tx_check(w).unwrap();
-            n.tx_commit(w);
+            n.tx_commit(w, 0);
         }
         let mut out = Vec::new();
-        assert_eq!(n.take_tx_message(&mut out), Some(TxMessage { context: 3 }));
+        assert_eq!(
+            n.take_tx_message(&mut out),
+            Some(TxMessage {
+                context: 3,
+                cycle: 0
+            })
+        );
         assert_eq!(out, vec![8, 0]);
     }
 
     #[test]
     fn zero_length_messages_are_just_a_header() {
         let mut n = netif();
-        n.tx_commit(0);
+        n.tx_commit(0, 0);
         let mut out = Vec::new();
         assert!(n.tx_pending());
         assert!(n.take_tx_message(&mut out).is_some());
@@ -436,8 +492,8 @@ mod tests {
     fn rx_share_bounds_delivery() {
         let mut n = netif();
         let words = vec![0u64; RX_BUFFER_BYTES_PER_CORE as usize / MAX_CONTEXTS / 8];
-        n.deliver(7, &words).unwrap();
-        assert_eq!(n.deliver(7, &[8]), Err(RxError::Full));
+        n.deliver(7, &words, 0).unwrap();
+        assert_eq!(n.deliver(7, &[8], 0), Err(RxError::Full));
     }
 
     #[test]
@@ -445,9 +501,9 @@ mod tests {
         let mut n = netif();
         for c in 1..4 {
             n.set_current_context(c);
-            assert!(n.register_current());
+            assert!(n.register_current(0));
         }
         n.set_current_context(100);
-        assert!(!n.register_current());
+        assert!(!n.register_current(0));
     }
 }

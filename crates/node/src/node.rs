@@ -100,8 +100,11 @@ pub struct Node {
     pub exit: Option<(u64, usize)>,
     /// Where to write an instruction trace (one line per instruction), if anywhere.
     pub trace: Option<Box<dyn std::io::Write + Send>>,
-    /// Messages the cores sent (no NIC is attached yet).
+    /// Messages the cores sent while no NIC is attached.
     pub sent: TxSink,
+    /// A NIC takes the cores' messages and commands (the system drains
+    /// `hart.net` between runs); otherwise the node collects them in `sent`.
+    pub nic_attached: bool,
 }
 
 impl Node {
@@ -134,6 +137,7 @@ impl Node {
             exit: None,
             trace: None,
             sent: TxSink::default(),
+            nic_attached: false,
         })
     }
 
@@ -201,8 +205,10 @@ impl Node {
         match self.states[h] {
             HartState::Running => true,
             HartState::Wfi => hart.interrupt_waiting(),
-            HartState::Poll { .. } => hart.pending_interrupt().is_some() || hart.net.msgs_ready(),
-            HartState::RxEmpty => hart.net.msgs_ready(),
+            HartState::Poll { .. } => {
+                hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
+            }
+            HartState::RxEmpty => hart.net.msgs_ready(hart.cycle),
             HartState::TxFull => hart.net.tx_check(0).is_ok(),
         }
     }
@@ -213,11 +219,22 @@ impl Node {
         let timer_enabled = hart.csr.mie & (1 << irq::MACHINE_TIMER) != 0;
         let timer = self.bus.clint.timer_cycle(h);
         let timer = (timer != u64::MAX).then_some(timer.max(hart.cycle));
-        match self.states[h] {
-            HartState::Running => Some(hart.cycle),
-            HartState::Wfi if timer_enabled => timer,
-            HartState::Poll { .. } if timer_enabled && hart.interrupts_enabled() => timer,
+        let timer_wakes = match self.states[h] {
+            HartState::Running => return Some(hart.cycle),
+            HartState::Wfi => timer_enabled,
+            HartState::Poll { .. } => timer_enabled && hart.interrupts_enabled(),
+            _ => false,
+        };
+        // A message already delivered but not yet arrived wakes a poller or
+        // a core stalled on netRX when it arrives.
+        let message = match self.states[h] {
+            HartState::Poll { .. } | HartState::RxEmpty => hart.net.next_rx_cycle(),
             _ => None,
+        };
+        let timer = if timer_wakes { timer } else { None };
+        match (timer, message) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -246,14 +263,12 @@ impl Node {
             if let Some((code, _)) = self.exit {
                 return Ok(RunEnd::Exited(code));
             }
-            // Wake harts whose condition became true (another hart's store to
-            // the CLINT, a message delivered to their RX FIFO).
-            let mut leader = u64::MAX;
-            for h in 0..self.harts.len() {
-                if self.states[h] == HartState::Running {
-                    leader = leader.min(self.harts[h].cycle);
-                }
-            }
+            let runnable = (0..self.harts.len())
+                .filter(|&h| self.states[h] == HartState::Running)
+                .min_by_key(|&h| self.harts[h].cycle);
+            let leader = runnable.map_or(u64::MAX, |h| self.harts[h].cycle);
+            // Wake sleepers whose condition holds now (another hart's store
+            // to the CLINT, a message delivered to their RX FIFO).
             for h in 0..self.harts.len() {
                 if self.states[h] != HartState::Running && self.can_wake(h) {
                     let at = if leader == u64::MAX {
@@ -264,35 +279,38 @@ impl Node {
                     self.advance(h, at);
                 }
             }
+            // The earliest future wake-up (a timer, a message arriving).
+            let next_wake = (0..self.harts.len())
+                .filter(|&h| self.states[h] != HartState::Running)
+                .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
+                .min();
             let runnable = (0..self.harts.len())
                 .filter(|&h| self.states[h] == HartState::Running)
                 .min_by_key(|&h| self.harts[h].cycle);
-            let Some(h) = runnable else {
-                // Everybody sleeps: jump to the earliest wake-up.
-                let next = (0..self.harts.len())
-                    .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
-                    .min();
-                match next {
-                    Some((c, h)) if c < limit => {
-                        self.advance(h, c);
-                        continue;
-                    }
-                    Some(_) => {
-                        self.idle_until(limit);
-                        return Ok(RunEnd::Limit);
-                    }
-                    None if limit != u64::MAX => {
-                        self.idle_until(limit);
-                        return Ok(RunEnd::Limit);
-                    }
-                    None => return Err(NodeError::Deadlock(self.describe_waits())),
+            let h = match (runnable, next_wake) {
+                (Some(h), Some((c, w))) if c <= self.harts[h].cycle && c < limit => {
+                    self.advance(w, c);
+                    continue;
                 }
+                (Some(h), _) => h,
+                (None, Some((c, w))) if c < limit => {
+                    self.advance(w, c);
+                    continue;
+                }
+                (None, _) if limit != u64::MAX => {
+                    self.idle_until(limit);
+                    return Ok(RunEnd::Limit);
+                }
+                (None, _) => return Err(NodeError::Deadlock(self.describe_waits())),
             };
             if self.harts[h].cycle >= limit {
                 self.idle_until(limit);
                 return Ok(RunEnd::Limit);
             }
             let mut end = limit;
+            if let Some((c, _)) = next_wake {
+                end = end.min(c);
+            }
             for o in 0..self.harts.len() {
                 if o != h && self.states[o] == HartState::Running {
                     end = end.min(self.harts[o].cycle.saturating_add(self.cfg.quantum_cycles));
@@ -307,8 +325,10 @@ impl Node {
                 None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, end),
                 Some(t) => self.harts[h].run_traced(&mut self.bus, &mut self.decode_cache, end, t),
             };
-            self.harts[h].net.outbox.clear();
-            self.collect_sent(h);
+            if !self.nic_attached {
+                self.harts[h].net.outbox.clear();
+                self.collect_sent(h);
+            }
             self.after_stop(h, stop)?;
         }
     }

@@ -47,7 +47,7 @@ fn loopback_echoes_messages_of_every_size() {
         let words = len.div_ceil(8);
         let mut msg = vec![header(len)];
         msg.extend((0..words).map(|i| i * 0x0101 + len));
-        node.harts[0].net.deliver(0, &msg).unwrap();
+        node.harts[0].net.deliver(0, &msg, 0).unwrap();
         let now = node.harts[0].cycle;
         assert_eq!(node.run(now + 20_000).unwrap(), RunEnd::Limit);
         let reply = node.sent.messages.pop_front().expect("a reply");
@@ -64,7 +64,7 @@ fn empty_netrx_stalls_until_a_word_arrives() {
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Limit);
     assert_eq!(node.states[0], HartState::RxEmpty);
     let stalled_at = node.harts[0].instret;
-    node.harts[0].net.deliver(0, &[42]).unwrap();
+    node.harts[0].net.deliver(0, &[42], 0).unwrap();
     assert_eq!(node.run(2_000_000).unwrap(), RunEnd::Exited(42));
     assert!(node.harts[0].instret > stalled_at);
 }
@@ -138,7 +138,7 @@ fn a_trapping_instruction_does_not_lose_its_netrx_word() {
     );
     let mut node = asm_node("nolose", &body, 1);
     assert_eq!(node.run(10_000).unwrap(), RunEnd::Limit);
-    node.harts[0].net.deliver(0, &[8]).unwrap();
+    node.harts[0].net.deliver(0, &[8], 0).unwrap();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(8));
 }
 
@@ -148,7 +148,7 @@ fn one_instruction_pops_once_and_pushes_once() {
     let body = format!("{REGISTER_CONTEXT_0}    li x31, 16\n    add x31, x30, x30\n    mv x31, x30\n    mv a0, x0\n{}", exit_with("a0"));
     let mut node = asm_node("popone", &body, 1);
     assert_eq!(node.run(10_000).unwrap(), RunEnd::Limit);
-    node.harts[0].net.deliver(0, &[5, 9]).unwrap();
+    node.harts[0].net.deliver(0, &[5, 9], 0).unwrap();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
     assert_eq!(node.sent.messages[0].words, vec![16, 10, 9]);
 }

@@ -54,7 +54,7 @@ fn prototype_style_loopback_runs_unmodified() {
     for len in [8u64, 64, 1024] {
         let mut msg = vec![(0x0a00_0002 << 32) | (9 << 16) | len];
         msg.extend((0..len / 8).map(|i| 0xabc0 + i));
-        node.harts[0].net.deliver(0, &msg).unwrap();
+        node.harts[0].net.deliver(0, &msg, 0).unwrap();
         let now = node.harts[0].cycle;
         assert_eq!(node.run(now + 50_000).unwrap(), RunEnd::Limit);
         let reply = node.sent.messages.pop_front().expect("reply");
