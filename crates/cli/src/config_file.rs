@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 use nanopu_node::NodeConfig;
+use nanopu_system::SystemConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -12,6 +13,8 @@ use std::path::Path;
 pub struct SimConfig {
     /// The nanoPU node: cores, memory hierarchy, timing.
     pub node: NodeConfig,
+    /// Around the node: the NIC and the link.
+    pub system: SystemConfig,
 }
 
 impl SimConfig {

@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a bare-metal RV64GC program on a nanoPU node.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Measure simulator speed (simulated MIPS, simulated cycles per host second).
     Bench(bench::BenchArgs),
     /// Print the effective configuration (defaults, or a file's values) as TOML.
@@ -40,7 +40,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Config { config } => config_file::load_or_default(config.as_deref()).map(|c| {
             print!("{}", c.to_toml());

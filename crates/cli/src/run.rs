@@ -3,6 +3,8 @@
 use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
 use nanopu_node::{Node, RunEnd};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::{Expect, LoadConfig, LoadMode, Pattern, Start, System, SystemEnd};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -28,9 +30,90 @@ pub struct RunArgs {
     /// Configuration file (TOML); see `nanopu config`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Drive the program with the built-in client through the nanoPU NIC
+    /// (see the load options); the run ends when every reply is in.
+    #[arg(long)]
+    pub load: bool,
+    #[command(flatten)]
+    pub load_opts: LoadOpts,
+    /// Write the frames on the node's link to this pcap file (with --load).
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
     /// Arguments passed to the program (argv[1..]) through HTIF.
     #[arg(last = true)]
     pub args: Vec<String>,
+}
+
+/// Options of the built-in client (used with --load).
+#[derive(clap::Args, Clone, Debug)]
+pub struct LoadOpts {
+    /// Payload bytes per request message.
+    #[arg(long, default_value_t = 8)]
+    pub msg_bytes: u16,
+    /// Requests to send.
+    #[arg(long, default_value_t = 1000)]
+    pub count: u64,
+    /// Leading requests left out of the statistics.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u64,
+    /// Closed loop: requests kept outstanding (the default mode, window 1).
+    #[arg(long, conflicts_with = "rate_mrps")]
+    pub window: Option<u32>,
+    /// Open loop: Poisson arrivals at this rate (million requests per second).
+    #[arg(long)]
+    pub rate_mrps: Option<f64>,
+    /// Destination context (layer-4 port) of the requests.
+    #[arg(long, default_value_t = 0)]
+    pub context: u16,
+    /// Request payload: counter, random or zeros.
+    #[arg(long, default_value = "counter")]
+    pub pattern: String,
+    /// What a correct reply is: echo, increment or any.
+    #[arg(long, default_value = "echo")]
+    pub expect: String,
+    /// Start at this simulated time (ns) instead of at the program's boot message.
+    #[arg(long)]
+    pub start_ns: Option<u64>,
+    /// Seed of arrivals and random payloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Give up after this much simulated time (ms).
+    #[arg(long, default_value_t = 1000)]
+    pub max_sim_ms: u64,
+}
+
+impl LoadOpts {
+    pub fn to_config(&self) -> Result<LoadConfig> {
+        let pattern = match self.pattern.as_str() {
+            "counter" => Pattern::Counter,
+            "random" => Pattern::Random,
+            "zeros" => Pattern::Zeros,
+            p => bail!("--pattern {p}: expected counter, random or zeros"),
+        };
+        let expect = match self.expect.as_str() {
+            "echo" => Expect::Echo,
+            "increment" => Expect::Increment,
+            "any" => Expect::Any,
+            e => bail!("--expect {e}: expected echo, increment or any"),
+        };
+        let mode = match (self.window, self.rate_mrps) {
+            (_, Some(rate_mrps)) => LoadMode::Open { rate_mrps },
+            (w, None) => LoadMode::Closed {
+                window: w.unwrap_or(1),
+            },
+        };
+        Ok(LoadConfig {
+            message_bytes: self.msg_bytes,
+            count: self.count,
+            warmup: self.warmup.min(self.count.saturating_sub(1)),
+            mode,
+            context: self.context,
+            pattern,
+            expect,
+            start: self.start_ns.map_or(Start::Boot, Start::AtNs),
+            seed: self.seed,
+        })
+    }
 }
 
 /// Runs the program; returns its exit code (clamped to 1..=255 when non-zero).
@@ -60,6 +143,9 @@ pub fn run(a: RunArgs) -> Result<u8> {
                 .with_context(|| format!("cannot create trace file {}", path.display()))?;
             Box::new(std::io::BufWriter::new(f))
         });
+    }
+    if a.load {
+        return run_with_load(node, &cfg, &a);
     }
     let limit = a.max_cycles.unwrap_or(u64::MAX);
     let start = Instant::now();
@@ -118,4 +204,78 @@ pub fn run(a: RunArgs) -> Result<u8> {
         0 => 0,
         c => c.clamp(1, 255) as u8,
     })
+}
+
+/// `nanopu run --load`: the program behind the NIC, driven by the client.
+fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -> Result<u8> {
+    let load = a.load_opts.to_config()?;
+    let mut sys = System::new(node, &cfg.system, Some(load))?;
+    if let Some(p) = &a.pcap {
+        sys.capture(p)?;
+    }
+    let until = SimTime::ZERO + SimDuration::from_ns(a.load_opts.max_sim_ms * 1_000_000);
+    let start = Instant::now();
+    let end = sys.run(until)?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let report = sys.load_report().expect("a client is attached");
+    let nic = sys.nic_stats().clone();
+    eprintln!(
+        "load: {} sent, {} replies ({} wrong, {} unexpected); response time at the node's wire: \
+         p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s \
+         ({:.3} host s)",
+        report.sent,
+        report.received,
+        report.wrong_replies,
+        report.unexpected_replies,
+        report.p50_ns,
+        report.p90_ns,
+        report.p99_ns,
+        report.p999_ns,
+        report.max_ns,
+        report.throughput_mrps,
+        report.throughput_gbps,
+        wall_s
+    );
+    if let Some(path) = &a.stats_json {
+        let stats = json!({
+            "end": format!("{end:?}"),
+            "load": report,
+            "nic": nic,
+            "delivery_failures": sys.delivery_failures,
+            "late_events": sys.late_events(),
+            "booted_at_ns": sys.booted_at.map(|t| t.as_ns()),
+            "instret": sys.node.instret(),
+            "wall_s": wall_s,
+            "config": cfg,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&stats)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    match end {
+        SystemEnd::ClientDone => {}
+        SystemEnd::Exited(code) => bail!(
+            "the program exited with code {code} after {} of {} replies",
+            report.received,
+            report.sent
+        ),
+        SystemEnd::TimeLimit => bail!(
+            "only {} of {} replies arrived within {} ms of simulated time{}",
+            report.received,
+            a.load_opts.count,
+            a.load_opts.max_sim_ms,
+            if sys.booted_at.is_none() {
+                " (the program never sent its boot message; use --start-ns to start without it)"
+            } else {
+                ""
+            }
+        ),
+    }
+    if let Some(e) = report.first_error {
+        eprintln!(
+            "error: {} of {} replies were wrong; first: {e}",
+            report.wrong_replies, report.received
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }

@@ -14,10 +14,8 @@ enum AfterWrite {
     /// Flush and re-check interrupts (Rocket flushes after CSR writes with
     /// side effects; an interrupt may have become enabled).
     Flush,
-}
-
-fn is_lnic(csr: u16) -> bool {
-    (num::LMSGSRDY..=num::LIDLECYCLES).contains(&csr)
+    /// Flush, and return to the node: the NIC has a command to take.
+    FlushAndYield,
 }
 
 impl Hart {
@@ -50,6 +48,10 @@ impl Hart {
         match after {
             AfterWrite::Continue => Ok(()),
             AfterWrite::Flush => Err(Event::CheckInterrupts),
+            AfterWrite::FlushAndYield => {
+                self.cycle += self.pipeline.flush_cycles as u64;
+                Err(Event::Stop(crate::hart::Stop::Yield))
+            }
         }
     }
 
@@ -131,7 +133,9 @@ impl Hart {
 
     fn csr_write(&mut self, csr: u16, v: u64) -> Result<AfterWrite, Event> {
         let c = &mut self.csr;
-        let mut after = if is_lnic(csr) || csr <= num::FCSR {
+        // Rocket's CSRFile flushes the pipeline after every CSR write but to
+        // the trap-scratch registers (`decode.write_flush`).
+        let mut after = if (num::MSCRATCH..=num::MTVAL).contains(&csr) {
             AfterWrite::Continue
         } else {
             AfterWrite::Flush
@@ -149,20 +153,22 @@ impl Hart {
                 // Bit 1 (remove a context) is unimplemented on the prototype
                 // and ignored here too; bit 2 (restart the message timer)
                 // belongs to the thread scheduler.
-                if v & 1 != 0 && !self.net.register_current(self.cycle) {
-                    return Err(Event::Trap(Trap::new(
-                        Exception::NetContextTableFull,
-                        self.net.current_context as u64,
-                    )));
+                if v & 1 != 0 {
+                    if !self.net.register_current(self.cycle) {
+                        return Err(Event::Trap(Trap::new(
+                            Exception::NetContextTableFull,
+                            self.net.current_context as u64,
+                        )));
+                    }
+                    after = AfterWrite::FlushAndYield;
                 }
                 self.effects += 1;
             }
-            num::LNICUCMD => {
-                self.net.user_command(v, self.cycle);
-                if v & !2 != 0 {
-                    self.effects += 1;
-                }
+            num::LNICUCMD if self.net.user_command(v, self.cycle) => {
+                self.effects += 1;
+                after = AfterWrite::FlushAndYield;
             }
+            num::LNICUCMD => {}
             num::LMSGCYCLES => self.net.lmsgcycles = v,
             num::LIDLECYCLES => self.net.lidlecycles = v,
             num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {}
@@ -191,7 +197,7 @@ impl Hart {
             }
             num::MCYCLE => self.mcycle_offset = v.wrapping_sub(self.cycle),
             num::MINSTRET => self.minstret_offset = v.wrapping_sub(self.instret + 1),
-            _ => after = AfterWrite::Continue, // WARL registers that read as zero
+            _ => {} // WARL registers that read as zero
         }
         if csr <= num::FCSR {
             self.csr.mstatus |= mstatus::FS;

@@ -45,8 +45,9 @@ pub enum Stop {
     RxEmpty,
     /// Writing netTX with a full TX FIFO: stalled until the NIC drains it.
     TxFull,
-    /// The bus asked the hart to return to the node after the instruction
-    /// (HTIF served a request, a CLINT register changed).
+    /// The hart must return to the node after the instruction: HTIF
+    /// served a request, a CLINT register changed, or the NIC has something
+    /// to take (a complete message or a command).
     Yield,
     /// A trap the guest cannot handle.
     Fault(GuestFault),
@@ -300,11 +301,17 @@ impl Hart {
         }
         let pc = self.pc;
         let result = self.execute(&d.inst, bus);
+        let mut yield_after = false;
         if (rx || tx) && result.is_ok() {
             if tx {
                 let word = self.x[31];
                 match self.net.tx_check(word) {
-                    Ok(()) => self.net.tx_commit(word, self.cycle),
+                    Ok(()) => {
+                        if self.net.tx_commit(word, self.cycle) {
+                            // A whole message for the NIC: let the node hand it over.
+                            yield_after = true;
+                        }
+                    }
                     Err(TxError::Full) => unreachable!("checked before execution"),
                     Err(TxError::TooLarge) => {
                         self.pc = pc;
@@ -322,6 +329,9 @@ impl Hart {
         }
         if d.flags & SELF_LOOP != 0 && result.is_ok() && self.pc == pc {
             return Err(Event::LoopBack);
+        }
+        if yield_after && result.is_ok() {
+            return Err(Event::Stop(Stop::Yield));
         }
         result
     }

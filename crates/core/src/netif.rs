@@ -68,8 +68,6 @@ pub enum CoreToNic {
     },
     /// `lnicucmd` bit 0: the running context finished a message.
     MessageDone { context: u16, cycle: u64 },
-    /// `lnicucmd` bit 1: the running context is idle.
-    Idle { context: u16, cycle: u64 },
 }
 
 /// A transmit FIFO and the framing state of the message being written.
@@ -246,21 +244,15 @@ impl NetIf {
         true
     }
 
-    /// `lnicucmd` write at core cycle `cycle`.
-    pub fn user_command(&mut self, value: u64, cycle: u64) {
+    /// `lnicucmd` write at core cycle `cycle`. Returns whether the NIC was told.
+    pub fn user_command(&mut self, value: u64, cycle: u64) -> bool {
         let context = self.current_context;
         if value & 1 != 0 {
             self.outbox
                 .push_back(CoreToNic::MessageDone { context, cycle });
         }
-        if value & 2 != 0 {
-            // Repeated idle writes (lnic_wait's poll loop) are one state, not
-            // a stream of events.
-            let repeated = matches!(self.outbox.back(), Some(CoreToNic::Idle { context: c, .. }) if *c == context);
-            if !repeated {
-                self.outbox.push_back(CoreToNic::Idle { context, cycle });
-            }
-        }
+        // Bit 1 (idle) concerns the core's thread scheduler, not the NIC.
+        value & 1 != 0
     }
 
     /// Whether the running context is registered, so that x30 is netRX.
@@ -326,7 +318,8 @@ impl NetIf {
 
     /// Pushes a word already accepted by [`tx_check`](Self::tx_check), at
     /// core cycle `cycle`.
-    pub fn tx_commit(&mut self, word: u64, cycle: u64) {
+    /// Returns whether the word completed a message.
+    pub fn tx_commit(&mut self, word: u64, cycle: u64) -> bool {
         let context = self.current_context;
         let tx = match self.running {
             Some(i) => &mut self.slots[i].tx,
@@ -336,6 +329,7 @@ impl NetIf {
         if tx.remaining == 0 {
             self.tx_messages += 1;
         }
+        tx.remaining == 0
     }
 
     /// NIC side: delivers a whole message (header first) to `context`,
@@ -360,6 +354,11 @@ impl NetIf {
             .chain(std::iter::once(&mut self.unbound_tx))
             .find_map(|tx| tx.take(out))
             .map(|(context, cycle)| TxMessage { context, cycle })
+    }
+
+    /// Whether the NIC has something to take: a complete message or a command.
+    pub fn has_output(&self) -> bool {
+        !self.outbox.is_empty() || self.tx_pending()
     }
 
     /// Whether any TX FIFO holds a complete message.

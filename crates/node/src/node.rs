@@ -238,6 +238,31 @@ impl Node {
         }
     }
 
+    /// The cycle of the running hart furthest behind, if any hart runs.
+    pub fn lead_cycle(&self) -> Option<u64> {
+        (0..self.harts.len())
+            .filter(|&h| self.states[h] == HartState::Running)
+            .map(|h| self.harts[h].cycle)
+            .min()
+    }
+
+    /// The earliest cycle at which any hart may still do something: the
+    /// running harts' positions and the sleepers' wake-ups.
+    pub fn output_horizon(&self) -> Option<u64> {
+        match (self.lead_cycle(), self.next_wake_cycle()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The earliest cycle at which a sleeping hart may wake, if any can.
+    pub fn next_wake_cycle(&self) -> Option<u64> {
+        (0..self.harts.len())
+            .filter(|&h| self.states[h] != HartState::Running)
+            .filter_map(|h| self.wake_cycle(h))
+            .min()
+    }
+
     /// Advances sleeping hart `h` to cycle `to` (not past it) and marks it running.
     fn advance(&mut self, h: usize, to: u64) {
         let hart = &mut self.harts[h];
@@ -330,6 +355,10 @@ impl Node {
                 self.collect_sent(h);
             }
             self.after_stop(h, stop)?;
+            if self.nic_attached && self.harts[h].net.has_output() {
+                // The NIC must see this before time moves on.
+                return Ok(RunEnd::Limit);
+            }
         }
     }
 

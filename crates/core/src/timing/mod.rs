@@ -72,10 +72,16 @@ pub struct CoreTimingConfig {
     /// redirect).
     pub branch_mispredict_cycles: u32,
     /// Cycles lost when the pipeline is flushed and refetched: taking a trap,
-    /// `mret`, `fence.i`, and CSR writes other than the FP and LNIC CSRs
-    /// (Rocket flushes after CSR writes with side effects). Same mechanism
-    /// as a mispredict.
+    /// `mret`, `fence.i`, and CSR writes. Rocket flushes after every CSR
+    /// write except to mscratch, mepc, mcause and mtval (CSRFile
+    /// `decode.write_flush`); the nanoPU's LNIC CSRs are CSRs of that file.
+    /// Same mechanism as a mispredict.
     pub pipeline_flush_cycles: u32,
+    /// Cycles from a CSR read until a dependent instruction can issue:
+    /// Rocket accesses the CSR file in the writeback stage and cannot
+    /// bypass its result from execute or memory (RocketCore
+    /// `mem_cannot_bypass`), like a load.
+    pub csr_read_cycles: u32,
     /// Entries of the bimodal branch history table. Source: Rocket
     /// `BHTParams(nEntries = 512)`.
     pub bht_entries: u32,
@@ -112,6 +118,7 @@ impl Default for CoreTimingConfig {
             fp_div_d_cycles: 56,
             branch_mispredict_cycles: 3,
             pipeline_flush_cycles: 3,
+            csr_read_cycles: 3,
             bht_entries: 512,
             ras_entries: 6,
             btb_entries: 32,
@@ -224,6 +231,7 @@ impl Latencies {
         l[Class::Load as usize] = c.load_to_use_cycles;
         l[Class::FpLoad as usize] = c.load_to_use_cycles;
         l[Class::Amo as usize] = c.load_to_use_cycles;
+        l[Class::Csr as usize] = c.csr_read_cycles;
         l[Class::Mul as usize] = c.mul_cycles;
         l[Class::MulW as usize] = c.mulw_cycles;
         l[Class::Div as usize] = c.div_cycles;

@@ -1,0 +1,107 @@
+//! Parameters of the nanoPU NIC. Each default names its source; where the
+//! papers give no number, the doc comment says so and what was assumed.
+
+use nanopu_sim::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// Per-stage latencies and sizes of the NIC fast path (nanoPU Fig. 1 and 2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// Link rate. Source: nanoPU §3 ("200Gb/s links"), `nanopu-abi.md`.
+    pub link_gbps: u64,
+    /// Payload bytes per packet. Source: `nanopu-abi.md` (1 KB MTU payload;
+    /// a 2 KB message is two packets).
+    pub mtu_payload_bytes: u32,
+    /// Largest message the NIC accepts. Source: nanoPU §3.2 (2 KB on the
+    /// evaluated build; configurable, 38-packet messages were tried).
+    pub max_message_bytes: u32,
+    /// Ethernet MAC and serial I/O, receive side. Source: nanoPU §5.2.1 and
+    /// footnote 10: 69 ns wire-to-wire minus 17 ns through the fast path
+    /// leaves 52 ns of MAC and serial I/O, "real values measured on a 100GE
+    /// switch"; split equally between receive and transmit (an assumption).
+    pub mac_serial_rx_ps: u64,
+    /// Ethernet MAC and serial I/O, transmit side (see `mac_serial_rx_ps`).
+    pub mac_serial_tx_ps: u64,
+    /// Ingress pipeline: header checks, the layer-4 port match, the
+    /// transport's ingress processing. Source: NanoTransport Table 1, NDP
+    /// ingress (5 ns).
+    pub ingress_ps: u64,
+    /// Reassembly into the message buffer. Source: NanoTransport Table 1 (0.94 ns).
+    pub reassembly_ps: u64,
+    /// Extra receive-side latency of the transport stand-in. The programmable
+    /// transport (NanoTransport) replaces it; its ingress cost is already in
+    /// `ingress_ps`, so 0.
+    pub transport_rx_ps: u64,
+    /// Global RX queue and core selection to the core's local RX FIFO.
+    /// Assumption: one NIC clock (3.2 GHz); the papers give no figure.
+    pub core_dispatch_ps: u64,
+    /// Core's local TX FIFO to the NIC's global TX queue. Assumption: one
+    /// NIC clock; the papers give no figure.
+    pub tx_queue_ps: u64,
+    /// Packetization (message buffer to packets). Source: NanoTransport
+    /// Table 1 (2.81 ns).
+    pub packetize_ps: u64,
+    /// Egress pipeline. Source: NanoTransport Table 1, NDP egress (0.31 ns).
+    pub egress_ps: u64,
+    /// JBSQ bound: messages of one application a core may hold. Source:
+    /// nanoPU §2.3 and §3.3 (JBSQ(2)).
+    pub jbsq_depth: u32,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            link_gbps: 200,
+            mtu_payload_bytes: 1024,
+            max_message_bytes: 2048,
+            mac_serial_rx_ps: 26_000,
+            mac_serial_tx_ps: 26_000,
+            ingress_ps: 5_000,
+            reassembly_ps: 940,
+            transport_rx_ps: 0,
+            core_dispatch_ps: 312,
+            tx_queue_ps: 312,
+            packetize_ps: 2_810,
+            egress_ps: 310,
+            jbsq_depth: 2,
+        }
+    }
+}
+
+impl NicConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.link_gbps == 0 {
+            return Err("link_gbps must be positive".into());
+        }
+        if self.mtu_payload_bytes == 0
+            || !self.mtu_payload_bytes.is_multiple_of(8)
+            || self.mtu_payload_bytes > 9000
+        {
+            return Err(format!(
+                "mtu_payload_bytes = {}: must be a positive multiple of 8, at most 9000",
+                self.mtu_payload_bytes
+            ));
+        }
+        if self.max_message_bytes == 0 || self.max_message_bytes > 65535 {
+            return Err(format!(
+                "max_message_bytes = {}: must be between 1 and 65535 (16-bit length field)",
+                self.max_message_bytes
+            ));
+        }
+        if self.jbsq_depth == 0 {
+            return Err("jbsq_depth must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    pub fn d(ps: u64) -> SimDuration {
+        SimDuration::from_ps(ps)
+    }
+
+    /// Packets needed for a message of `len` bytes (a zero-length message
+    /// still takes one packet).
+    pub fn packets_for(&self, len: u32) -> u32 {
+        len.div_ceil(self.mtu_payload_bytes).max(1)
+    }
+}

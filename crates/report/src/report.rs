@@ -1,0 +1,318 @@
+//! `report.md` and `summary.json` for the whole reproduction.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::num::{fmt_num, fmt_ratio};
+use crate::{published, write_json, ExperimentResult, ReportError, Target, PUBLISHED};
+
+/// The marker of a result more than 2x away from the paper (or with no value).
+const OFF: &str = "⚠ off by more than 2x";
+const NO_VALUE: &str = "⚠ no comparable value";
+
+/// Writes every result's files (as [`ExperimentResult::write`]), then
+/// `report.md` and `summary.json`, into `dir`.
+///
+/// `config_toml` is the effective configuration (`nanopu config`), shown at
+/// the end of the report; `command` is the command line that produced the
+/// results, without dates or host paths, so that two runs give the same report
+/// apart from wall times.
+///
+/// Fails, before writing anything, if two experiments share an id, two
+/// figures a name, or two targets a key.
+pub fn write_report(
+    dir: &Path,
+    results: &[ExperimentResult],
+    config_toml: &str,
+    command: &str,
+) -> Result<(), ReportError> {
+    let summary = summary(results)?;
+    check_unique(results)?;
+    for r in results {
+        r.write(dir)?;
+    }
+    write_json(&dir.join("summary.json"), &summary)?;
+    let md = markdown(results, config_toml, command);
+    let path = dir.join("report.md");
+    fs::write(&path, md).map_err(|e| ReportError::write(&path, e))
+}
+
+/// One `summary.json` entry.
+#[derive(Serialize)]
+struct SummaryEntry<'a> {
+    measured: f64,
+    unit: &'a str,
+    published: f64,
+    ratio: Option<f64>,
+}
+
+fn summary(results: &[ExperimentResult]) -> Result<BTreeMap<&str, SummaryEntry<'_>>, ReportError> {
+    let mut out = BTreeMap::new();
+    let mut owner: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in results {
+        for t in &r.targets {
+            if let Some(first) = owner.insert(&t.key, &r.id) {
+                return Err(ReportError::Duplicate {
+                    what: "summary.json key",
+                    name: t.key.clone(),
+                    first: first.into(),
+                    second: r.id.clone(),
+                });
+            }
+            let entry = SummaryEntry {
+                measured: t.measured,
+                unit: &t.unit,
+                published: t.published,
+                ratio: t.ratio(),
+            };
+            out.insert(t.key.as_str(), entry);
+        }
+    }
+    Ok(out)
+}
+
+fn check_unique(results: &[ExperimentResult]) -> Result<(), ReportError> {
+    let mut ids: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut figures: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in results {
+        if r.id == "summary" {
+            return Err(ReportError::InvalidName {
+                what: "experiment",
+                name: r.id.clone(),
+                reason: "ID.json would overwrite summary.json",
+            });
+        }
+        if ids.insert(&r.id, &r.id).is_some() {
+            return Err(ReportError::Duplicate {
+                what: "experiment",
+                name: r.id.clone(),
+                first: r.id.clone(),
+                second: r.id.clone(),
+            });
+        }
+        for f in &r.figures {
+            // A figure named like an experiment's JSON or the summary would
+            // be overwritten too, but those have a different extension.
+            if let Some(first) = figures.insert(&f.name, &r.id) {
+                return Err(ReportError::Duplicate {
+                    what: "figure",
+                    name: f.name.clone(),
+                    first: first.into(),
+                    second: r.id.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Text for a markdown table cell: no line breaks, `|` escaped.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+/// The `measured/published` cell, with the marker when off.
+fn ratio_cell(t: &Target) -> String {
+    match t.ratio() {
+        None => NO_VALUE.to_string(),
+        r if !t.within_2x() => format!("{} {OFF}", fmt_ratio(r)),
+        r => fmt_ratio(r),
+    }
+}
+
+/// The note cell, prefixed with disagreements with targets.md.
+fn note_cell(t: &Target) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = published(&t.key) {
+        if p.unit != t.unit {
+            parts.push(format!("⚠ targets.md gives this in {}", p.unit));
+        }
+        if p.value != t.published {
+            parts.push(format!("⚠ targets.md publishes {}", fmt_num(p.value)));
+        }
+    }
+    if !t.note.is_empty() {
+        parts.push(t.note.clone());
+    }
+    cell(&parts.join("; "))
+}
+
+/// Ends `md` with exactly one blank line.
+fn blank_line(md: &mut String) {
+    md.truncate(md.trim_end_matches('\n').len());
+    md.push_str("\n\n");
+}
+
+fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> String {
+    let mut md = String::new();
+    let targets: Vec<(&ExperimentResult, &Target)> = results
+        .iter()
+        .flat_map(|r| r.targets.iter().map(move |t| (r, t)))
+        .collect();
+    let off: Vec<_> = targets.iter().filter(|(_, t)| !t.within_2x()).collect();
+    let missing: Vec<_> = PUBLISHED
+        .iter()
+        .filter(|p| !targets.iter().any(|(_, t)| t.key == p.key))
+        .collect();
+
+    md.push_str("# nanoPU reproduction report\n\n");
+    md.push_str("Produced by:\n\n```sh\n");
+    md.push_str(command.trim());
+    md.push_str("\n```\n\n## Summary\n\n");
+    let _ = writeln!(
+        md,
+        "{} results compared with the papers: {} within 2x of the published value, {} not.",
+        targets.len(),
+        targets.len() - off.len(),
+        off.len()
+    );
+    if !off.is_empty() {
+        md.push_str("\nOff by more than 2x, or with no measured value (⚠):\n\n");
+        for (r, t) in &off {
+            if !t.measured.is_finite() {
+                let _ = writeln!(
+                    md,
+                    "- `{}` ({}): not measured ({}), published {} {}",
+                    t.key,
+                    r.id,
+                    fmt_num(t.measured),
+                    fmt_num(t.published),
+                    t.unit
+                );
+                continue;
+            }
+            let _ = writeln!(
+                md,
+                "- `{}` ({}): measured {} {}, published {} {} — ratio {}",
+                t.key,
+                r.id,
+                fmt_num(t.measured),
+                t.unit,
+                fmt_num(t.published),
+                t.unit,
+                fmt_ratio(t.ratio())
+            );
+        }
+    }
+    if !missing.is_empty() {
+        md.push_str("\nFixed keys of targets.md that no experiment measured:\n\n");
+        for p in &missing {
+            let _ = writeln!(
+                md,
+                "- `{}`: {} (published {} {})",
+                p.key,
+                p.meaning,
+                fmt_num(p.value),
+                p.unit
+            );
+        }
+    }
+
+    for r in results {
+        blank_line(&mut md);
+        let _ = write!(md, "## {}\n\n`{}`", r.title.trim(), r.id);
+        let _ = writeln!(md, ", {} s wall-clock\n", fmt_num(r.wall_s));
+        if !r.description.trim().is_empty() {
+            md.push_str(r.description.trim());
+            md.push_str("\n\n");
+        }
+        if !r.targets.is_empty() {
+            md.push_str("| result | measured | published | unit | measured/published | note |\n");
+            md.push_str("|---|---:|---:|---|---|---|\n");
+            for t in &r.targets {
+                let _ = writeln!(
+                    md,
+                    "| `{}` | {} | {} | {} | {} | {} |",
+                    cell(&t.key),
+                    fmt_num(t.measured),
+                    fmt_num(t.published),
+                    cell(&t.unit),
+                    ratio_cell(t),
+                    note_cell(t)
+                );
+            }
+            md.push('\n');
+        }
+        for f in &r.figures {
+            let alt = f.title.replace(['[', ']'], "").replace('\n', " ");
+            let _ = write!(md, "![{alt}]({0}.svg)\n\nData: [{0}.csv]({0}.csv)", f.name);
+            match f.points_not_drawn() {
+                0 => md.push_str("\n\n"),
+                n => {
+                    let _ = write!(
+                        md,
+                        " ({n} point{} not drawn: NaN or infinite, or ≤ 0 on a log axis)\n\n",
+                        if n == 1 { "" } else { "s" }
+                    );
+                }
+            }
+        }
+        if !r.notes.is_empty() {
+            md.push_str("Notes:\n\n");
+            for n in &r.notes {
+                let _ = writeln!(md, "- {}", n.trim().replace('\n', "\n  "));
+            }
+        }
+    }
+
+    blank_line(&mut md);
+    md.push_str("## Configuration\n\n```toml\n");
+    md.push_str(config_toml.trim_end());
+    md.push_str("\n```\n");
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(key: &str, measured: f64, published: f64) -> Target {
+        Target {
+            key: key.into(),
+            measured,
+            unit: "ns".into(),
+            published,
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn cells_mark_misses() {
+        assert_eq!(ratio_cell(&target("a", 100.0, 69.0)), "1.45");
+        assert_eq!(ratio_cell(&target("a", 300.0, 69.0)), format!("4.35 {OFF}"));
+        assert_eq!(ratio_cell(&target("a", 10.0, 69.0)), format!("0.14 {OFF}"));
+        assert_eq!(ratio_cell(&target("a", f64::NAN, 69.0)), NO_VALUE);
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn notes_flag_disagreement_with_targets_md() {
+        let mut t = target("w2w-8B", 70.0, 70.0);
+        t.unit = "us".into();
+        t.note = "MAC modelled as 0 cycles".into();
+        let n = note_cell(&t);
+        assert!(n.contains("⚠ targets.md gives this in ns"), "{n}");
+        assert!(n.contains("⚠ targets.md publishes 69"), "{n}");
+        assert!(n.ends_with("MAC modelled as 0 cycles"), "{n}");
+        assert_eq!(note_cell(&target("w2w-8B", 1.0, 69.0)), "");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let r = |id: &str| ExperimentResult {
+            id: id.into(),
+            targets: vec![target("k", 1.0, 1.0)],
+            ..Default::default()
+        };
+        let err = summary(&[r("one"), r("two")]).err().unwrap();
+        assert!(
+            err.to_string()
+                .contains("\"k\" appears twice (in one and in two)"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,437 @@
+//! The built-in client: a load generator attached to a node's wire.
+//!
+//! It sends request messages to one context of the node, open-loop
+//! (Poisson arrivals at a rate) or closed-loop (a window of outstanding
+//! requests), checks that each reply echoes or transforms its request as
+//! the program under test should, and records response times at the node's
+//! wire: from the first bit of a request entering the node to the last bit
+//! of its reply leaving it.
+
+use hdrhistogram::Histogram;
+use nanopu_nic::frames;
+use nanopu_nic::reassembly::Reassembly;
+use nanopu_nic::{Message, PacketInfo};
+use nanopu_sim::{SimDuration, SimTime};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How requests are paced.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadMode {
+    /// Keep `window` requests outstanding.
+    Closed { window: u32 },
+    /// Poisson arrivals at `rate_mrps` million requests per second.
+    Open { rate_mrps: f64 },
+}
+
+/// What a request's payload words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Word 0 is the request number, word i is `(number << 16) | i`.
+    Counter,
+    /// Word 0 is the request number, the rest random.
+    Random,
+    /// All zero (replies are then matched in order).
+    Zeros,
+}
+
+/// What a correct reply is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// The same payload (loopback).
+    Echo,
+    /// Every word plus one (loopback-increment).
+    Increment,
+    /// Anything; replies are matched to requests in order.
+    Any,
+}
+
+/// When the client starts sending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Start {
+    /// When the program sends its boot message (a message to 0.0.0.0,
+    /// `nanopu-abi.md`).
+    Boot,
+    /// At this simulated time, in nanoseconds.
+    AtNs(u64),
+}
+
+/// The client's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadConfig {
+    /// Payload bytes per request (the header's length field).
+    pub message_bytes: u16,
+    /// Requests to send in all.
+    pub count: u64,
+    /// Leading requests left out of the statistics.
+    pub warmup: u64,
+    pub mode: LoadMode,
+    /// Destination context (layer-4 port) on the node.
+    pub context: u16,
+    pub pattern: Pattern,
+    pub expect: Expect,
+    pub start: Start,
+    /// Seed of the arrival process and of random payloads.
+    pub seed: u64,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            message_bytes: 8,
+            count: 1000,
+            warmup: 10,
+            mode: LoadMode::Closed { window: 1 },
+            context: 0,
+            pattern: Pattern::Counter,
+            expect: Expect::Echo,
+            start: Start::Boot,
+            seed: 1,
+        }
+    }
+}
+
+impl LoadConfig {
+    pub fn validate(&self, max_message_bytes: u32) -> Result<(), String> {
+        if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
+            return Err(format!(
+                "message size {} B: at least 8 bytes are needed to number requests (or use the zeros pattern)",
+                self.message_bytes
+            ));
+        }
+        if self.message_bytes as u32 > max_message_bytes {
+            return Err(format!(
+                "message size {} B exceeds the NIC's maximum message size {max_message_bytes} B",
+                self.message_bytes
+            ));
+        }
+        if self.count == 0 {
+            return Err("the request count must be at least 1".into());
+        }
+        match self.mode {
+            LoadMode::Closed { window: 0 } => Err("the window must be at least 1".into()),
+            LoadMode::Open { rate_mrps } if !(rate_mrps > 0.0 && rate_mrps.is_finite()) => {
+                Err(format!("rate {rate_mrps} Mrps: must be positive"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+struct Outstanding {
+    seq: u64,
+    sent: SimTime,
+    expected: Vec<u64>,
+}
+
+/// What the client measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LoadReport {
+    pub sent: u64,
+    pub received: u64,
+    /// Replies whose payload was not what the program should answer.
+    pub wrong_replies: u64,
+    /// Replies that matched no outstanding request.
+    pub unexpected_replies: u64,
+    /// The first wrong reply, described.
+    pub first_error: Option<String>,
+    /// Response time at the node's wire, in ns (after the warm-up).
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub p999_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    pub mean_ns: f64,
+    /// Replies per second over the measured interval, in millions.
+    pub throughput_mrps: f64,
+    /// Reply payload throughput including packet headers, Gb/s.
+    pub throughput_gbps: f64,
+    /// Simulated time from the first measured request to the last reply, ns.
+    pub measured_ns: f64,
+}
+
+/// The load generator.
+pub struct Client {
+    pub cfg: LoadConfig,
+    pub ip: u32,
+    pub context: u16,
+    server_ip: u32,
+    mtu_payload: u32,
+    rng: ChaCha8Rng,
+    next_seq: u64,
+    next_msg_id: u16,
+    started: bool,
+    outstanding: BTreeMap<u64, Outstanding>,
+    in_order: VecDeque<u64>,
+    reassembly: Reassembly,
+    latencies: Histogram<u64>,
+    /// Link propagation delay, subtracted to measure at the node's wire.
+    propagation: SimDuration,
+    first_measured_send: Option<SimTime>,
+    last_reply: SimTime,
+    measured_replies: u64,
+    /// Frame bits of measured replies (for Gb/s).
+    measured_bits: u64,
+    reply_frame_bytes: u64,
+    pub report: LoadReport,
+}
+
+/// What the client wants done.
+pub enum ClientAction {
+    /// Put `frame` on the link towards the node, ready at `ready`.
+    Send { frame: Vec<u8>, ready: SimTime },
+    /// Call [`Client::tick`] again at `at` (the next open-loop arrival).
+    Wake { at: SimTime },
+}
+
+impl Client {
+    pub fn new(
+        cfg: LoadConfig,
+        ip: u32,
+        server_ip: u32,
+        mtu_payload: u32,
+        propagation: SimDuration,
+    ) -> Client {
+        Client {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            cfg,
+            ip,
+            context: 1,
+            server_ip,
+            mtu_payload,
+            next_seq: 0,
+            next_msg_id: 0,
+            started: false,
+            outstanding: BTreeMap::new(),
+            in_order: VecDeque::new(),
+            reassembly: Reassembly::default(),
+            // Picoseconds, up to 10 s, 3 significant digits.
+            latencies: Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("valid bounds"),
+            propagation,
+            first_measured_send: None,
+            last_reply: SimTime::ZERO,
+            measured_replies: 0,
+            measured_bits: 0,
+            reply_frame_bytes: 0,
+            report: LoadReport::default(),
+        }
+    }
+
+    /// Whether every request has been answered.
+    pub fn done(&self) -> bool {
+        self.report.received + self.report.unexpected_replies >= self.cfg.count
+            && self.next_seq >= self.cfg.count
+            && self.outstanding.is_empty()
+    }
+
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Starts sending at `now`.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        match self.cfg.mode {
+            LoadMode::Closed { window } => {
+                for _ in 0..window {
+                    self.send_next(now, out);
+                }
+            }
+            LoadMode::Open { .. } => self.tick(now, out),
+        }
+    }
+
+    /// An open-loop arrival at `now`.
+    pub fn tick(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+        if let LoadMode::Open { rate_mrps } = self.cfg.mode {
+            self.send_next(now, out);
+            if self.next_seq < self.cfg.count {
+                // Exponential inter-arrival times, in femtoseconds.
+                let exp = Exp::new(rate_mrps * 1e6 / 1e15).expect("positive rate");
+                let gap = exp.sample(&mut self.rng).round() as u64;
+                out.push(ClientAction::Wake {
+                    at: now + SimDuration::from_fs(gap.max(1)),
+                });
+            }
+        }
+    }
+
+    fn payload(&mut self, seq: u64) -> Vec<u64> {
+        let words = (self.cfg.message_bytes as usize).div_ceil(8);
+        let mut p: Vec<u64> = match self.cfg.pattern {
+            Pattern::Counter => (0..words as u64).map(|i| (seq << 16) | i).collect(),
+            Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
+            Pattern::Zeros => vec![0; words],
+        };
+        if self.cfg.pattern != Pattern::Zeros {
+            p[0] = seq;
+        }
+        // Bytes beyond the length are not sent: keep the expected words equal.
+        let tail = self.cfg.message_bytes as usize % 8;
+        if tail != 0 {
+            let last = p.len() - 1;
+            p[last] &= (1u64 << (8 * tail)) - 1;
+        }
+        p
+    }
+
+    fn send_next(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+        if self.next_seq >= self.cfg.count {
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let payload = self.payload(seq);
+        let expected = match self.cfg.expect {
+            Expect::Echo => payload.clone(),
+            Expect::Increment => payload.iter().map(|w| w.wrapping_add(1)).collect(),
+            Expect::Any => Vec::new(),
+        };
+        let key = if self.cfg.pattern == Pattern::Zeros || self.cfg.expect == Expect::Any {
+            self.in_order.push_back(seq);
+            seq
+        } else {
+            expected[0]
+        };
+        self.outstanding.insert(
+            key,
+            Outstanding {
+                seq,
+                sent: now,
+                expected,
+            },
+        );
+        if seq == self.cfg.warmup {
+            self.first_measured_send = Some(now);
+        }
+        self.report.sent += 1;
+        let id = self.next_msg_id;
+        self.next_msg_id = self.next_msg_id.wrapping_add(1);
+        let len = self.cfg.message_bytes;
+        let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes = &bytes[..len as usize];
+        let mtu = self.mtu_payload as usize;
+        let packets = (len as usize).div_ceil(mtu).max(1);
+        for p in 0..packets {
+            let chunk = &bytes[(p * mtu).min(bytes.len())..((p + 1) * mtu).min(bytes.len())];
+            let info = PacketInfo {
+                src_ip: self.ip,
+                dst_ip: self.server_ip,
+                src_context: self.context,
+                dst_context: self.cfg.context,
+                msg_len: len,
+                pkt_offset: p as u16,
+                tx_msg_id: id,
+            };
+            out.push(ClientAction::Send {
+                frame: frames::encode(&info, chunk),
+                ready: now,
+            });
+        }
+    }
+
+    /// A frame from the node; `last_bit_in` is when its last bit arrived.
+    /// Returns true if it was the program's boot message.
+    pub fn frame_in(
+        &mut self,
+        frame: &[u8],
+        last_bit_in: SimTime,
+        out: &mut Vec<ClientAction>,
+    ) -> bool {
+        let Ok((info, payload)) = frames::decode(frame) else {
+            self.report.unexpected_replies += 1;
+            return false;
+        };
+        if info.dst_ip == 0 {
+            if let Start::Boot = self.cfg.start {
+                self.start(last_bit_in, out);
+            }
+            return true;
+        }
+        match self.reassembly.packet(info, payload, self.mtu_payload) {
+            Ok(Some(msg)) => self.reply(msg, last_bit_in, frame.len() as u64, out),
+            Ok(None) => self.reply_frame_bytes += frame.len() as u64,
+            Err(_) => self.report.unexpected_replies += 1,
+        }
+        false
+    }
+
+    fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut Vec<ClientAction>) {
+        let frame_bytes = std::mem::take(&mut self.reply_frame_bytes) + last_frame;
+        let key = if self.cfg.pattern == Pattern::Zeros || self.cfg.expect == Expect::Any {
+            self.in_order.pop_front()
+        } else {
+            msg.payload.first().copied()
+        };
+        let Some(req) = key.and_then(|k| self.outstanding.remove(&k)) else {
+            self.report.unexpected_replies += 1;
+            return;
+        };
+        self.report.received += 1;
+        if self.cfg.expect != Expect::Any && msg.payload != req.expected {
+            self.report.wrong_replies += 1;
+            if self.report.first_error.is_none() {
+                self.report.first_error = Some(format!(
+                    "request {}: expected payload {:x?}, got {:x?} (length {})",
+                    req.seq,
+                    &req.expected[..req.expected.len().min(4)],
+                    &msg.payload[..msg.payload.len().min(4)],
+                    msg.len
+                ));
+            }
+        }
+        if req.seq >= self.cfg.warmup {
+            // At the node's wire: the request's first bit arrived one
+            // propagation delay after it left; the reply's last bit left
+            // one propagation delay before it arrived here.
+            let at_node = req.sent + self.propagation;
+            let left_node = SimTime(at.fs().saturating_sub(self.propagation.fs()));
+            let ps = left_node.since(at_node).fs() / 1000;
+            self.latencies.saturating_record(ps.max(1));
+            self.measured_replies += 1;
+            self.last_reply = at;
+            self.measured_bits += frame_bytes * 8;
+        }
+        if let LoadMode::Closed { .. } = self.cfg.mode {
+            self.send_next(at, out);
+        }
+    }
+
+    /// Fills in the percentiles and throughput.
+    pub fn finish(&mut self) -> &LoadReport {
+        let h = &self.latencies;
+        let r = &mut self.report;
+        if !h.is_empty() {
+            let ns = |ps: u64| ps as f64 / 1000.0;
+            r.p50_ns = ns(h.value_at_quantile(0.5));
+            r.p90_ns = ns(h.value_at_quantile(0.9));
+            r.p99_ns = ns(h.value_at_quantile(0.99));
+            r.p999_ns = ns(h.value_at_quantile(0.999));
+            r.min_ns = ns(h.min());
+            r.max_ns = ns(h.max());
+            r.mean_ns = h.mean() / 1000.0;
+        }
+        if let Some(first) = self.first_measured_send {
+            let span = self.last_reply.since(first);
+            if span.fs() > 0 {
+                let s = span.fs() as f64 / 1e15;
+                r.measured_ns = span.as_ns();
+                r.throughput_mrps = self.measured_replies as f64 / s / 1e6;
+                r.throughput_gbps = self.measured_bits as f64 / s / 1e9;
+            }
+        }
+        &self.report
+    }
+}

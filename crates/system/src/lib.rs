@@ -1,0 +1,14 @@
+//! A nanoPU node with its NIC on a wire, and a built-in client on the other
+//! end of it: everything needed to measure a program's response time and
+//! throughput through the NIC.
+//!
+//! - [`link`]: serializer plus propagation delay, per direction.
+//! - [`client`]: the load generator.
+//! - [`system`]: the wiring and the run loop.
+
+pub mod client;
+pub mod link;
+pub mod system;
+
+pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, Start};
+pub use system::{System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};
