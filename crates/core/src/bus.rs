@@ -38,6 +38,10 @@ pub trait Bus {
     /// (shared L2, then DRAM), updating their state.
     fn refill_cycles(&mut self, hart: usize, addr: u64) -> u32;
 
+    /// `None` for cacheable memory; for a device register, the core cycles
+    /// an uncached access to it takes.
+    fn uncached_cycles(&self, addr: u64) -> Option<u32>;
+
     /// Registers an LR reservation of `hart` on the aligned word at `addr`.
     fn reserve(&mut self, hart: usize, addr: u64);
 

@@ -274,6 +274,11 @@ impl Hart {
     #[inline(always)]
     pub(crate) fn dcache_access<B: Bus>(&mut self, bus: &mut B, addr: u64) {
         self.effects += 1;
+        if let Some(cycles) = bus.uncached_cycles(addr) {
+            // A device register: no cache, the whole round trip stalls.
+            self.cycle += cycles as u64;
+            return;
+        }
         if !self.l1d.access(addr) {
             self.stats.dcache_misses += 1;
             // A miss blocks the pipeline for the refill (timing/mod.rs).

@@ -40,6 +40,11 @@ pub struct NodeConfig {
     pub l2: CacheConfig,
     pub l2_hit_cycles: u32,
     pub dram_latency_ns: u32,
+    /// Round trip of an uncached access to a device register (CLINT, UART,
+    /// the traditional NIC). Assumption: Rocket-chip's MMIO goes through the
+    /// system and periphery buses, about as far as the L2; the paper gives
+    /// no figure.
+    pub mmio_cycles: u32,
     pub mtime_hz: u64,
     pub quantum_cycles: u64,
     /// Slots of the decoded-instruction cache (a simulator parameter).
@@ -63,6 +68,7 @@ impl Default for NodeConfig {
             },
             l2_hit_cycles: DEFAULT_L2_HIT_CYCLES,
             dram_latency_ns: DEFAULT_DRAM_LATENCY_NS,
+            mmio_cycles: DEFAULT_L2_HIT_CYCLES,
             mtime_hz: DEFAULT_MTIME_HZ,
             quantum_cycles: DEFAULT_QUANTUM_CYCLES,
             decode_cache_entries: 1 << 16,

@@ -26,6 +26,8 @@ pub struct NodeBus {
     pub htif_request: Option<HtifRequest>,
     /// A CLINT register changed: timers or software interrupts must be re-read.
     pub clint_changed: bool,
+    /// Core cycles of an uncached device-register access.
+    pub mmio_cycles: u32,
 }
 
 impl NodeBus {
@@ -44,6 +46,7 @@ impl NodeBus {
             active_reservations: 0,
             htif_request: None,
             clint_changed: false,
+            mmio_cycles: 0,
         }
     }
 
@@ -157,6 +160,14 @@ impl Bus for NodeBus {
             self.l2_hit_cycles
         } else {
             self.l2_hit_cycles + self.dram_cycles
+        }
+    }
+
+    #[inline(always)]
+    fn uncached_cycles(&self, addr: u64) -> Option<u32> {
+        match self.dram.offset(addr, 1) {
+            Some(_) => None,
+            None => Some(self.mmio_cycles),
         }
     }
 

@@ -117,13 +117,14 @@ impl Node {
         })?;
         let clock_hz = cfg.core.clock_mhz as u64 * 1_000_000;
         let clint = Clint::new(cfg.cores, clock_hz, cfg.mtime_hz);
-        let bus = NodeBus::new(
+        let mut bus = NodeBus::new(
             dram,
             clint,
             Cache::new(&cfg.l2),
             cfg.l2_hit_cycles,
             cfg.dram_cycles(),
         );
+        bus.mmio_cycles = cfg.mmio_cycles;
         let harts = (0..cfg.cores)
             .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
             .collect();
