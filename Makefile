@@ -1,5 +1,6 @@
 # The two commands of the README:
-#   make demo  - build everything and run the demo on the simulator
+#   make demo  - build everything, reproduce the paper's experiments (quick
+#                scale), write out/reproduce/report.md, benchmark the simulator
 #   make test  - run the whole test suite (what CI runs)
 
 NANOPU := target/release/nanopu
@@ -9,8 +10,8 @@ NANOPU := target/release/nanopu
 demo: setup build sdk
 	@echo "== hello (4 harts)"
 	$(NANOPU) run sdk/build/hello.elf
-	@echo "== compute kernel, with statistics"
-	$(NANOPU) run sdk/build/matmul.elf --stats-json out/matmul-stats.json
+	@echo "== the nanoPU paper's microbenchmarks (report: out/reproduce/report.md)"
+	$(NANOPU) reproduce --out out/reproduce
 	@echo "== simulator speed"
 	$(NANOPU) bench --json out/bench.json
 

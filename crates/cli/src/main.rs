@@ -2,6 +2,7 @@
 
 mod bench;
 mod config_file;
+mod experiments;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,24 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Measure simulator speed (simulated MIPS, simulated cycles per host second).
     Bench(bench::BenchArgs),
+    /// Run experiments (ids from `nanopu experiment --list`); writes CSV and plots.
+    Experiment {
+        /// Experiment ids; none lists them.
+        ids: Vec<String>,
+        /// Output directory.
+        #[arg(long, default_value = "out/experiments")]
+        out: PathBuf,
+        #[command(flatten)]
+        common: ExperimentOpts,
+    },
+    /// Re-run the papers' evaluation: every experiment, then report.md and summary.json.
+    Reproduce {
+        /// Output directory.
+        #[arg(long, default_value = "out/reproduce")]
+        out: PathBuf,
+        #[command(flatten)]
+        common: ExperimentOpts,
+    },
     /// Print the effective configuration (defaults, or a file's values) as TOML.
     Config {
         /// Configuration file to read (default: built-in defaults).
@@ -37,11 +56,44 @@ enum Command {
     },
 }
 
+/// Options shared by `experiment` and `reproduce`.
+#[derive(clap::Args)]
+struct ExperimentOpts {
+    /// quick: few requests per point (minutes on 2 cores); full: the paper's sizes.
+    #[arg(long, value_enum, default_value = "quick")]
+    scale: experiments::Scale,
+    /// Host threads running points in parallel (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Configuration file (TOML); see `nanopu config`.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+fn experiment_cmd(
+    ids: Vec<String>,
+    out: PathBuf,
+    o: ExperimentOpts,
+    report: bool,
+) -> anyhow::Result<u8> {
+    if ids.is_empty() && !report {
+        for e in experiments::all() {
+            println!("{:<26} {}", e.id, e.title);
+        }
+        return Ok(0);
+    }
+    let cfg = config_file::load_or_default(o.config.as_deref())?;
+    experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, report)?;
+    Ok(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
+        Command::Experiment { ids, out, common } => experiment_cmd(ids, out, common, false),
+        Command::Reproduce { out, common } => experiment_cmd(Vec::new(), out, common, true),
         Command::Config { config } => config_file::load_or_default(config.as_deref()).map(|c| {
             print!("{}", c.to_toml());
             0

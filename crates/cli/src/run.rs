@@ -4,7 +4,7 @@ use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
 use nanopu_node::{Node, RunEnd};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::{Expect, LoadConfig, LoadMode, Pattern, Start, System, SystemEnd};
+use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, Start, System, SystemEnd};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,6 +36,10 @@ pub struct RunArgs {
     pub load: bool,
     #[command(flatten)]
     pub load_opts: LoadOpts,
+    /// The node's NIC with --load: nanopu (the register-file fast path) or
+    /// traditional (the DMA NIC; run a program written for it).
+    #[arg(long, default_value = "nanopu")]
+    pub nic: String,
     /// Write the frames on the node's link to this pcap file (with --load).
     #[arg(long)]
     pub pcap: Option<PathBuf>,
@@ -65,10 +69,10 @@ pub struct LoadOpts {
     /// Destination context (layer-4 port) of the requests.
     #[arg(long, default_value_t = 0)]
     pub context: u16,
-    /// Request payload: counter, random or zeros.
+    /// Request payload: counter, random, zeros or dot-product.
     #[arg(long, default_value = "counter")]
     pub pattern: String,
-    /// What a correct reply is: echo, increment or any.
+    /// What a correct reply is: echo, increment, any or dot-product.
     #[arg(long, default_value = "echo")]
     pub expect: String,
     /// Start at this simulated time (ns) instead of at the program's boot message.
@@ -77,6 +81,9 @@ pub struct LoadOpts {
     /// Seed of arrivals and random payloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// A request unanswered for this long (ns) is counted as lost.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub timeout_ns: u64,
     /// Give up after this much simulated time (ms).
     #[arg(long, default_value_t = 1000)]
     pub max_sim_ms: u64,
@@ -88,13 +95,15 @@ impl LoadOpts {
             "counter" => Pattern::Counter,
             "random" => Pattern::Random,
             "zeros" => Pattern::Zeros,
-            p => bail!("--pattern {p}: expected counter, random or zeros"),
+            "dot-product" => Pattern::DotProduct,
+            p => bail!("--pattern {p}: expected counter, random, zeros or dot-product"),
         };
         let expect = match self.expect.as_str() {
             "echo" => Expect::Echo,
             "increment" => Expect::Increment,
             "any" => Expect::Any,
-            e => bail!("--expect {e}: expected echo, increment or any"),
+            "dot-product" => Expect::DotProduct,
+            e => bail!("--expect {e}: expected echo, increment, any or dot-product"),
         };
         let mode = match (self.window, self.rate_mrps) {
             (_, Some(rate_mrps)) => LoadMode::Open { rate_mrps },
@@ -112,6 +121,7 @@ impl LoadOpts {
             expect,
             start: self.start_ns.map_or(Start::Boot, Start::AtNs),
             seed: self.seed,
+            timeout_ns: self.timeout_ns,
         })
     }
 }
@@ -145,6 +155,18 @@ pub fn run(a: RunArgs) -> Result<u8> {
         });
     }
     if a.load {
+        drop(node);
+        let mut cfg = cfg;
+        cfg.system.nic_kind = match a.nic.as_str() {
+            "nanopu" => NicKind::NanoPu,
+            "traditional" => NicKind::Traditional,
+            n => bail!("--nic {n}: expected nanopu or traditional"),
+        };
+        cfg.node.icenic.enabled = cfg.system.nic_kind == NicKind::Traditional;
+        let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
+        if let Some(h) = node.bus.htif.as_mut() {
+            h.echo = true;
+        }
         return run_with_load(node, &cfg, &a);
     }
     let limit = a.max_cycles.unwrap_or(u64::MAX);
@@ -220,13 +242,14 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();
     eprintln!(
-        "load: {} sent, {} replies ({} wrong, {} unexpected); response time at the node's wire: \
+        "load: {} sent, {} replies ({} wrong, {} unexpected, {} lost); response time at the node's wire: \
          p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s \
          ({:.3} host s)",
         report.sent,
         report.received,
         report.wrong_replies,
         report.unexpected_replies,
+        report.lost,
         report.p50_ns,
         report.p90_ns,
         report.p99_ns,
@@ -241,6 +264,7 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
             "end": format!("{end:?}"),
             "load": report,
             "nic": nic,
+            "icenic": sys.node.icenic().map(|n| n.stats.clone()),
             "delivery_failures": sys.delivery_failures,
             "late_events": sys.late_events(),
             "booted_at_ns": sys.booted_at.map(|t| t.as_ns()),

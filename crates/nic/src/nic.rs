@@ -246,3 +246,174 @@ impl NanoNic {
         self.reassembly.in_progress()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames;
+
+    const CLIENT: u32 = 0x0a00_0002;
+    const NODE: u32 = 0x0a00_0001;
+
+    fn nic() -> NanoNic {
+        let mut n = NanoNic::new(NicConfig::default(), NODE);
+        let mut out = Vec::new();
+        n.core_command(
+            0,
+            CoreCommand::Registered { context: 0 },
+            SimTime::ZERO,
+            &mut out,
+        );
+        assert!(out.is_empty());
+        n
+    }
+
+    fn request(len: u16, offset: u16, payload: &[u8]) -> Vec<u8> {
+        frames::encode(
+            &PacketInfo {
+                src_ip: CLIENT,
+                dst_ip: NODE,
+                src_context: 1,
+                dst_context: 0,
+                msg_len: len,
+                pkt_offset: offset,
+                tx_msg_id: 9,
+            },
+            payload,
+        )
+    }
+
+    fn ps(v: u64) -> SimDuration {
+        SimDuration::from_ps(v)
+    }
+
+    #[test]
+    fn receive_path_timing_is_the_sum_of_its_stages() {
+        let mut n = nic();
+        let c = n.cfg.clone();
+        let mut out = Vec::new();
+        let t0 = SimTime::ZERO + SimDuration::from_ns(100);
+        n.frame_in(&request(8, 0, &7u64.to_le_bytes()), t0, &mut out);
+        let Some(NicAction::Schedule { at, event }) = out.pop() else {
+            panic!("expected the message to leave reassembly");
+        };
+        let expected = t0
+            + SimDuration::serialization(72, c.link_gbps)
+            + ps(c.mac_serial_rx_ps)
+            + ps(c.ingress_ps)
+            + ps(c.reassembly_ps)
+            + ps(c.transport_rx_ps);
+        assert_eq!(at, expected);
+        n.handle(event, at, &mut out);
+        match out.pop() {
+            Some(NicAction::Deliver {
+                core,
+                context,
+                words,
+                at: d,
+            }) => {
+                assert_eq!((core, context), (0, 0));
+                assert_eq!(words, vec![(CLIENT as u64) << 32 | 1 << 16 | 8, 7]);
+                assert_eq!(d, at + ps(c.core_dispatch_ps));
+            }
+            other => panic!("expected a delivery, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn transmit_path_timing_and_packetization() {
+        let mut n = nic();
+        let c = n.cfg.clone();
+        let mut out = Vec::new();
+        let t0 = SimTime::ZERO + SimDuration::from_ns(10);
+        // A 1500-byte reply: two packets (1 KB MTU payload).
+        let mut words = vec![(CLIENT as u64) << 32 | 1 << 16 | 1500];
+        words.extend(0..188u64);
+        n.message_from_core(0, 0, &words, t0, &mut out);
+        assert_eq!(out.len(), 2);
+        let ready =
+            t0 + ps(c.tx_queue_ps) + ps(c.packetize_ps) + ps(c.egress_ps) + ps(c.mac_serial_tx_ps);
+        for (i, a) in out.iter().enumerate() {
+            let NicAction::Transmit { frame, ready: r } = a else {
+                panic!()
+            };
+            assert_eq!(*r, ready);
+            let (info, payload) = frames::decode(frame).unwrap();
+            assert_eq!(
+                (info.src_ip, info.dst_ip, info.dst_context, info.msg_len),
+                (NODE, CLIENT, 1, 1500)
+            );
+            assert_eq!(info.pkt_offset as usize, i);
+            assert_eq!(payload.len(), if i == 0 { 1024 } else { 476 });
+        }
+    }
+
+    #[test]
+    fn multi_packet_messages_are_reassembled_in_any_order() {
+        let mut n = nic();
+        let bytes: Vec<u8> = (0..2048u32).map(|i| i as u8).collect();
+        let mut out = Vec::new();
+        n.frame_in(&request(2048, 1, &bytes[1024..]), SimTime::ZERO, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(n.reassembling(), 1);
+        n.frame_in(&request(2048, 0, &bytes[..1024]), SimTime::ZERO, &mut out);
+        let Some(NicAction::Schedule {
+            event: NicEvent::MessageReady(m),
+            ..
+        }) = out.pop()
+        else {
+            panic!()
+        };
+        let back: Vec<u8> = m.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(back, bytes);
+    }
+
+    #[test]
+    fn bad_frames_are_counted_and_dropped() {
+        let mut n = nic();
+        let mut out = Vec::new();
+        n.frame_in(b"not a frame", SimTime::ZERO, &mut out);
+        let mut truncated = request(8, 0, &[0; 8]);
+        truncated.truncate(40);
+        n.frame_in(&truncated, SimTime::ZERO, &mut out);
+        // For a context nobody registered.
+        let mut other = request(8, 0, &[0; 8]);
+        other[14 + 20 + 3..14 + 20 + 5].copy_from_slice(&5u16.to_be_bytes());
+        let (info, _) = frames::decode(&other).unwrap();
+        assert_eq!(info.dst_context, 5);
+        // The IPv4 checksum does not cover the transport header: still valid.
+        n.frame_in(&other, SimTime::ZERO, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(n.stats.drop_malformed, 2);
+        assert_eq!(n.stats.drop_unregistered_context, 1);
+        assert_eq!(n.stats.rx_frames, 3);
+    }
+
+    #[test]
+    fn done_releases_the_next_waiting_message() {
+        let mut n = nic();
+        let mut out = Vec::new();
+        for id in 0..3u64 {
+            let m = Message {
+                peer_ip: CLIENT,
+                peer_context: 1,
+                local_context: 0,
+                len: 8,
+                payload: vec![id],
+            };
+            n.handle(NicEvent::MessageReady(m), SimTime::ZERO, &mut out);
+        }
+        assert_eq!(out.len(), 2, "JBSQ(2): the third message waits");
+        out.clear();
+        n.core_command(
+            0,
+            CoreCommand::MessageDone { context: 0 },
+            SimTime(5),
+            &mut out,
+        );
+        match out.pop() {
+            Some(NicAction::Deliver { words, .. }) => assert_eq!(words[1], 2),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Parameters of a node: cores, memory hierarchy, timer, and the core and
 //! network-interface models. Every default is a named value with its source.
 
+use crate::icenic::IceNicConfig;
 use nanopu_core::timing::CacheConfig;
 use nanopu_core::{CoreTimingConfig, NetIfConfig};
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,9 @@ pub struct NodeConfig {
     pub idle_skip: bool,
     pub core: CoreTimingConfig,
     pub netif: NetIfConfig,
+    /// The traditional DMA NIC (IceNIC) of the paper's baseline; absent
+    /// unless `enabled` (`icenic.rs`).
+    pub icenic: IceNicConfig,
 }
 
 impl Default for NodeConfig {
@@ -75,6 +79,7 @@ impl Default for NodeConfig {
             idle_skip: true,
             core: CoreTimingConfig::default(),
             netif: NetIfConfig::default(),
+            icenic: IceNicConfig::default(),
         }
     }
 }
@@ -111,6 +116,7 @@ impl NodeConfig {
             ));
         }
         self.l2.validate("l2")?;
+        self.icenic.validate().map_err(|e| format!("icenic.{e}"))?;
         self.core.validate().map_err(|e| format!("core.{e}"))
     }
 

@@ -1,9 +1,11 @@
 //! The memory system of a node as the harts see it: DRAM, the CLINT, HTIF,
-//! the shared L2 model and LR/SC reservations.
+//! the UART, the traditional NIC (IceNIC, when configured), the shared L2
+//! model and LR/SC reservations.
 
 use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
 use crate::dram::Dram;
 use crate::htif::{Htif, HtifRequest};
+use crate::icenic::{Dma, IceNic, RxPlacement, ICENIC_BASE, ICENIC_SIZE};
 use crate::uart::{Uart, UartWrite, UART_BASE, UART_SIZE};
 use nanopu_core::timing::Cache;
 use nanopu_core::{Bus, BusError};
@@ -28,6 +30,8 @@ pub struct NodeBus {
     pub clint_changed: bool,
     /// Core cycles of an uncached device-register access.
     pub mmio_cycles: u32,
+    /// The traditional DMA NIC, if the node has one.
+    pub icenic: Option<IceNic>,
 }
 
 impl NodeBus {
@@ -47,6 +51,46 @@ impl NodeBus {
             htif_request: None,
             clint_changed: false,
             mmio_cycles: 0,
+            icenic: None,
+        }
+    }
+
+    /// Breaks every hart's reservation on a granule in `[addr, addr + len)`
+    /// (a device wrote there).
+    pub fn break_reservations(&mut self, addr: u64, len: u64) {
+        if self.active_reservations == 0 {
+            return;
+        }
+        let (first, end) = (addr & !7, addr + len);
+        for r in self.reservations.iter_mut() {
+            if matches!(*r, Some(g) if g >= first && g < end) {
+                *r = None;
+                self.active_reservations -= 1;
+            }
+        }
+    }
+
+    /// A frame whose last bit reached the traditional NIC at `cycle` (see
+    /// [`IceNic::frame_in`]); `None` if dropped or there is no such NIC.
+    pub fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> Option<RxPlacement> {
+        let nic = self.icenic.as_mut()?;
+        let dma = Dma {
+            dram: &mut self.dram,
+            l2: &mut self.l2,
+            dram_cycles: self.dram_cycles,
+        };
+        let placed = nic.frame_in(frame, cycle, dma)?;
+        self.break_reservations(placed.addr, placed.len);
+        Some(placed)
+    }
+
+    #[cold]
+    fn load_icenic(&mut self, addr: u64, size: u8, cycle: u64) -> Result<u64, BusError> {
+        match self.icenic.as_mut() {
+            Some(nic) if addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE => {
+                Ok(nic.load(addr - ICENIC_BASE, size, cycle))
+            }
+            _ => Err(BusError::Unmapped),
         }
     }
 
@@ -90,6 +134,18 @@ impl NodeBus {
                 None => Err(BusError::Unmapped),
             };
         }
+        if let Some(nic) = self.icenic.as_mut() {
+            if addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE {
+                let dma = Dma {
+                    dram: &mut self.dram,
+                    l2: &mut self.l2,
+                    dram_cycles: self.dram_cycles,
+                };
+                let queued = nic.store(addr - ICENIC_BASE, size, value, cycle, dma);
+                // A frame for the wire: the hart returns to the node, which hands it over.
+                return if queued { Err(BusError::Yield) } else { Ok(()) };
+            }
+        }
         Err(BusError::Unmapped)
     }
 
@@ -124,7 +180,7 @@ impl Bus for NodeBus {
         if addr.wrapping_sub(UART_BASE) < UART_SIZE {
             return self.uart.load(addr - UART_BASE).ok_or(BusError::Unmapped);
         }
-        Err(BusError::Unmapped)
+        self.load_icenic(addr, size, cycle)
     }
 
     #[inline(always)]

@@ -14,6 +14,7 @@ use crate::clint::Clint;
 use crate::config::{NodeConfig, DRAM_BASE};
 use crate::dram::Dram;
 use crate::htif::{Htif, HtifRequest};
+use crate::icenic::IceNic;
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::NodeBus;
 use nanopu_core::timing::Cache;
@@ -103,7 +104,9 @@ pub struct Node {
     /// Messages the cores sent while no NIC is attached.
     pub sent: TxSink,
     /// A NIC takes the cores' messages and commands (the system drains
-    /// `hart.net` between runs); otherwise the node collects them in `sent`.
+    /// `hart.net` between runs, and the traditional NIC's frames with
+    /// [`Node::icenic_take_tx`]); otherwise the node collects the messages
+    /// in `sent` and keeps only the last [`TX_SINK_KEEP`] IceNIC frames.
     pub nic_attached: bool,
 }
 
@@ -125,6 +128,9 @@ impl Node {
             cfg.dram_cycles(),
         );
         bus.mmio_cycles = cfg.mmio_cycles;
+        if cfg.icenic.enabled {
+            bus.icenic = Some(IceNic::new(cfg.icenic.clone()));
+        }
         let harts = (0..cfg.cores)
             .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
             .collect();
@@ -354,13 +360,54 @@ impl Node {
             if !self.nic_attached {
                 self.harts[h].net.outbox.clear();
                 self.collect_sent(h);
+                if let Some(nic) = self.bus.icenic.as_mut() {
+                    nic.discard_tx_beyond(TX_SINK_KEEP);
+                }
             }
             self.after_stop(h, stop)?;
-            if self.nic_attached && self.harts[h].net.has_output() {
-                // The NIC must see this before time moves on.
+            if self.nic_attached
+                && (self.harts[h].net.has_output()
+                    || self.bus.icenic.as_ref().is_some_and(IceNic::has_tx))
+            {
+                // The NIC (or the link, for the traditional NIC's frames)
+                // must see this before time moves on.
                 return Ok(RunEnd::Limit);
             }
         }
+    }
+
+    /// A frame for the traditional NIC (IceNIC) whose last bit reached it at
+    /// core cycle `last_bit_cycle`: written by DMA into the oldest posted
+    /// receive buffer (DRAM and the L2), and the lines it wrote are
+    /// invalidated in every core's L1 D-cache. Returns false if the frame was
+    /// dropped (no buffer posted, see [`crate::IceNicStats`]) or the node has
+    /// no IceNIC.
+    pub fn icenic_frame_in(&mut self, frame: &[u8], last_bit_cycle: u64) -> bool {
+        let Some(placed) = self.bus.icenic_frame_in(frame, last_bit_cycle) else {
+            return false;
+        };
+        let line = self.cfg.core.l1d.line_bytes as u64;
+        let end = placed.addr + placed.len;
+        let mut a = placed.addr & !(line - 1);
+        while a < end {
+            for hart in &mut self.harts {
+                hart.l1d.invalidate_line(a);
+            }
+            a += line;
+        }
+        true
+    }
+
+    /// The oldest frame the traditional NIC has read for the wire, with the
+    /// core cycle at which it is ready to leave (its DMA read complete).
+    /// Frames come out in the order their send requests were issued.
+    pub fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
+        self.bus.icenic.as_mut()?.take_tx()
+    }
+
+    /// The traditional NIC, if the node has one.
+    pub fn icenic(&self) -> Option<&IceNic> {
+        self.bus.icenic.as_ref()
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop) -> Result<(), NodeError> {

@@ -38,7 +38,14 @@ pub enum Pattern {
     Random,
     /// All zero (replies are then matched in order).
     Zeros,
+    /// A dot-product request (nanoPU Listing 2, `sdk/programs/dot_product`):
+    /// `[1, n, index0, value0, ...]` with `n = (length - 16) / 16` random
+    /// (index, value) pairs; replies are matched in order.
+    DotProduct,
 }
+
+/// Weights the dot-product programs hold (`weights[i] = i + 1`, 2048 of them).
+const DOT_WEIGHTS: u64 = 2048;
 
 /// What a correct reply is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +57,8 @@ pub enum Expect {
     Increment,
     /// Anything; replies are matched to requests in order.
     Any,
+    /// `[2, sum]` with the dot product of the request (`Pattern::DotProduct`).
+    DotProduct,
 }
 
 /// When the client starts sending.
@@ -81,6 +90,11 @@ pub struct LoadConfig {
     pub start: Start,
     /// Seed of the arrival process and of random payloads.
     pub seed: u64,
+    /// A request unanswered for this long (ns) is counted as lost, and in
+    /// closed loop its window slot is reused. There is no retransmission:
+    /// a NIC without a transport (the traditional one) drops what it has no
+    /// buffer for.
+    pub timeout_ns: u64,
 }
 
 impl Default for LoadConfig {
@@ -95,12 +109,23 @@ impl Default for LoadConfig {
             expect: Expect::Echo,
             start: Start::Boot,
             seed: 1,
+            timeout_ns: 1_000_000,
         }
     }
 }
 
 impl LoadConfig {
     pub fn validate(&self, max_message_bytes: u32) -> Result<(), String> {
+        if self.pattern == Pattern::DotProduct
+            && (self.message_bytes < 32
+                || !self.message_bytes.is_multiple_of(16)
+                || self.expect != Expect::DotProduct)
+        {
+            return Err(format!(
+                "dot-product requests need a length of 16 + 16n bytes (n >= 1), and --expect dot-product; got {} B",
+                self.message_bytes
+            ));
+        }
         if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
             return Err(format!(
                 "message size {} B: at least 8 bytes are needed to number requests (or use the zeros pattern)",
@@ -118,6 +143,7 @@ impl LoadConfig {
         }
         match self.mode {
             LoadMode::Closed { window: 0 } => Err("the window must be at least 1".into()),
+            _ if self.timeout_ns == 0 => Err("the timeout must be positive".into()),
             LoadMode::Open { rate_mrps } if !(rate_mrps > 0.0 && rate_mrps.is_finite()) => {
                 Err(format!("rate {rate_mrps} Mrps: must be positive"))
             }
@@ -141,6 +167,8 @@ pub struct LoadReport {
     pub wrong_replies: u64,
     /// Replies that matched no outstanding request.
     pub unexpected_replies: u64,
+    /// Requests that got no reply within the timeout.
+    pub lost: u64,
     /// The first wrong reply, described.
     pub first_error: Option<String>,
     /// Response time at the node's wire, in ns (after the warm-up).
@@ -191,6 +219,8 @@ pub enum ClientAction {
     Send { frame: Vec<u8>, ready: SimTime },
     /// Call [`Client::tick`] again at `at` (the next open-loop arrival).
     Wake { at: SimTime },
+    /// Call [`Client::timeout`] with `key` at `at`.
+    Timeout { at: SimTime, key: u64 },
 }
 
 impl Client {
@@ -226,9 +256,15 @@ impl Client {
         }
     }
 
+    /// Whether replies are matched to requests by order rather than content.
+    fn in_order(&self) -> bool {
+        matches!(self.cfg.pattern, Pattern::Zeros | Pattern::DotProduct)
+            || self.cfg.expect == Expect::Any
+    }
+
     /// Whether every request has been answered.
     pub fn done(&self) -> bool {
-        self.report.received + self.report.unexpected_replies >= self.cfg.count
+        self.report.received + self.report.unexpected_replies + self.report.lost >= self.cfg.count
             && self.next_seq >= self.cfg.count
             && self.outstanding.is_empty()
     }
@@ -274,6 +310,15 @@ impl Client {
             Pattern::Counter => (0..words as u64).map(|i| (seq << 16) | i).collect(),
             Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
             Pattern::Zeros => vec![0; words],
+            Pattern::DotProduct => {
+                let n = (words - 2) / 2;
+                let mut p = vec![1, n as u64];
+                for _ in 0..n {
+                    p.push(self.rng.random_range(0..DOT_WEIGHTS));
+                    p.push(self.rng.random_range(0..1u64 << 20));
+                }
+                return p;
+            }
         };
         if self.cfg.pattern != Pattern::Zeros {
             p[0] = seq;
@@ -298,8 +343,14 @@ impl Client {
             Expect::Echo => payload.clone(),
             Expect::Increment => payload.iter().map(|w| w.wrapping_add(1)).collect(),
             Expect::Any => Vec::new(),
+            Expect::DotProduct => {
+                let sum = payload[2..].chunks(2).fold(0u64, |acc, p| {
+                    acc.wrapping_add(p[1].wrapping_mul(p[0] % DOT_WEIGHTS + 1))
+                });
+                vec![2, sum]
+            }
         };
-        let key = if self.cfg.pattern == Pattern::Zeros || self.cfg.expect == Expect::Any {
+        let key = if self.in_order() {
             self.in_order.push_back(seq);
             seq
         } else {
@@ -316,6 +367,10 @@ impl Client {
         if seq == self.cfg.warmup {
             self.first_measured_send = Some(now);
         }
+        out.push(ClientAction::Timeout {
+            at: now + SimDuration::from_ns(self.cfg.timeout_ns),
+            key,
+        });
         self.report.sent += 1;
         let id = self.next_msg_id;
         self.next_msg_id = self.next_msg_id.wrapping_add(1);
@@ -370,8 +425,22 @@ impl Client {
 
     fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut Vec<ClientAction>) {
         let frame_bytes = std::mem::take(&mut self.reply_frame_bytes) + last_frame;
-        let key = if self.cfg.pattern == Pattern::Zeros || self.cfg.expect == Expect::Any {
-            self.in_order.pop_front()
+        let key = if self.in_order() {
+            // In order, but a reply may skip lost requests: take the oldest
+            // request this reply answers (the oldest at all if none does).
+            let pos = if self.cfg.expect == Expect::Any {
+                None
+            } else {
+                self.in_order.iter().position(|k| {
+                    self.outstanding
+                        .get(k)
+                        .is_some_and(|r| r.expected == msg.payload)
+                })
+            };
+            match pos {
+                Some(i) => self.in_order.remove(i),
+                None => self.in_order.pop_front(),
+            }
         } else {
             msg.payload.first().copied()
         };
@@ -406,6 +475,24 @@ impl Client {
         }
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(at, out);
+        }
+    }
+
+    /// The timeout of request `key` at `now`: if still unanswered, it is lost.
+    pub fn timeout(&mut self, key: u64, now: SimTime, out: &mut Vec<ClientAction>) {
+        let Some(req) = self.outstanding.get(&key) else {
+            return;
+        };
+        if now.since(req.sent) < SimDuration::from_ns(self.cfg.timeout_ns) {
+            return; // the key was reused by a later request
+        }
+        self.outstanding.remove(&key);
+        if let Some(i) = self.in_order.iter().position(|&k| k == key) {
+            self.in_order.remove(i);
+        }
+        self.report.lost += 1;
+        if let LoadMode::Closed { .. } = self.cfg.mode {
+            self.send_next(now, out);
         }
     }
 

@@ -11,4 +11,4 @@ pub mod link;
 pub mod system;
 
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, Start};
-pub use system::{System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};
+pub use system::{NicKind, System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

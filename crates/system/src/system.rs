@@ -29,10 +29,23 @@ pub const NODE_IP: u32 = 0x0a00_0001;
 /// The client's IPv4 address (10.0.0.2).
 pub const CLIENT_IP: u32 = 0x0a00_0002;
 
+/// Which NIC the node has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NicKind {
+    /// The nanoPU fast path into the register file.
+    #[default]
+    NanoPu,
+    /// A traditional DMA NIC (IceNIC-like, `nanopu_node::icenic`).
+    Traditional,
+}
+
 /// Parameters of the system around the node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SystemConfig {
+    /// Which NIC: `nano-pu` (default) or `traditional`.
+    pub nic_kind: NicKind,
     pub nic: NicConfig,
     /// Propagation delay of the link between the client and the node.
     /// Response times are measured at the node's wire, so it only shifts
@@ -74,6 +87,7 @@ enum Event {
     Nic(NicEvent),
     ClientTick,
     ClientStart,
+    ClientTimeout(u64),
     /// A command a core gave at this time.
     FromCore(usize, CoreCommand),
     /// A message a core finished writing at this time.
@@ -87,6 +101,7 @@ enum Event {
 /// A node, its NIC, a link and (optionally) a client.
 pub struct System {
     pub node: Node,
+    kind: NicKind,
     pub nic: NanoNic,
     pub client: Option<Client>,
     to_nic: LinkDirection,
@@ -128,7 +143,14 @@ impl System {
             }
             Client::new(l, CLIENT_IP, NODE_IP, cfg.nic.mtu_payload_bytes, prop)
         });
+        if cfg.nic_kind == NicKind::Traditional && node.icenic().is_none() {
+            return Err(SystemError::Config(
+                "nic_kind = traditional needs the node's IceNIC (node.icenic.enabled = true)"
+                    .into(),
+            ));
+        }
         Ok(System {
+            kind: cfg.nic_kind,
             node,
             nic: NanoNic::new(cfg.nic.clone(), NODE_IP),
             client,
@@ -228,6 +250,14 @@ impl System {
 
     /// Takes the cores' commands and finished messages into the event queue.
     fn drain_cores(&mut self) {
+        while let Some((frame, ready)) = self.node.icenic_take_tx() {
+            let ready = SimTime::from_cycle(ready, self.period)
+                + SimDuration::from_ps(self.nic.cfg.mac_serial_tx_ps);
+            let dep = self.to_client.send(frame.len(), ready);
+            self.record(dep.first_bit_out, &frame);
+            let last_in = dep.first_bit_in + (dep.last_bit_out - dep.first_bit_out);
+            self.queue.schedule(last_in, Event::AtClient(frame));
+        }
         let mut words = Vec::new();
         for (core, hart) in self.node.harts.iter_mut().enumerate() {
             while let Some(cmd) = hart.net.outbox.pop_front() {
@@ -261,7 +291,18 @@ impl System {
         let mut actions = std::mem::take(&mut self.actions);
         let mut client_actions = std::mem::take(&mut self.client_actions);
         match ev {
-            Event::AtNic(frame) => self.nic.frame_in(&frame, t, &mut actions),
+            Event::AtNic(frame) => match self.kind {
+                NicKind::NanoPu => self.nic.frame_in(&frame, t, &mut actions),
+                NicKind::Traditional => {
+                    // The same MAC and serial I/O, then the DMA NIC.
+                    let c = &self.nic.cfg;
+                    let in_nic = t
+                        + SimDuration::serialization(frame.len() as u64, c.link_gbps)
+                        + SimDuration::from_ps(c.mac_serial_rx_ps);
+                    self.node
+                        .icenic_frame_in(&frame, in_nic.to_cycle_ceil(self.period));
+                }
+            },
             Event::AtClient(frame) => match self.client.as_mut() {
                 Some(c) => {
                     if c.frame_in(&frame, t, &mut client_actions) && self.booted_at.is_none() {
@@ -274,6 +315,11 @@ impl System {
             Event::ClientTick => {
                 if let Some(c) = self.client.as_mut() {
                     c.tick(t, &mut client_actions);
+                }
+            }
+            Event::ClientTimeout(key) => {
+                if let Some(c) = self.client.as_mut() {
+                    c.timeout(key, t, &mut client_actions);
                 }
             }
             Event::ClientStart => {
@@ -324,6 +370,9 @@ impl System {
                     self.queue.schedule(dep.first_bit_in, Event::AtNic(frame));
                 }
                 ClientAction::Wake { at } => self.queue.schedule(at, Event::ClientTick),
+                ClientAction::Timeout { at, key } => {
+                    self.queue.schedule(at, Event::ClientTimeout(key))
+                }
             }
         }
         self.actions = actions;

@@ -66,6 +66,11 @@ impl Cache {
         addr >> self.line_shift
     }
 
+    /// Bytes per line.
+    pub fn line_bytes(&self) -> u64 {
+        1 << self.line_shift
+    }
+
     /// Accesses `addr`; returns true on a hit. A miss allocates the line,
     /// evicting the least recently used one.
     #[inline]
@@ -94,6 +99,26 @@ impl Cache {
                 self.misses += 1;
                 false
             }
+        }
+    }
+
+    /// Forgets the line holding `addr`, if present (a probe from an
+    /// inclusive L2, e.g. when a DMA engine writes the line); returns whether
+    /// it was present. The remaining lines of the set keep their LRU order.
+    pub fn invalidate_line(&mut self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        if line == self.last_line {
+            self.last_line = INVALID;
+        }
+        let set = (line & self.set_mask) as usize * self.ways;
+        let ways = &mut self.tags[set..set + self.ways];
+        match ways.iter().position(|&t| t == line) {
+            Some(i) => {
+                ways[i..].rotate_left(1);
+                ways[self.ways - 1] = INVALID;
+                true
+            }
+            None => false,
         }
     }
 
@@ -135,6 +160,32 @@ mod tests {
         c.access(0); // 0 is now most recent
         c.access(256); // evicts 128
         assert!(c.access(0));
+        assert!(!c.access(128));
+    }
+
+    #[test]
+    fn invalidate_line_forgets_one_line_and_keeps_lru_order() {
+        let mut c = small();
+        // Lines 0 and 128 share set 0; 64 is in set 1.
+        c.access(0);
+        c.access(128);
+        c.access(64);
+        assert!(c.invalidate_line(0x10)); // the line of address 0
+        assert!(!c.invalidate_line(0x10)); // already gone
+        assert!(!c.invalidate_line(0x2000)); // never there
+        assert!(c.access(128), "the other line of the set stays");
+        assert!(c.access(64), "other sets are untouched");
+        assert!(!c.access(0), "the invalidated line misses");
+        // The most recently accessed line (the fast path) can be invalidated too.
+        assert!(c.access(0));
+        assert!(c.invalidate_line(0));
+        assert!(!c.access(0));
+        // LRU order survives: set 0 now holds 0 (MRU) and 128; invalidate 0,
+        // touch 256 (fills the free way), then 384 evicts the LRU one, 128.
+        c.invalidate_line(0);
+        c.access(256);
+        c.access(384);
+        assert!(c.access(256));
         assert!(!c.access(128));
     }
 

@@ -1,0 +1,215 @@
+//! Experiments: the papers' evaluations, run on the simulator and written
+//! as CSV, plots, `report.md` and `summary.json` (`nanopu_report`).
+//!
+//! An experiment is a list of independent measurement points (a program,
+//! a NIC, a load). Points run in parallel on the host's cores; each point is
+//! deterministic (its own seed), so the results do not depend on how many
+//! threads ran them.
+
+mod microbench;
+
+use crate::bench::sdk_build_dir;
+use crate::config_file::SimConfig;
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use nanopu_report::ExperimentResult;
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::{LoadConfig, LoadReport, NicKind, System, SystemEnd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// How big a run: `quick` for tests and smoke runs, `full` for the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scale {
+    Quick,
+    Full,
+}
+
+/// One measurement: a program on a node behind a NIC, driven by the client.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// Guest program (an ELF in the SDK's build directory, without `.elf`).
+    pub program: &'static str,
+    pub nic: NicKind,
+    pub load: LoadConfig,
+}
+
+/// What a point measured.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub load: LoadReport,
+}
+
+/// An experiment the CLI can run.
+pub struct Experiment {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub run: fn(&Runner) -> Result<ExperimentResult>,
+}
+
+/// Every experiment, in report order.
+pub fn all() -> Vec<Experiment> {
+    microbench::experiments()
+}
+
+/// Runs points for experiments: configuration, parallelism, progress.
+pub struct Runner {
+    pub cfg: SimConfig,
+    pub scale: Scale,
+    pub threads: usize,
+    pub programs: PathBuf,
+    pub progress: ProgressBar,
+}
+
+impl Runner {
+    pub fn new(cfg: SimConfig, scale: Scale, threads: Option<usize>) -> Runner {
+        let threads = threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            ProgressBar::new(0)
+        } else {
+            ProgressBar::hidden()
+        };
+        progress.set_style(
+            ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} points, {elapsed}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Runner {
+            cfg,
+            scale,
+            threads,
+            programs: sdk_build_dir(),
+            progress,
+        }
+    }
+
+    fn program(&self, name: &str) -> Result<PathBuf> {
+        let p = self.programs.join(format!("{name}.elf"));
+        if !p.exists() {
+            bail!(
+                "{} is missing: build the guest programs first (`make -C sdk`)",
+                p.display()
+            );
+        }
+        Ok(p)
+    }
+
+    /// Runs every point (in parallel), results in the order of `points`.
+    pub fn run(&self, label: &str, points: &[Point]) -> Result<Vec<Measured>> {
+        self.progress.set_prefix(label.to_string());
+        self.progress
+            .set_length(self.progress.length().unwrap_or(0) + points.len() as u64);
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<Measured>>>> =
+            Mutex::new((0..points.len()).map(|_| None).collect());
+        std::thread::scope(|s| {
+            for _ in 0..self.threads.min(points.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = points.get(i) else { break };
+                    let r = self.run_point(p);
+                    results.lock().expect("no panics")[i] = Some(r);
+                    self.progress.inc(1);
+                });
+            }
+        });
+        results
+            .into_inner()
+            .expect("no panics")
+            .into_iter()
+            .map(|r| r.expect("every point ran"))
+            .collect()
+    }
+
+    fn run_point(&self, p: &Point) -> Result<Measured> {
+        let program = self.program(p.program)?;
+        let mut node_cfg = self.cfg.node.clone();
+        node_cfg.icenic.enabled = p.nic == NicKind::Traditional;
+        let node = nanopu_node::Node::with_program(node_cfg, &program)?;
+        let mut sys_cfg = self.cfg.system.clone();
+        sys_cfg.nic_kind = p.nic;
+        let mut sys = System::new(node, &sys_cfg, Some(p.load.clone()))?;
+        // Generous: a point that takes longer is broken, not slow.
+        let until = SimTime::ZERO + SimDuration::from_us(100_000);
+        let end = sys
+            .run(until)
+            .with_context(|| format!("{} with {:?}", p.program, p.load))?;
+        let report = sys.load_report().expect("client attached");
+        if end != SystemEnd::ClientDone {
+            return Err(anyhow!(
+                "{}: {} of {} replies after {end:?}",
+                p.program,
+                report.received,
+                p.load.count
+            ));
+        }
+        if let Some(e) = &report.first_error {
+            bail!(
+                "{}: {} wrong replies; first: {e}",
+                p.program,
+                report.wrong_replies
+            );
+        }
+        Ok(Measured { load: report })
+    }
+}
+
+/// `nanopu experiment NAME` and `nanopu reproduce`: runs experiments and
+/// writes their results (and, for reproduce, the report) into `out`.
+pub fn run_experiments(
+    ids: &[String],
+    out: &Path,
+    cfg: SimConfig,
+    scale: Scale,
+    threads: Option<usize>,
+    report: bool,
+) -> Result<()> {
+    let all = all();
+    let chosen: Vec<&Experiment> = if ids.is_empty() {
+        all.iter().collect()
+    } else {
+        ids.iter()
+            .map(|id| {
+                all.iter().find(|e| e.id == id).ok_or_else(|| {
+                    let known: Vec<_> = all.iter().map(|e| e.id).collect();
+                    anyhow!("unknown experiment {id:?}; known: {}", known.join(", "))
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let config_toml = cfg.to_toml();
+    let runner = Runner::new(cfg, scale, threads);
+    let mut results = Vec::new();
+    for e in chosen {
+        let start = Instant::now();
+        let mut r = (e.run)(&runner).with_context(|| format!("experiment {}", e.id))?;
+        r.wall_s = start.elapsed().as_secs_f64();
+        runner
+            .progress
+            .println(format!("{}: done in {:.1} s", e.id, r.wall_s));
+        if !report {
+            r.write(out)?;
+        }
+        results.push(r);
+    }
+    runner.progress.finish_and_clear();
+    if report {
+        let command: Vec<String> = std::env::args().collect();
+        nanopu_report::write_report(out, &results, &config_toml, &command.join(" "))?;
+        eprintln!("wrote {}", out.join("report.md").display());
+    }
+    for r in &results {
+        for t in &r.targets {
+            eprintln!(
+                "{:>30}: measured {:>9.2} {:<5} published {:>7.2}",
+                t.key, t.measured, t.unit, t.published
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,722 @@
+//! A traditional DMA network interface: a model of IceNIC, the NIC of
+//! FireSim and Chipyard (`icenet`, `NIC.scala`), which the nanoPU paper uses
+//! as its "traditional" baseline (nanoPU §5.1: "an unmodified RISC-V Rocket
+//! core with a standard NIC (IceNIC) ... performs DMA operations directly
+//! with the last-level (L2) cache").
+//!
+//! Software hands the NIC buffer descriptors through memory-mapped queues
+//! and polls for completions; the NIC moves whole Ethernet frames between
+//! the wire and memory by DMA. Register map (offsets from [`ICENIC_BASE`],
+//! as in IceNIC's `IceNicControllerModule` regmap and FireSim's `icenic.h`):
+//!
+//! | offset | access | register |
+//! |---|---|---|
+//! | `0x00` | 64-bit write | `SEND_REQ`: `(len << 48) \| addr`; queue the frame of `len` bytes at physical `addr` for transmission |
+//! | `0x08` | 64-bit write | `RECV_REQ`: `addr`; post a receive buffer of [`IceNicConfig::recv_buffer_bytes`] (2048) bytes |
+//! | `0x10` | 8/16-bit read | `SEND_COMP`: pops one send completion and returns 1; returns 0 when none is available |
+//! | `0x12` | 16-bit read | `RECV_COMP`: pops one receive completion and returns the frame's length in bytes; returns 0 when none is available |
+//! | `0x14` | 32-bit read (byte and halfword reads of its fields too) | `COUNTS`: bits 7..0 send requests the NIC can still accept, 15..8 receive requests it can still accept, 23..16 send completions available, 31..24 receive completions available |
+//! | `0x18` | 64-bit read (or narrower, within it) | `MACADDR`: the node's MAC address, first byte on the wire in bits 7..0 (so `memcpy` of the value gives the address bytes, as FireSim drivers do) |
+//!
+//! What the prototype leaves undefined, as defined here (none of it panics;
+//! each case is counted in [`IceNicStats`]):
+//! - `SEND_REQ` with bit 63 set (IceNIC's "partial", a frame in several
+//!   pieces: not modelled), a length of 0 or above
+//!   [`IceNicConfig::max_frame_bytes`], or bytes outside DRAM: dropped,
+//!   `send_errors`. With the send request queue full: dropped, `send_queue_full`.
+//! - `RECV_REQ` whose buffer is not wholly inside DRAM: dropped,
+//!   `recv_errors`; with the receive request queue full: dropped,
+//!   `recv_queue_full`.
+//! - A frame arriving with no receive buffer posted is dropped
+//!   (`rx_dropped_no_buffer`); one longer than a receive buffer
+//!   (`rx_dropped_too_long`) or arriving while the receive completion queue
+//!   is full (`rx_dropped_comp_full`) too. (IceNIC would hold frames in its
+//!   small packet buffer first; the model drops at once.)
+//! - Any other access inside the register window (a store to a read-only
+//!   register, a load of a write-only one, a wrong size): `bad_accesses`;
+//!   loads return 0 and stores do nothing.
+//!
+//! # Timing
+//!
+//! Register accesses cost [`crate::NodeConfig::mmio_cycles`] (charged by the
+//! core for any non-DRAM address). The DMA engines are one reader (TX) and
+//! one writer (RX), each moving [`IceNicConfig::dma_bytes_per_cycle`] bytes
+//! per core cycle after a fixed [`IceNicConfig::dma_setup_cycles`]; transfers
+//! on one engine are serialized (the data path is busy until a frame's last
+//! beat), their setups overlap with the previous transfer.
+//! - RX: a frame whose last bit reached the NIC at cycle `c` is written into
+//!   the oldest posted buffer; the write completes at `c + setup +
+//!   ceil(len / width)` (later if the writer is still busy) and the receive
+//!   completion is visible to loads from that cycle on.
+//! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame;
+//!   it is ready for the wire at `c + setup + ceil(len / width)` (plus one
+//!   DRAM latency if a line missed in the L2, and later if the reader is
+//!   busy), and its send completion is visible from then on.
+//! - A send request keeps its slot in the send request queue until its
+//!   completion enters the completion queue (at the ready cycle, or when
+//!   software frees a completion slot if that queue is full).
+//!
+//! The node applies the memory side effects: DMA writes go to DRAM and to
+//! the shared L2 (each line accessed and allocated) and invalidate the lines
+//! in every core's L1 D-cache (the inclusive L2 probes the L1s), so the core
+//! reads received data with L1 misses served by the L2; DMA reads access the
+//! L2 too. Data is moved functionally at the moment of the request (TX) or
+//! arrival (RX): software may touch a buffer only after its completion.
+
+use nanopu_core::timing::Cache;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+use crate::dram::Dram;
+
+/// Base address of IceNIC's register window (Chipyard/FireSim
+/// `CanHavePeripheryIceNIC`: `0x10016000`).
+pub const ICENIC_BASE: u64 = 0x1001_6000;
+/// Size of the register window (a `TLRegisterRouter`'s default 4 KiB).
+pub const ICENIC_SIZE: u64 = 0x1000;
+
+/// Register offsets.
+pub mod reg {
+    pub const SEND_REQ: u64 = 0x00;
+    pub const RECV_REQ: u64 = 0x08;
+    pub const SEND_COMP: u64 = 0x10;
+    pub const RECV_COMP: u64 = 0x12;
+    pub const COUNTS: u64 = 0x14;
+    pub const MACADDR: u64 = 0x18;
+}
+
+/// Default queue depth. Source: icenet's `WithIceNIC` config fragment (the
+/// one Chipyard and FireSim designs use to add IceNIC) sets
+/// `ctrlQueueDepth = 64` for all four queues (`NICConfig`'s own default is
+/// 10); the nanoPU artifact's traditional loopback posts 30 receive buffers
+/// at once, which needs at least 30.
+pub const DEFAULT_QUEUE_DEPTH: u32 = 64;
+/// Bytes per DMA beat and core cycle. Source: IceNIC's 64-bit data path
+/// (`NET_IF_WIDTH = 64`) at the target clock, here the core clock.
+pub const DEFAULT_DMA_BYTES_PER_CYCLE: u32 = 8;
+/// Fixed latency of a DMA transfer before its first beat. Assumption: about
+/// one L2 access (`DEFAULT_L2_HIT_CYCLES`, 20 cycles); no published figure.
+pub const DEFAULT_DMA_SETUP_CYCLES: u32 = 20;
+/// Size of a receive buffer: a convention between driver and NIC (IceNIC
+/// writes as many bytes as the frame has). The SDK's programs allocate 2 KB.
+pub const DEFAULT_RECV_BUFFER_BYTES: u32 = 2048;
+/// Largest frame a send request may name (jumbo frames).
+pub const DEFAULT_MAX_FRAME_BYTES: u32 = 9000;
+/// The node's IPv4 address: the simulated node's, 10.0.0.1.
+pub const DEFAULT_IPV4: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+
+/// Parameters of the traditional NIC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IceNicConfig {
+    /// Attach the device at [`ICENIC_BASE`]; off by default (a nanoPU node
+    /// has no traditional NIC).
+    pub enabled: bool,
+    /// The node's IPv4 address; the MAC address is 02:00 followed by it (as
+    /// `nanopu_nic::frames::mac_of`).
+    pub ipv4: Ipv4Addr,
+    /// Send request queue entries ([`DEFAULT_QUEUE_DEPTH`]).
+    pub send_req_depth: u32,
+    /// Receive request (posted buffer) queue entries ([`DEFAULT_QUEUE_DEPTH`]).
+    pub recv_req_depth: u32,
+    /// Send completion queue entries ([`DEFAULT_QUEUE_DEPTH`]).
+    pub send_comp_depth: u32,
+    /// Receive completion queue entries ([`DEFAULT_QUEUE_DEPTH`]).
+    pub recv_comp_depth: u32,
+    /// DMA data path width in bytes per core cycle ([`DEFAULT_DMA_BYTES_PER_CYCLE`]).
+    pub dma_bytes_per_cycle: u32,
+    /// Fixed DMA latency in core cycles ([`DEFAULT_DMA_SETUP_CYCLES`]).
+    pub dma_setup_cycles: u32,
+    /// Bytes of a posted receive buffer ([`DEFAULT_RECV_BUFFER_BYTES`]).
+    pub recv_buffer_bytes: u32,
+    /// Longest frame a send request may name ([`DEFAULT_MAX_FRAME_BYTES`]).
+    pub max_frame_bytes: u32,
+}
+
+impl Default for IceNicConfig {
+    fn default() -> Self {
+        IceNicConfig {
+            enabled: false,
+            ipv4: DEFAULT_IPV4,
+            send_req_depth: DEFAULT_QUEUE_DEPTH,
+            recv_req_depth: DEFAULT_QUEUE_DEPTH,
+            send_comp_depth: DEFAULT_QUEUE_DEPTH,
+            recv_comp_depth: DEFAULT_QUEUE_DEPTH,
+            dma_bytes_per_cycle: DEFAULT_DMA_BYTES_PER_CYCLE,
+            dma_setup_cycles: DEFAULT_DMA_SETUP_CYCLES,
+            recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+}
+
+impl IceNicConfig {
+    /// Checks the values; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("send_req_depth", self.send_req_depth),
+            ("recv_req_depth", self.recv_req_depth),
+            ("send_comp_depth", self.send_comp_depth),
+            ("recv_comp_depth", self.recv_comp_depth),
+        ] {
+            if !(1..=255).contains(&v) {
+                return Err(format!(
+                    "{name} = {v}: must be between 1 and 255 (COUNTS has 8-bit fields)"
+                ));
+            }
+        }
+        if self.dma_bytes_per_cycle == 0 {
+            return Err("dma_bytes_per_cycle must be at least 1".into());
+        }
+        if !(64..=65535).contains(&self.recv_buffer_bytes) {
+            return Err(format!(
+                "recv_buffer_bytes = {}: must be between 64 and 65535",
+                self.recv_buffer_bytes
+            ));
+        }
+        if !(1..=0x7fff).contains(&self.max_frame_bytes) {
+            return Err(format!(
+                "max_frame_bytes = {}: must be between 1 and 32767 (15-bit length field)",
+                self.max_frame_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    /// The MAC address: 02:00 followed by the IPv4 address (locally
+    /// administered; the same rule as `nanopu_nic::frames::mac_of`).
+    pub fn mac(&self) -> [u8; 6] {
+        let b = self.ipv4.octets();
+        [0x02, 0x00, b[0], b[1], b[2], b[3]]
+    }
+}
+
+/// Counters of the device.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IceNicStats {
+    /// Frames written into receive buffers.
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Frames dropped because no receive buffer was posted.
+    pub rx_dropped_no_buffer: u64,
+    /// Frames longer than a receive buffer (or empty).
+    pub rx_dropped_too_long: u64,
+    /// Frames dropped because the receive completion queue was full.
+    pub rx_dropped_comp_full: u64,
+    /// Send requests accepted (frames read for the wire).
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    /// Send requests refused: length 0 or too long, outside DRAM, partial.
+    pub send_errors: u64,
+    /// Send requests refused because the queue was full.
+    pub send_queue_full: u64,
+    /// Receive requests refused: buffer outside DRAM.
+    pub recv_errors: u64,
+    /// Receive requests refused because the queue was full.
+    pub recv_queue_full: u64,
+    /// Register loads and stores by the cores (all of them, bad ones included).
+    pub register_loads: u64,
+    pub register_stores: u64,
+    /// Register accesses that match no register (see the module documentation).
+    pub bad_accesses: u64,
+    /// Frames discarded because nothing took them (no NIC attached to the node).
+    pub tx_discarded: u64,
+}
+
+/// Where the DMA engines reach memory.
+pub struct Dma<'a> {
+    pub dram: &'a mut Dram,
+    pub l2: &'a mut Cache,
+    /// Extra latency of a DMA read that misses in the L2.
+    pub dram_cycles: u32,
+}
+
+/// Where a received frame was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxPlacement {
+    pub addr: u64,
+    pub len: u64,
+    /// Cycle at which the write completes and the completion is visible.
+    pub ready: u64,
+}
+
+/// The device state.
+#[derive(Clone, Debug)]
+pub struct IceNic {
+    pub cfg: IceNicConfig,
+    mac: u64,
+    /// Posted receive buffers, oldest first.
+    recv_bufs: VecDeque<u64>,
+    /// Receive completions (length, visible-from cycle), oldest first.
+    recv_comps: VecDeque<(u16, u64)>,
+    /// Accepted send requests not yet popped as completions: the cycle each
+    /// frame is ready (non-decreasing).
+    sends: VecDeque<u64>,
+    /// Frames for the wire with their ready cycle, oldest first.
+    tx: VecDeque<(Vec<u8>, u64)>,
+    /// Cycle at which the writer's (RX) data path is free.
+    rx_free: u64,
+    /// Cycle at which the reader's (TX) data path is free.
+    tx_free: u64,
+    pub stats: IceNicStats,
+}
+
+impl IceNic {
+    pub fn new(cfg: IceNicConfig) -> IceNic {
+        let mac = cfg
+            .mac()
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (i, &b)| m | (b as u64) << (8 * i));
+        IceNic {
+            cfg,
+            mac,
+            recv_bufs: VecDeque::new(),
+            recv_comps: VecDeque::new(),
+            sends: VecDeque::new(),
+            tx: VecDeque::new(),
+            rx_free: 0,
+            tx_free: 0,
+            stats: IceNicStats::default(),
+        }
+    }
+
+    /// The MACADDR register: the address bytes in little-endian order.
+    pub fn macaddr(&self) -> u64 {
+        self.mac
+    }
+
+    fn beats(&self, len: u64) -> u64 {
+        len.div_ceil(self.cfg.dma_bytes_per_cycle as u64)
+    }
+
+    /// Send completions available at `cycle`, and requests occupying the
+    /// send request queue.
+    fn send_state(&self, cycle: u64) -> (usize, usize) {
+        let done = self.sends.iter().take_while(|&&r| r <= cycle).count();
+        let comps = done.min(self.cfg.send_comp_depth as usize);
+        (comps, self.sends.len() - comps)
+    }
+
+    /// Receive completions visible at `cycle`.
+    fn recv_comps_at(&self, cycle: u64) -> usize {
+        self.recv_comps
+            .iter()
+            .take_while(|&&(_, at)| at <= cycle)
+            .count()
+    }
+
+    /// The COUNTS register at `cycle`.
+    pub fn counts(&self, cycle: u64) -> u32 {
+        let (send_comps, send_reqs) = self.send_state(cycle);
+        let send_space = (self.cfg.send_req_depth as usize).saturating_sub(send_reqs);
+        let recv_space = (self.cfg.recv_req_depth as usize).saturating_sub(self.recv_bufs.len());
+        let recv_comps = self.recv_comps_at(cycle);
+        let f = |v: usize| v.min(255) as u32;
+        f(send_space) | f(recv_space) << 8 | f(send_comps) << 16 | f(recv_comps) << 24
+    }
+
+    /// A load of `size` bytes at offset `off` by a hart at `cycle`.
+    pub fn load(&mut self, off: u64, size: u8, cycle: u64) -> u64 {
+        self.stats.register_loads += 1;
+        let aligned = off.is_multiple_of(size as u64);
+        match (off, size) {
+            (reg::SEND_COMP, 1 | 2) => {
+                let (comps, _) = self.send_state(cycle);
+                if comps > 0 {
+                    self.sends.pop_front();
+                    1
+                } else {
+                    0
+                }
+            }
+            (reg::RECV_COMP, 2) => match self.recv_comps.front() {
+                Some(&(len, at)) if at <= cycle => {
+                    self.recv_comps.pop_front();
+                    len as u64
+                }
+                _ => 0,
+            },
+            (0x14..=0x17, 1 | 2 | 4) if aligned => {
+                let v = self.counts(cycle) as u64 >> ((off - reg::COUNTS) * 8);
+                v & mask(size)
+            }
+            (0x18..=0x1f, 1 | 2 | 4 | 8) if aligned => {
+                (self.mac >> ((off - reg::MACADDR) * 8)) & mask(size)
+            }
+            _ => {
+                self.stats.bad_accesses += 1;
+                0
+            }
+        }
+    }
+
+    /// A store at offset `off` by a hart at `cycle`. Returns true if a frame
+    /// was queued for the wire.
+    pub fn store(&mut self, off: u64, size: u8, value: u64, cycle: u64, dma: Dma<'_>) -> bool {
+        self.stats.register_stores += 1;
+        match (off, size) {
+            (reg::SEND_REQ, 8) => self.send_request(value, cycle, dma),
+            (reg::RECV_REQ, 8) => {
+                self.recv_request(value, dma.dram);
+                false
+            }
+            _ => {
+                self.stats.bad_accesses += 1;
+                false
+            }
+        }
+    }
+
+    fn send_request(&mut self, value: u64, cycle: u64, dma: Dma<'_>) -> bool {
+        let addr = value & ((1 << 48) - 1);
+        let len = (value >> 48) & 0x7fff;
+        let partial = value >> 63 != 0;
+        if partial || len == 0 || len > self.cfg.max_frame_bytes as u64 {
+            self.stats.send_errors += 1;
+            return false;
+        }
+        let Some(bytes) = dma.dram.slice(addr, len) else {
+            self.stats.send_errors += 1;
+            return false;
+        };
+        let (_, reqs) = self.send_state(cycle);
+        if reqs >= self.cfg.send_req_depth as usize {
+            self.stats.send_queue_full += 1;
+            return false;
+        }
+        let frame = bytes.to_vec();
+        let mut missed = false;
+        let line = dma.l2.line_bytes();
+        let mut a = addr & !(line - 1);
+        while a < addr + len {
+            missed |= !dma.l2.access(a);
+            a += line;
+        }
+        let mut setup = self.cfg.dma_setup_cycles as u64;
+        if missed {
+            setup += dma.dram_cycles as u64;
+        }
+        let start = (cycle + setup).max(self.tx_free);
+        let ready = start + self.beats(len);
+        self.tx_free = ready;
+        self.sends.push_back(ready);
+        self.tx.push_back((frame, ready));
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += len;
+        true
+    }
+
+    fn recv_request(&mut self, addr: u64, dram: &Dram) {
+        if dram
+            .offset(addr, self.cfg.recv_buffer_bytes as u64)
+            .is_none()
+        {
+            self.stats.recv_errors += 1;
+            return;
+        }
+        if self.recv_bufs.len() >= self.cfg.recv_req_depth as usize {
+            self.stats.recv_queue_full += 1;
+            return;
+        }
+        self.recv_bufs.push_back(addr);
+    }
+
+    /// A frame whose last bit reached the NIC at `cycle`: written by DMA into
+    /// the oldest posted buffer (DRAM and L2). Returns where, or `None` if
+    /// the frame was dropped. The caller invalidates the cores' L1 lines.
+    pub fn frame_in(&mut self, frame: &[u8], cycle: u64, dma: Dma<'_>) -> Option<RxPlacement> {
+        let len = frame.len() as u64;
+        if len > self.cfg.recv_buffer_bytes as u64 || len == 0 {
+            self.stats.rx_dropped_too_long += 1;
+            return None;
+        }
+        if self.recv_comps.len() >= self.cfg.recv_comp_depth as usize {
+            self.stats.rx_dropped_comp_full += 1;
+            return None;
+        }
+        let Some(addr) = self.recv_bufs.pop_front() else {
+            self.stats.rx_dropped_no_buffer += 1;
+            return None;
+        };
+        dma.dram
+            .slice_mut(addr, len)
+            .expect("receive buffers are checked when posted")
+            .copy_from_slice(frame);
+        let line = dma.l2.line_bytes();
+        let mut a = addr & !(line - 1);
+        while a < addr + len {
+            dma.l2.access(a);
+            a += line;
+        }
+        let start = (cycle + self.cfg.dma_setup_cycles as u64).max(self.rx_free);
+        let ready = start + self.beats(len);
+        self.rx_free = ready;
+        self.recv_comps.push_back((len as u16, ready));
+        self.stats.rx_frames += 1;
+        self.stats.rx_bytes += len;
+        Some(RxPlacement { addr, len, ready })
+    }
+
+    /// Whether frames wait to be taken for the wire.
+    pub fn has_tx(&self) -> bool {
+        !self.tx.is_empty()
+    }
+
+    /// The oldest frame for the wire and the cycle it is ready.
+    pub fn take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
+        self.tx.pop_front()
+    }
+
+    /// Keeps at most `keep` frames for the wire, discarding the oldest.
+    pub fn discard_tx_beyond(&mut self, keep: usize) {
+        while self.tx.len() > keep {
+            self.tx.pop_front();
+            self.stats.tx_discarded += 1;
+        }
+    }
+
+    /// Receive buffers posted and not yet used.
+    pub fn posted_buffers(&self) -> usize {
+        self.recv_bufs.len()
+    }
+}
+
+fn mask(size: u8) -> u64 {
+    if size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (size * 8)) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nanopu_core::timing::CacheConfig;
+
+    const BASE: u64 = 0x8000_0000;
+
+    struct Mem {
+        dram: Dram,
+        l2: Cache,
+    }
+
+    fn mem() -> Mem {
+        Mem {
+            dram: Dram::new(BASE, 1 << 20).unwrap(),
+            l2: Cache::new(&CacheConfig {
+                size_bytes: 64 * 1024,
+                ways: 8,
+                line_bytes: 64,
+            }),
+        }
+    }
+
+    impl Mem {
+        fn dma(&mut self) -> Dma<'_> {
+            Dma {
+                dram: &mut self.dram,
+                l2: &mut self.l2,
+                dram_cycles: 240,
+            }
+        }
+    }
+
+    fn nic() -> IceNic {
+        IceNic::new(IceNicConfig {
+            enabled: true,
+            send_req_depth: 4,
+            recv_req_depth: 4,
+            send_comp_depth: 2,
+            recv_comp_depth: 3,
+            ..IceNicConfig::default()
+        })
+    }
+
+    fn counts(n: &IceNic, c: u64) -> [u32; 4] {
+        let v = n.counts(c);
+        [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24]
+    }
+
+    #[test]
+    fn macaddr_is_02_00_and_the_ip_in_wire_order() {
+        let mut n = nic();
+        assert_eq!(n.cfg.mac(), [2, 0, 10, 0, 0, 1]);
+        assert_eq!(n.load(reg::MACADDR, 8, 0), 0x0100_000a_0002);
+        assert_eq!(n.load(reg::MACADDR + 2, 1, 0), 10);
+        assert_eq!(n.load(reg::MACADDR + 4, 4, 0), 0x0100);
+        assert_eq!(n.stats.bad_accesses, 0);
+    }
+
+    #[test]
+    fn receive_path_fills_the_oldest_buffer_and_completes_after_the_dma() {
+        let mut m = mem();
+        let mut n = nic();
+        assert_eq!(counts(&n, 0), [4, 4, 0, 0]);
+        n.store(reg::RECV_REQ, 8, BASE + 0x1000, 0, m.dma());
+        n.store(reg::RECV_REQ, 8, BASE + 0x2000, 0, m.dma());
+        assert_eq!(counts(&n, 0), [4, 2, 0, 0]);
+        let frame: Vec<u8> = (0..72u8).collect();
+        let p = n.frame_in(&frame, 100, m.dma()).unwrap();
+        // 20 cycles of setup, 72 / 8 = 9 beats
+        assert_eq!(
+            p,
+            RxPlacement {
+                addr: BASE + 0x1000,
+                len: 72,
+                ready: 129
+            }
+        );
+        assert_eq!(m.dram.slice(BASE + 0x1000, 72).unwrap(), &frame[..]);
+        assert_eq!(m.l2.misses, 2, "two lines allocated in the L2");
+        // Not visible before the DMA completes: no pop either.
+        assert_eq!(counts(&n, 128), [4, 3, 0, 0]);
+        assert_eq!(n.load(reg::RECV_COMP, 2, 128), 0);
+        assert_eq!(counts(&n, 129), [4, 3, 0, 1]);
+        assert_eq!(n.load(reg::COUNTS + 3, 1, 129), 1);
+        // A second frame right behind waits for the writer: 73 bytes = 10 beats.
+        let p2 = n.frame_in(&[7u8; 73], 101, m.dma()).unwrap();
+        assert_eq!(p2.addr, BASE + 0x2000);
+        assert_eq!(p2.ready, 139);
+        assert_eq!(n.load(reg::RECV_COMP, 2, 130), 72);
+        assert_eq!(n.load(reg::RECV_COMP, 2, 130), 0);
+        assert_eq!(n.load(reg::RECV_COMP, 2, 139), 73);
+        assert_eq!(n.stats.rx_frames, 2);
+    }
+
+    #[test]
+    fn receive_drops_are_counted() {
+        let mut m = mem();
+        let mut n = nic();
+        assert!(n.frame_in(&[0; 64], 0, m.dma()).is_none());
+        assert_eq!(n.stats.rx_dropped_no_buffer, 1);
+        for i in 0..4 {
+            n.store(reg::RECV_REQ, 8, BASE + i * 0x800, 0, m.dma());
+        }
+        assert!(n.frame_in(&[0; 2049], 0, m.dma()).is_none());
+        assert_eq!(n.stats.rx_dropped_too_long, 1);
+        for _ in 0..3 {
+            assert!(n.frame_in(&[0; 64], 0, m.dma()).is_some());
+        }
+        // The completion queue (3) is full: dropped although a buffer is posted.
+        assert!(n.frame_in(&[0; 64], 0, m.dma()).is_none());
+        assert_eq!(n.stats.rx_dropped_comp_full, 1);
+        assert_eq!(n.posted_buffers(), 1);
+    }
+
+    #[test]
+    fn bad_receive_requests_are_counted() {
+        let mut m = mem();
+        let mut n = nic();
+        n.store(reg::RECV_REQ, 8, 0x1000, 0, m.dma()); // not DRAM
+        n.store(reg::RECV_REQ, 8, BASE + (1 << 20) - 100, 0, m.dma()); // runs off DRAM
+        assert_eq!(n.stats.recv_errors, 2);
+        for _ in 0..5 {
+            n.store(reg::RECV_REQ, 8, BASE, 0, m.dma());
+        }
+        assert_eq!(n.stats.recv_queue_full, 1);
+        assert_eq!(n.posted_buffers(), 4);
+    }
+
+    #[test]
+    fn send_path_reads_the_frame_and_completes_in_order() {
+        let mut m = mem();
+        let mut n = nic();
+        let frame: Vec<u8> = (0..80u8).collect();
+        m.dram
+            .slice_mut(BASE + 0x100, 80)
+            .unwrap()
+            .copy_from_slice(&frame);
+        m.l2.access(BASE + 0x100);
+        m.l2.access(BASE + 0x140);
+        assert!(n.store(reg::SEND_REQ, 8, (80 << 48) | (BASE + 0x100), 1000, m.dma()));
+        // L2 hits: 20 + 10 beats.
+        let (f, ready) = n.take_tx().unwrap();
+        assert_eq!((f, ready), (frame.clone(), 1030));
+        assert!(n.take_tx().is_none());
+        assert_eq!(counts(&n, 1029), [3, 4, 0, 0]);
+        assert_eq!(n.load(reg::SEND_COMP, 2, 1029), 0);
+        assert_eq!(counts(&n, 1030), [4, 4, 1, 0]);
+        // A frame in lines the L2 does not hold pays a DRAM access, and
+        // waits for the reader.
+        assert!(n.store(reg::SEND_REQ, 8, (8 << 48) | (BASE + 0x8000), 1001, m.dma()));
+        assert_eq!(n.take_tx().unwrap().1, 1001 + 20 + 240 + 1);
+        assert_eq!(n.load(reg::SEND_COMP, 2, 1030), 1);
+        assert_eq!(n.load(reg::SEND_COMP, 2, 1030), 0);
+        assert_eq!(n.stats.tx_frames, 2);
+        assert_eq!(n.stats.tx_bytes, 88);
+    }
+
+    #[test]
+    fn full_completion_queue_holds_requests_in_their_slots() {
+        let mut m = mem();
+        let mut n = nic();
+        for i in 0..4 {
+            assert!(n.store(reg::SEND_REQ, 8, (64 << 48) | (BASE + i * 64), 0, m.dma()));
+        }
+        assert!(!n.store(reg::SEND_REQ, 8, (64 << 48) | BASE, 0, m.dma()));
+        assert_eq!(n.stats.send_queue_full, 1);
+        // Long after: two completions (the queue's depth), two requests still held.
+        assert_eq!(counts(&n, 10_000), [2, 4, 2, 0]);
+        assert_eq!(n.load(reg::SEND_COMP, 1, 10_000), 1);
+        assert_eq!(counts(&n, 10_000), [3, 4, 2, 0]);
+        for _ in 0..3 {
+            assert_eq!(n.load(reg::SEND_COMP, 2, 10_000), 1);
+        }
+        assert_eq!(n.load(reg::SEND_COMP, 2, 10_000), 0);
+        assert_eq!(counts(&n, 10_000), [4, 4, 0, 0]);
+    }
+
+    #[test]
+    fn bad_send_requests_are_counted_not_queued() {
+        let mut m = mem();
+        let mut n = nic();
+        for v in [
+            BASE,                                // length 0
+            (9001 << 48) | BASE,                 // too long
+            (64 << 48) | 0x1000,                 // not DRAM
+            (64 << 48) | (BASE + (1 << 20) - 8), // runs off DRAM
+            (1 << 63) | (64 << 48) | BASE,       // partial
+        ] {
+            assert!(!n.store(reg::SEND_REQ, 8, v, 0, m.dma()));
+        }
+        assert_eq!(n.stats.send_errors, 5);
+        assert!(!n.has_tx());
+        assert_eq!(counts(&n, 0), [4, 4, 0, 0]);
+    }
+
+    #[test]
+    fn bad_register_accesses_are_counted() {
+        let mut m = mem();
+        let mut n = nic();
+        assert_eq!(n.load(reg::SEND_REQ, 8, 0), 0); // write-only
+        assert_eq!(n.load(reg::RECV_COMP, 4, 0), 0); // wrong size
+        assert_eq!(n.load(0x20, 4, 0), 0); // interrupt mask: not modelled
+        assert_eq!(n.load(0x15, 2, 0), 0); // misaligned
+        assert!(!n.store(reg::COUNTS, 4, 1, 0, m.dma())); // read-only
+        assert!(!n.store(reg::SEND_REQ, 4, 1, 0, m.dma())); // half a request
+        assert_eq!(n.stats.bad_accesses, 6);
+        assert_eq!((n.stats.register_loads, n.stats.register_stores), (4, 2));
+        assert_eq!(n.posted_buffers(), 0);
+        assert!(!n.has_tx());
+    }
+
+    #[test]
+    fn config_is_validated() {
+        let ok = IceNicConfig::default();
+        assert!(ok.validate().is_ok());
+        assert!(!ok.enabled, "the device exists only when asked for");
+        let bad = IceNicConfig {
+            recv_req_depth: 256,
+            ..ok.clone()
+        };
+        assert!(bad.validate().unwrap_err().contains("recv_req_depth"));
+        let bad = IceNicConfig {
+            dma_bytes_per_cycle: 0,
+            ..ok
+        };
+        assert!(bad.validate().is_err());
+    }
+}
