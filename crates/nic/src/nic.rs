@@ -7,6 +7,11 @@
 //! the core's local TX FIFO, the global TX queue, the transport,
 //! packetization, the egress pipeline, MAC and serial I/O.
 //!
+//! Each stage is its own module ([`mac`](crate::mac), [`ingress`](crate::ingress),
+//! [`reassembly`](crate::reassembly), [`transport`](crate::transport),
+//! [`core_selection`](crate::core_selection), [`packetizer`](crate::packetizer));
+//! the egress pipeline is its latency (`egress_ps`): it only hands frames on.
+//!
 //! The NIC is driven through four inputs ([`NanoNic::frame_in`],
 //! [`NanoNic::message_from_core`], [`NanoNic::core_command`],
 //! [`NanoNic::handle`]) and answers with [`NicAction`]s; it owns no clock
@@ -16,9 +21,12 @@
 
 use crate::config::NicConfig;
 use crate::core_selection::CoreSelector;
-use crate::frames::{self, DropReason};
-use crate::message::{Message, PacketInfo};
+use crate::ingress::{IngressDrop, IngressPipeline};
+use crate::mac::Mac;
+use crate::message::Message;
+use crate::packetizer::Packetizer;
 use crate::reassembly::{Reassembly, ReassemblyError};
+use crate::transport::TransportStandIn;
 use nanopu_sim::{SimDuration, SimTime};
 
 /// Something the NIC needs done.
@@ -73,85 +81,78 @@ pub struct NicStats {
     pub tx_too_large: u64,
 }
 
-/// The NIC of one nanoPU node.
+/// The NIC of one nanoPU node: its stages, in the order data flows.
 pub struct NanoNic {
     pub cfg: NicConfig,
     /// This node's IPv4 address.
     pub ip: u32,
+    mac: Mac,
+    ingress: IngressPipeline,
     reassembly: Reassembly,
+    transport: TransportStandIn,
+    /// Per-application global RX queues and JBSQ core selection.
     pub selector: CoreSelector,
-    next_msg_id: u16,
+    packetizer: Packetizer,
     pub stats: NicStats,
 }
 
 impl NanoNic {
     pub fn new(cfg: NicConfig, ip: u32) -> NanoNic {
         NanoNic {
+            mac: Mac {
+                link_gbps: cfg.link_gbps,
+                rx_latency: ps(cfg.mac_serial_rx_ps),
+                tx_latency: ps(cfg.mac_serial_tx_ps),
+            },
+            ingress: IngressPipeline {
+                ip,
+                max_message_bytes: cfg.max_message_bytes,
+            },
+            reassembly: Reassembly::default(),
+            transport: TransportStandIn {
+                rx_latency: ps(cfg.transport_rx_ps),
+            },
             selector: CoreSelector::new(cfg.jbsq_depth),
+            packetizer: Packetizer::new(ip, cfg.mtu_payload_bytes),
             cfg,
             ip,
-            reassembly: Reassembly::default(),
-            next_msg_id: 0,
             stats: NicStats::default(),
         }
-    }
-
-    fn ps(&self, ps: u64) -> SimDuration {
-        SimDuration::from_ps(ps)
     }
 
     /// A frame whose first bit reaches the NIC at `first_bit`.
     pub fn frame_in(&mut self, frame: &[u8], first_bit: SimTime, out: &mut Vec<NicAction>) {
         self.stats.rx_frames += 1;
-        // The MAC takes the whole frame (its FCS is at the end) before the
-        // ingress pipeline sees it.
-        let in_nic = first_bit
-            + SimDuration::serialization(frame.len() as u64, self.cfg.link_gbps)
-            + self.ps(self.cfg.mac_serial_rx_ps);
-        let (info, payload) = match frames::decode(frame) {
+        let in_nic = self.mac.received(first_bit, frame.len());
+        let selector = &self.selector;
+        let (info, payload) = match self.ingress.process(frame, |c| selector.has_context(c)) {
             Ok(p) => p,
-            Err(reason) => {
-                self.count_drop(reason);
+            Err(drop) => {
+                let counter = match drop {
+                    IngressDrop::Malformed => &mut self.stats.drop_malformed,
+                    IngressDrop::NotForUs => &mut self.stats.drop_not_for_us,
+                    IngressDrop::TooLarge => &mut self.stats.drop_too_large,
+                    IngressDrop::UnregisteredContext => &mut self.stats.drop_unregistered_context,
+                };
+                *counter += 1;
                 return;
             }
         };
-        // Ingress pipeline: address check and the layer-4 port match table.
-        if info.dst_ip != self.ip {
-            self.stats.drop_not_for_us += 1;
-            return;
-        }
-        if info.msg_len as u32 > self.cfg.max_message_bytes {
-            self.stats.drop_too_large += 1;
-            return;
-        }
-        if !self.selector.has_context(info.dst_context) {
-            self.stats.drop_unregistered_context += 1;
-            return;
-        }
-        let after_ingress = in_nic + self.ps(self.cfg.ingress_ps);
+        let after_ingress = in_nic + ps(self.cfg.ingress_ps);
         match self
             .reassembly
             .packet(info, payload, self.cfg.mtu_payload_bytes)
         {
             Ok(Some(msg)) => {
-                let ready = after_ingress
-                    + self.ps(self.cfg.reassembly_ps)
-                    + self.ps(self.cfg.transport_rx_ps);
+                let reassembled = after_ingress + ps(self.cfg.reassembly_ps);
                 out.push(NicAction::Schedule {
-                    at: ready,
+                    at: self.transport.message_received(reassembled),
                     event: NicEvent::MessageReady(msg),
                 });
             }
             Ok(None) => {}
             Err(ReassemblyError::Duplicate) => self.stats.drop_duplicate += 1,
             Err(ReassemblyError::Inconsistent) => self.stats.drop_malformed += 1,
-        }
-    }
-
-    fn count_drop(&mut self, reason: DropReason) {
-        match reason {
-            DropReason::Malformed => self.stats.drop_malformed += 1,
-            DropReason::NotForUs => self.stats.drop_not_for_us += 1,
         }
     }
 
@@ -172,7 +173,7 @@ impl NanoNic {
             core,
             context: msg.local_context,
             words: msg.rx_words(),
-            at: now + self.ps(self.cfg.core_dispatch_ps),
+            at: now + ps(self.cfg.core_dispatch_ps),
         });
     }
 
@@ -210,35 +211,17 @@ impl NanoNic {
             return;
         }
         self.stats.tx_messages += 1;
-        let id = self.next_msg_id;
-        self.next_msg_id = self.next_msg_id.wrapping_add(1);
-        let mtu = self.cfg.mtu_payload_bytes as usize;
-        let bytes: Vec<u8> = msg.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let bytes = &bytes[..(msg.len as usize).min(bytes.len())];
-        let start = at
-            + self.ps(self.cfg.tx_queue_ps)
-            + self.ps(self.cfg.packetize_ps)
-            + self.ps(self.cfg.egress_ps)
-            + self.ps(self.cfg.mac_serial_tx_ps);
-        let packets = self.cfg.packets_for(msg.len as u32) as usize;
-        for p in 0..packets {
-            let chunk = &bytes[(p * mtu).min(bytes.len())..((p + 1) * mtu).min(bytes.len())];
-            let info = PacketInfo {
-                src_ip: self.ip,
-                dst_ip: msg.peer_ip,
-                src_context: context,
-                dst_context: msg.peer_context,
-                msg_len: msg.len,
-                pkt_offset: p as u16,
-                tx_msg_id: id,
-            };
-            self.stats.tx_frames += 1;
-            // Packets leave the pipeline back to back; the link spaces them.
-            out.push(NicAction::Transmit {
-                frame: frames::encode(&info, chunk),
-                ready: start,
-            });
-        }
+        let queued = self
+            .transport
+            .message_to_send(at + ps(self.cfg.tx_queue_ps));
+        let egress_done = queued + ps(self.cfg.packetize_ps) + ps(self.cfg.egress_ps);
+        // Packets leave the pipeline back to back; the link spaces them.
+        let ready = self.mac.transmit_ready(egress_done);
+        let stats = &mut self.stats;
+        self.packetizer.packetize(&msg, |frame| {
+            stats.tx_frames += 1;
+            out.push(NicAction::Transmit { frame, ready });
+        });
     }
 
     /// Messages waiting for more packets.
@@ -247,10 +230,15 @@ impl NanoNic {
     }
 }
 
+fn ps(ps: u64) -> SimDuration {
+    SimDuration::from_ps(ps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::frames;
+    use crate::message::PacketInfo;
 
     const CLIENT: u32 = 0x0a00_0002;
     const NODE: u32 = 0x0a00_0001;

@@ -9,8 +9,9 @@
 
 use hdrhistogram::Histogram;
 use nanopu_nic::frames;
+use nanopu_nic::packetizer::Packetizer;
 use nanopu_nic::reassembly::Reassembly;
-use nanopu_nic::{Message, PacketInfo};
+use nanopu_nic::Message;
 use nanopu_sim::{SimDuration, SimTime};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -196,7 +197,7 @@ pub struct Client {
     mtu_payload: u32,
     rng: ChaCha8Rng,
     next_seq: u64,
-    next_msg_id: u16,
+    packetizer: Packetizer,
     started: bool,
     outstanding: BTreeMap<u64, Outstanding>,
     in_order: VecDeque<u64>,
@@ -239,7 +240,7 @@ impl Client {
             server_ip,
             mtu_payload,
             next_seq: 0,
-            next_msg_id: 0,
+            packetizer: Packetizer::new(ip, mtu_payload),
             started: false,
             outstanding: BTreeMap::new(),
             in_order: VecDeque::new(),
@@ -372,29 +373,16 @@ impl Client {
             key,
         });
         self.report.sent += 1;
-        let id = self.next_msg_id;
-        self.next_msg_id = self.next_msg_id.wrapping_add(1);
-        let len = self.cfg.message_bytes;
-        let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let bytes = &bytes[..len as usize];
-        let mtu = self.mtu_payload as usize;
-        let packets = (len as usize).div_ceil(mtu).max(1);
-        for p in 0..packets {
-            let chunk = &bytes[(p * mtu).min(bytes.len())..((p + 1) * mtu).min(bytes.len())];
-            let info = PacketInfo {
-                src_ip: self.ip,
-                dst_ip: self.server_ip,
-                src_context: self.context,
-                dst_context: self.cfg.context,
-                msg_len: len,
-                pkt_offset: p as u16,
-                tx_msg_id: id,
-            };
-            out.push(ClientAction::Send {
-                frame: frames::encode(&info, chunk),
-                ready: now,
-            });
-        }
+        let msg = Message {
+            peer_ip: self.server_ip,
+            peer_context: self.cfg.context,
+            local_context: self.context,
+            len: self.cfg.message_bytes,
+            payload,
+        };
+        self.packetizer.packetize(&msg, |frame| {
+            out.push(ClientAction::Send { frame, ready: now })
+        });
     }
 
     /// A frame from the node; `last_bit_in` is when its last bit arrived.

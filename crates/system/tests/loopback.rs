@@ -164,3 +164,41 @@ fn a_bad_load_is_a_clear_error() {
     assert!(err.to_string().contains("maximum message size"), "{err}");
     let _ = SimDuration::ZERO;
 }
+
+/// A loopback built the prototype's way (`crates/node/tests/guest`): boot
+/// message of header 16 and two zero words before registering, echo of the
+/// header and msg_len/8 words. It must answer every request of the client.
+#[test]
+fn prototype_style_loopback_answers_every_request() {
+    let guest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../node/tests/guest");
+    let elf = std::env::temp_dir().join(format!("nanopu-proto-sys-{}.elf", std::process::id()));
+    let ok = std::process::Command::new("riscv64-unknown-elf-gcc")
+        .args([
+            "--specs=picolibc.specs",
+            "-mcmodel=medany",
+            "-O2",
+            "-ffixed-x30",
+            "-ffixed-x31",
+            "-static",
+            "-nostdlib",
+            "-nostartfiles",
+            "-Wl,--no-warn-rwx-segments",
+            "-T",
+        ])
+        .arg(guest.join("proto_link.ld"))
+        .arg(guest.join("proto_crt.S"))
+        .arg(guest.join("proto_loopback.c"))
+        .args(["-lgcc", "-o"])
+        .arg(&elf)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok);
+    for bytes in [8u16, 64, 1024, 2048] {
+        let node = Node::with_program(NodeConfig::default(), &elf).unwrap();
+        let mut s = System::new(node, &SystemConfig::default(), Some(load(bytes, 100))).unwrap();
+        assert_eq!(s.run(LIMIT).unwrap(), SystemEnd::ClientDone, "{bytes} B");
+        let r = s.load_report().unwrap();
+        assert_eq!((r.received, r.wrong_replies), (100, 0), "{bytes} B");
+        assert!(s.booted_at.is_some());
+    }
+}
