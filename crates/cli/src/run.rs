@@ -4,7 +4,9 @@ use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
 use nanopu_node::{Node, RunEnd};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, Start, System, SystemEnd};
+use nanopu_system::{
+    Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start, System, SystemEnd,
+};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -81,6 +83,10 @@ pub struct LoadOpts {
     /// Seed of arrivals and random payloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Service times of --pattern service requests: fixed:NS, exp:MEAN_NS or
+    /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION.
+    #[arg(long, default_value = "fixed:500")]
+    pub service: String,
     /// A request unanswered for this long (ns) is counted as lost.
     #[arg(long, default_value_t = 1_000_000)]
     pub timeout_ns: u64,
@@ -96,7 +102,8 @@ impl LoadOpts {
             "random" => Pattern::Random,
             "zeros" => Pattern::Zeros,
             "dot-product" => Pattern::DotProduct,
-            p => bail!("--pattern {p}: expected counter, random, zeros or dot-product"),
+            "service" => Pattern::Service,
+            p => bail!("--pattern {p}: expected counter, random, zeros, dot-product or service"),
         };
         let expect = match self.expect.as_str() {
             "echo" => Expect::Echo,
@@ -121,6 +128,7 @@ impl LoadOpts {
             expect,
             start: self.start_ns.map_or(Start::Boot, Start::AtNs),
             seed: self.seed,
+            service: parse_service(&self.service)?,
             timeout_ns: self.timeout_ns,
         })
     }
@@ -225,6 +233,35 @@ pub fn run(a: RunArgs) -> Result<u8> {
     Ok(match code {
         0 => 0,
         c => c.clamp(1, 255) as u8,
+    })
+}
+
+/// Parses `fixed:NS`, `exp:MEAN_NS` or `bimodal:SHORT_NS:LONG_NS:LONG_FRACTION`.
+fn parse_service(s: &str) -> Result<ServiceTime> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let num = |i: usize| -> Result<f64> {
+        parts
+            .get(i)
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .with_context(|| {
+                format!(
+                    "--service {s}: expected a non-negative number in field {}",
+                    i + 1
+                )
+            })
+    };
+    Ok(match (parts[0], parts.len()) {
+        ("fixed", 2) => ServiceTime::Fixed { ns: num(1)? },
+        ("exp", 2) => ServiceTime::Exponential { mean_ns: num(1)? },
+        ("bimodal", 4) => ServiceTime::Bimodal {
+            short_ns: num(1)?,
+            long_ns: num(2)?,
+            long_fraction: num(3)?.min(1.0),
+        },
+        _ => bail!(
+            "--service {s}: expected fixed:NS, exp:MEAN_NS or bimodal:SHORT_NS:LONG_NS:FRACTION"
+        ),
     })
 }
 

@@ -47,6 +47,11 @@ pub struct NicConfig {
     /// JBSQ bound: messages of one application a core may hold. Source:
     /// nanoPU §2.3 and §3.3 (JBSQ(2)).
     pub jbsq_depth: u32,
+    /// Core selection: `jbsq` (the nanoPU's) or `random` (RSS-style, the
+    /// baseline of nanoPU §5.2.3).
+    pub core_selection: crate::core_selection::Policy,
+    /// Seed of the random core selection.
+    pub core_selection_seed: u64,
 }
 
 impl Default for NicConfig {
@@ -65,6 +70,8 @@ impl Default for NicConfig {
             packetize_ps: 2_810,
             egress_ps: 310,
             jbsq_depth: 2,
+            core_selection: crate::core_selection::Policy::Jbsq,
+            core_selection_seed: 1,
         }
     }
 }

@@ -2,33 +2,70 @@
 //! cores running it. A message goes to the core holding the fewest of that
 //! application's messages, if that is fewer than n; otherwise it waits in the
 //! application's global RX queue until a core reports it finished one.
+//!
+//! The baseline of §5.2.3, random (RSS-style) assignment, picks the core when
+//! the message arrives, uniformly at random among the cores running the
+//! application; the message then waits for that core only (in a per-core
+//! queue in the NIC, the core's local FIFO still holding at most n).
 
 use crate::message::Message;
 use std::collections::{BTreeMap, VecDeque};
+
+/// How a message's core is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// Join-bounded-shortest-queue: the core is chosen when it has room.
+    #[default]
+    Jbsq,
+    /// A uniformly random core, chosen on arrival (RSS-style).
+    Random,
+}
 
 #[derive(Default)]
 struct App {
     /// (core, messages of this app it holds), in registration order.
     cores: Vec<(usize, u32)>,
-    /// The global RX queue of this application.
+    /// The global RX queue of this application (JBSQ).
     waiting: VecDeque<Message>,
+    /// Per-core queues, parallel to `cores` (random assignment).
+    per_core: Vec<VecDeque<Message>>,
 }
 
-/// JBSQ(n) core selection for every application (context).
+/// Core selection for every application (context).
 pub struct CoreSelector {
     depth: u32,
+    policy: Policy,
+    /// xorshift64 state of the random policy (seeded: runs repeat).
+    rng: u64,
     apps: BTreeMap<u16, App>,
-    /// Deepest any global RX queue has been (statistics).
+    /// Deepest any RX queue in the NIC has been (statistics).
     pub max_waiting: usize,
 }
 
 impl CoreSelector {
     pub fn new(depth: u32) -> CoreSelector {
+        CoreSelector::with_policy(depth, Policy::Jbsq, 1)
+    }
+
+    pub fn with_policy(depth: u32, policy: Policy, seed: u64) -> CoreSelector {
         CoreSelector {
             depth,
+            policy,
+            rng: seed.max(1),
             apps: BTreeMap::new(),
             max_waiting: 0,
         }
+    }
+
+    fn random(&mut self, n: usize) -> usize {
+        // xorshift64 (Marsaglia): fast, deterministic, plenty for load spreading.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (x % n as u64) as usize
     }
 
     /// `core` runs a thread of application `context`.
@@ -36,6 +73,7 @@ impl CoreSelector {
         let app = self.apps.entry(context).or_default();
         if !app.cores.iter().any(|&(c, _)| c == core) {
             app.cores.push((core, 0));
+            app.per_core.push(VecDeque::new());
         }
     }
 
@@ -48,6 +86,19 @@ impl CoreSelector {
     /// it to now, or queues it.
     pub fn message(&mut self, msg: Message) -> Option<(usize, Message)> {
         let depth = self.depth;
+        if self.policy == Policy::Random {
+            let n = self.apps.get(&msg.local_context)?.cores.len();
+            let i = self.random(n.max(1));
+            let app = self.apps.get_mut(&msg.local_context)?;
+            let (core, held) = &mut app.cores[i];
+            if *held < depth && app.per_core[i].is_empty() {
+                *held += 1;
+                return Some((*core, msg));
+            }
+            app.per_core[i].push_back(msg);
+            self.max_waiting = self.max_waiting.max(app.per_core[i].len());
+            return None;
+        }
         let app = self.apps.get_mut(&msg.local_context)?;
         match pick(&mut app.cores, depth) {
             Some(core) => Some((core, msg)),
@@ -64,8 +115,12 @@ impl CoreSelector {
     pub fn done(&mut self, context: u16, core: usize) -> Option<(usize, Message)> {
         let depth = self.depth;
         let app = self.apps.get_mut(&context)?;
-        if let Some(slot) = app.cores.iter_mut().find(|(c, _)| *c == core) {
-            slot.1 = slot.1.saturating_sub(1);
+        let i = app.cores.iter().position(|(c, _)| *c == core)?;
+        app.cores[i].1 = app.cores[i].1.saturating_sub(1);
+        if self.policy == Policy::Random {
+            let msg = app.per_core[i].pop_front()?;
+            app.cores[i].1 += 1;
+            return Some((core, msg));
         }
         if app.waiting.is_empty() {
             return None;
@@ -126,6 +181,44 @@ mod tests {
         );
         assert_eq!(s.outstanding(7, 1), 2);
         assert_eq!(s.max_waiting, 2);
+    }
+
+    #[test]
+    fn random_assignment_commits_to_a_core_on_arrival() {
+        let mut s = CoreSelector::with_policy(2, Policy::Random, 42);
+        s.register(7, 0);
+        s.register(7, 1);
+        let mut per_core = [0, 0];
+        let mut queued = 0;
+        for i in 0..100 {
+            match s.message(msg(7, i)) {
+                Some((c, _)) => per_core[c] += 1,
+                None => queued += 1,
+            }
+        }
+        // Never more than the bound on a core; the rest wait for *their* core.
+        assert!(per_core.iter().all(|&n| n <= 2), "{per_core:?}");
+        assert_eq!(per_core.iter().sum::<u32>() + queued, 100);
+        // A core finishing takes the next message of its own queue.
+        let before = s.max_waiting;
+        assert!(before > 0);
+        let (core, _) = s.done(7, 0).expect("core 0 has a queue");
+        assert_eq!(core, 0);
+    }
+
+    #[test]
+    fn random_assignment_is_seeded() {
+        let run = |seed| {
+            let mut s = CoreSelector::with_policy(100, Policy::Random, seed);
+            for c in 0..4 {
+                s.register(1, c);
+            }
+            (0..50)
+                .map(|i| s.message(msg(1, i)).unwrap().0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(3), run(3));
+        assert_ne!(run(3), run(4));
     }
 
     #[test]

@@ -112,7 +112,11 @@ impl NanoNic {
             transport: TransportStandIn {
                 rx_latency: ps(cfg.transport_rx_ps),
             },
-            selector: CoreSelector::new(cfg.jbsq_depth),
+            selector: CoreSelector::with_policy(
+                cfg.jbsq_depth,
+                cfg.core_selection,
+                cfg.core_selection_seed,
+            ),
             packetizer: Packetizer::new(ip, cfg.mtu_payload_bytes),
             cfg,
             ip,

@@ -39,6 +39,10 @@ pub enum Pattern {
     Random,
     /// All zero (replies are then matched in order).
     Zeros,
+    /// A service-time request (`sdk/programs/service`): `[number, cycles]`,
+    /// the core spins for `cycles` before answering; the cycles are drawn
+    /// from `LoadConfig::service`.
+    Service,
     /// A dot-product request (nanoPU Listing 2, `sdk/programs/dot_product`):
     /// `[1, n, index0, value0, ...]` with `n = (length - 16) / 16` random
     /// (index, value) pairs; replies are matched in order.
@@ -73,6 +77,59 @@ pub enum Start {
     AtNs(u64),
 }
 
+/// How long each request keeps a core busy (for `Pattern::Service`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServiceTime {
+    Fixed {
+        ns: f64,
+    },
+    Exponential {
+        mean_ns: f64,
+    },
+    /// `long_ns` with probability `long_fraction`, else `short_ns`.
+    Bimodal {
+        short_ns: f64,
+        long_ns: f64,
+        long_fraction: f64,
+    },
+}
+
+impl ServiceTime {
+    /// The mean service time in ns.
+    pub fn mean_ns(&self) -> f64 {
+        match *self {
+            ServiceTime::Fixed { ns } => ns,
+            ServiceTime::Exponential { mean_ns } => mean_ns,
+            ServiceTime::Bimodal {
+                short_ns,
+                long_ns,
+                long_fraction,
+            } => short_ns * (1.0 - long_fraction) + long_ns * long_fraction,
+        }
+    }
+
+    fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
+        match *self {
+            ServiceTime::Fixed { ns } => ns,
+            ServiceTime::Exponential { mean_ns } => {
+                Exp::new(1.0 / mean_ns).expect("positive mean").sample(rng)
+            }
+            ServiceTime::Bimodal {
+                short_ns,
+                long_ns,
+                long_fraction,
+            } => {
+                if rng.random::<f64>() < long_fraction {
+                    long_ns
+                } else {
+                    short_ns
+                }
+            }
+        }
+    }
+}
+
 /// The client's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +148,8 @@ pub struct LoadConfig {
     pub start: Start,
     /// Seed of the arrival process and of random payloads.
     pub seed: u64,
+    /// Service times of `Pattern::Service` requests.
+    pub service: ServiceTime,
     /// A request unanswered for this long (ns) is counted as lost, and in
     /// closed loop its window slot is reused. There is no retransmission:
     /// a NIC without a transport (the traditional one) drops what it has no
@@ -110,6 +169,7 @@ impl Default for LoadConfig {
             expect: Expect::Echo,
             start: Start::Boot,
             seed: 1,
+            service: ServiceTime::Fixed { ns: 500.0 },
             timeout_ns: 1_000_000,
         }
     }
@@ -126,6 +186,15 @@ impl LoadConfig {
                 "dot-product requests need a length of 16 + 16n bytes (n >= 1), and --expect dot-product; got {} B",
                 self.message_bytes
             ));
+        }
+        if self.pattern == Pattern::Service && self.message_bytes != 16 {
+            return Err(format!(
+                "service requests are 16 bytes (number, cycles); got {} B",
+                self.message_bytes
+            ));
+        }
+        if self.service.mean_ns().is_nan() || self.service.mean_ns() < 0.0 {
+            return Err("service times must be positive".into());
         }
         if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
             return Err(format!(
@@ -195,6 +264,8 @@ pub struct Client {
     pub context: u16,
     server_ip: u32,
     mtu_payload: u32,
+    /// Core clock, to turn service times into cycles.
+    core_mhz: u32,
     rng: ChaCha8Rng,
     next_seq: u64,
     packetizer: Packetizer,
@@ -239,6 +310,7 @@ impl Client {
             context: 1,
             server_ip,
             mtu_payload,
+            core_mhz: 3200,
             next_seq: 0,
             packetizer: Packetizer::new(ip, mtu_payload),
             started: false,
@@ -261,6 +333,11 @@ impl Client {
     fn in_order(&self) -> bool {
         matches!(self.cfg.pattern, Pattern::Zeros | Pattern::DotProduct)
             || self.cfg.expect == Expect::Any
+    }
+
+    /// Sets the core clock service times are converted with (default 3200 MHz).
+    pub fn set_core_mhz(&mut self, mhz: u32) {
+        self.core_mhz = mhz;
     }
 
     /// Whether every request has been answered.
@@ -311,6 +388,11 @@ impl Client {
             Pattern::Counter => (0..words as u64).map(|i| (seq << 16) | i).collect(),
             Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
             Pattern::Zeros => vec![0; words],
+            Pattern::Service => {
+                let ns = self.cfg.service.sample(&mut self.rng).max(0.0);
+                let cycles = (ns * self.core_mhz as f64 / 1000.0).round() as u64;
+                return vec![seq, cycles];
+            }
             Pattern::DotProduct => {
                 let n = (words - 2) / 2;
                 let mut p = vec![1, n as u64];

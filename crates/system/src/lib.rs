@@ -10,5 +10,5 @@ pub mod client;
 pub mod link;
 pub mod system;
 
-pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, Start};
+pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};
 pub use system::{NicKind, System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

@@ -141,7 +141,9 @@ impl System {
             if let crate::client::Start::AtNs(ns) = l.start {
                 queue.schedule(SimTime::ZERO + SimDuration::from_ns(ns), Event::ClientStart);
             }
-            Client::new(l, CLIENT_IP, NODE_IP, cfg.nic.mtu_payload_bytes, prop)
+            let mut c = Client::new(l, CLIENT_IP, NODE_IP, cfg.nic.mtu_payload_bytes, prop);
+            c.set_core_mhz(node.cfg.core.clock_mhz);
+            c
         });
         if cfg.nic_kind == NicKind::Traditional && node.icenic().is_none() {
             return Err(SystemError::Config(

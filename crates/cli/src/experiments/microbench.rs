@@ -63,6 +63,7 @@ fn load(bytes: u16, count: u64, window: u32, pattern: Pattern, expect: Expect) -
         // Far above any response time here; only the traditional NIC loses
         // requests (no transport: a frame with no buffer is dropped).
         timeout_ns: 50_000,
+        ..LoadConfig::default()
     }
 }
 
@@ -101,11 +102,13 @@ fn w2w(r: &Runner) -> Result<ExperimentResult> {
         Point {
             program: "loopback",
             nic: NicKind::NanoPu,
+            selection: None,
             load: load(8, n, 1, Pattern::Counter, Expect::Echo),
         },
         Point {
             program: "trad_loopback",
             nic: NicKind::Traditional,
+            selection: None,
             load: load(8, n, 1, Pattern::Counter, Expect::Echo),
         },
     ];
@@ -195,11 +198,13 @@ fn latency_vs_size(r: &Runner) -> Result<ExperimentResult> {
         pts.push(Point {
             program: "loopback",
             nic: NicKind::NanoPu,
+            selection: None,
             load: load(s, n, 1, Pattern::Counter, Expect::Echo),
         });
         pts.push(Point {
             program: "trad_loopback",
             nic: NicKind::Traditional,
+            selection: None,
             load: load(s, n, 1, Pattern::Counter, Expect::Echo),
         });
     }
@@ -263,6 +268,7 @@ fn tput(
             pts.push(Point {
                 program: prog,
                 nic,
+                selection: None,
                 load: load(s, n, window(nic), Pattern::Counter, expect),
             });
         }
@@ -411,6 +417,7 @@ fn dot_product(r: &Runner) -> Result<ExperimentResult> {
             pts.push(Point {
                 program: prog,
                 nic,
+                selection: None,
                 load: load(
                     16 + 16 * p,
                     n,

@@ -7,11 +7,13 @@
 //! threads ran them.
 
 mod microbench;
+mod scheduling;
 
 use crate::bench::sdk_build_dir;
 use crate::config_file::SimConfig;
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use nanopu_nic::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::{LoadConfig, LoadReport, NicKind, System, SystemEnd};
@@ -34,6 +36,8 @@ pub struct Point {
     pub program: &'static str,
     pub nic: NicKind,
     pub load: LoadConfig,
+    /// Core selection, if not the configuration's.
+    pub selection: Option<Policy>,
 }
 
 /// What a point measured.
@@ -51,7 +55,9 @@ pub struct Experiment {
 
 /// Every experiment, in report order.
 pub fn all() -> Vec<Experiment> {
-    microbench::experiments()
+    let mut all = microbench::experiments();
+    all.extend(scheduling::experiments());
+    all
 }
 
 /// Runs points for experiments: configuration, parallelism, progress.
@@ -132,6 +138,9 @@ impl Runner {
         let node = nanopu_node::Node::with_program(node_cfg, &program)?;
         let mut sys_cfg = self.cfg.system.clone();
         sys_cfg.nic_kind = p.nic;
+        if let Some(sel) = p.selection {
+            sys_cfg.nic.core_selection = sel;
+        }
         let mut sys = System::new(node, &sys_cfg, Some(p.load.clone()))?;
         // Generous: a point that takes longer is broken, not slow.
         let until = SimTime::ZERO + SimDuration::from_us(100_000);
