@@ -111,7 +111,7 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
             Target::from_table(
                 "jbsq-vs-rss-load-gain",
                 gain,
-                &format!("sustained: JBSQ {:.0} %, random {:.0} %", sustained(0) * 100.0, sustained(1) * 100.0),
+                format!("sustained: JBSQ {:.0} %, random {:.0} %", sustained(0) * 100.0, sustained(1) * 100.0),
             )
             .unwrap_or_default(),
         ],
