@@ -71,6 +71,10 @@ pub struct LoadOpts {
     /// Destination context (layer-4 port) of the requests.
     #[arg(long, default_value_t = 0)]
     pub context: u16,
+    /// Several destination contexts, comma-separated (each request picks one
+    /// at random; statistics per context). Overrides --context.
+    #[arg(long, value_delimiter = ',')]
+    pub contexts: Vec<u16>,
     /// Request payload: counter, random, zeros or dot-product.
     #[arg(long, default_value = "counter")]
     pub pattern: String,
@@ -123,7 +127,9 @@ impl LoadOpts {
             count: self.count,
             warmup: self.warmup.min(self.count.saturating_sub(1)),
             mode,
-            context: self.context,
+            context: self.contexts.first().copied().unwrap_or(self.context),
+            extra_contexts: self.contexts.iter().skip(1).copied().collect(),
+            service_by_context: Vec::new(),
             pattern,
             expect,
             start: self.start_ns.map_or(Start::Boot, Start::AtNs),

@@ -150,6 +150,11 @@ pub struct LoadConfig {
     pub seed: u64,
     /// Service times of `Pattern::Service` requests.
     pub service: ServiceTime,
+    /// More destination contexts: each request goes to one of `context` and
+    /// these, uniformly at random (seeded). Statistics are kept per context.
+    pub extra_contexts: Vec<u16>,
+    /// Service times for particular contexts (overriding `service`).
+    pub service_by_context: Vec<(u16, ServiceTime)>,
     /// A request unanswered for this long (ns) is counted as lost, and in
     /// closed loop its window slot is reused. There is no retransmission:
     /// a NIC without a transport (the traditional one) drops what it has no
@@ -170,6 +175,8 @@ impl Default for LoadConfig {
             start: Start::Boot,
             seed: 1,
             service: ServiceTime::Fixed { ns: 500.0 },
+            extra_contexts: Vec::new(),
+            service_by_context: Vec::new(),
             timeout_ns: 1_000_000,
         }
     }
@@ -224,6 +231,7 @@ impl LoadConfig {
 
 struct Outstanding {
     seq: u64,
+    context: u16,
     sent: SimTime,
     expected: Vec<u64>,
 }
@@ -255,6 +263,18 @@ pub struct LoadReport {
     pub throughput_gbps: f64,
     /// Simulated time from the first measured request to the last reply, ns.
     pub measured_ns: f64,
+    /// The same percentiles for each destination context.
+    pub per_context: Vec<ContextReport>,
+}
+
+/// Response times of the requests to one context.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ContextReport {
+    pub context: u16,
+    pub received: u64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: f64,
 }
 
 /// The load generator.
@@ -266,6 +286,8 @@ pub struct Client {
     mtu_payload: u32,
     /// Core clock, to turn service times into cycles.
     core_mhz: u32,
+    /// Destination of the request being built.
+    current_context: u16,
     rng: ChaCha8Rng,
     next_seq: u64,
     packetizer: Packetizer,
@@ -274,6 +296,8 @@ pub struct Client {
     in_order: VecDeque<u64>,
     reassembly: Reassembly,
     latencies: Histogram<u64>,
+    /// Per destination context (in the order of `contexts()`).
+    context_latencies: Vec<(u16, Histogram<u64>)>,
     /// Link propagation delay, subtracted to measure at the node's wire.
     propagation: SimDuration,
     first_measured_send: Option<SimTime>,
@@ -283,6 +307,11 @@ pub struct Client {
     measured_bits: u64,
     reply_frame_bytes: u64,
     pub report: LoadReport,
+}
+
+/// Picoseconds, up to 10 s, 3 significant digits.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("valid bounds")
 }
 
 /// What the client wants done.
@@ -311,6 +340,7 @@ impl Client {
             server_ip,
             mtu_payload,
             core_mhz: 3200,
+            current_context: 0,
             next_seq: 0,
             packetizer: Packetizer::new(ip, mtu_payload),
             started: false,
@@ -318,7 +348,8 @@ impl Client {
             in_order: VecDeque::new(),
             reassembly: Reassembly::default(),
             // Picoseconds, up to 10 s, 3 significant digits.
-            latencies: Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("valid bounds"),
+            latencies: new_histogram(),
+            context_latencies: Vec::new(),
             propagation,
             first_measured_send: None,
             last_reply: SimTime::ZERO,
@@ -389,7 +420,13 @@ impl Client {
             Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
             Pattern::Zeros => vec![0; words],
             Pattern::Service => {
-                let ns = self.cfg.service.sample(&mut self.rng).max(0.0);
+                let dist = self
+                    .cfg
+                    .service_by_context
+                    .iter()
+                    .find(|(c, _)| *c == self.current_context)
+                    .map_or(self.cfg.service, |&(_, d)| d);
+                let ns = dist.sample(&mut self.rng).max(0.0);
                 let cycles = (ns * self.core_mhz as f64 / 1000.0).round() as u64;
                 return vec![seq, cycles];
             }
@@ -421,6 +458,17 @@ impl Client {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        let context = if self.cfg.extra_contexts.is_empty() {
+            self.cfg.context
+        } else {
+            let i = self.rng.random_range(0..=self.cfg.extra_contexts.len());
+            if i == 0 {
+                self.cfg.context
+            } else {
+                self.cfg.extra_contexts[i - 1]
+            }
+        };
+        self.current_context = context;
         let payload = self.payload(seq);
         let expected = match self.cfg.expect {
             Expect::Echo => payload.clone(),
@@ -443,6 +491,7 @@ impl Client {
             key,
             Outstanding {
                 seq,
+                context,
                 sent: now,
                 expected,
             },
@@ -457,7 +506,7 @@ impl Client {
         self.report.sent += 1;
         let msg = Message {
             peer_ip: self.server_ip,
-            peer_context: self.cfg.context,
+            peer_context: context,
             local_context: self.context,
             len: self.cfg.message_bytes,
             payload,
@@ -539,6 +588,14 @@ impl Client {
             let left_node = SimTime(at.fs().saturating_sub(self.propagation.fs()));
             let ps = left_node.since(at_node).fs() / 1000;
             self.latencies.saturating_record(ps.max(1));
+            let h = match self.context_latencies.iter().position(|(c, _)| *c == req.context) {
+                Some(i) => &mut self.context_latencies[i].1,
+                None => {
+                    self.context_latencies.push((req.context, new_histogram()));
+                    &mut self.context_latencies.last_mut().expect("pushed").1
+                }
+            };
+            h.saturating_record(ps.max(1));
             self.measured_replies += 1;
             self.last_reply = at;
             self.measured_bits += frame_bytes * 8;
@@ -580,6 +637,20 @@ impl Client {
             r.max_ns = ns(h.max());
             r.mean_ns = h.mean() / 1000.0;
         }
+        let ns = |ps: u64| ps as f64 / 1000.0;
+        let mut per_context: Vec<ContextReport> = self
+            .context_latencies
+            .iter()
+            .map(|(c, h)| ContextReport {
+                context: *c,
+                received: h.len(),
+                p50_ns: ns(h.value_at_quantile(0.5)),
+                p99_ns: ns(h.value_at_quantile(0.99)),
+                max_ns: ns(h.max()),
+            })
+            .collect();
+        per_context.sort_by_key(|c| c.context);
+        r.per_context = per_context;
         if let Some(first) = self.first_measured_send {
             let span = self.last_reply.since(first);
             if span.fs() > 0 {

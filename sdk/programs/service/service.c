@@ -1,13 +1,13 @@
 /*
  * service: a server whose requests say how long to work. Every core runs
  * one thread of context 0 (JBSQ or random core selection spreads requests
- * over them); a request is [number, cycles]: the core spins for `cycles`
- * (reading mcycle) and then answers with the same two words. The nanoPU
+ * over them); a request is [number, cycles]: the core works for `cycles`
+ * (see service.h) and then answers with the same two words. The nanoPU
  * paper's §5.2.3 core-selection experiment uses such a server with bimodal
  * service times.
  * Never exits: it is driven by the simulator's NIC.
  */
-#include <nanopu.h>
+#include <service.h>
 
 static nanopu_barrier_t registered;
 
@@ -19,19 +19,7 @@ static void serve(int cid, int nc)
         lnic_boot();
     for (;;) {
         lnic_wait();
-        uint64_t start = rdcycle();
-        uint64_t hdr = lnic_read();
-        uint64_t number = lnic_read();
-        uint64_t cycles = lnic_read();
-        /* Words beyond the two are not expected; drain them if any. */
-        for (uint32_t n = lnic_hdr_words(hdr); n > 2; n--)
-            (void)lnic_read();
-        while (rdcycle() - start < cycles)
-            ;
-        lnic_write_r(lnic_reply_hdr(hdr, 16));
-        lnic_write_r(number);
-        lnic_write_r(cycles);
-        lnic_msg_done();
+        service_one();
     }
 }
 

@@ -8,11 +8,200 @@ use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start};
 
 pub fn experiments() -> Vec<Experiment> {
-    vec![Experiment {
-        id: "jbsq-vs-rss",
-        title: "JBSQ vs random core selection (§5.2.3)",
-        run: jbsq_vs_rss,
-    }]
+    vec![
+        #[cfg(any())]
+        Experiment {
+            id: "hts-vs-tis",
+            title: "Hardware vs timer-interrupt thread scheduling (Fig. 7)",
+            run: hts_vs_tis,
+        },
+        #[cfg(any())]
+        Experiment {
+            id: "bounded",
+            title: "Bounded message processing time (Fig. 8)",
+            run: bounded,
+        },
+        Experiment {
+            id: "jbsq-vs-rss",
+            title: "JBSQ vs random core selection (§5.2.3)",
+            run: jbsq_vs_rss,
+        },
+    ]
+}
+
+/// Service-time requests to `contexts`, open loop at `rate_mrps`.
+fn service_load(r: &Runner, rate_mrps: f64, contexts: &[u16], service: ServiceTime) -> LoadConfig {
+    let count = match r.scale {
+        Scale::Quick => 3_000,
+        Scale::Full => 20_000,
+    };
+    LoadConfig {
+        message_bytes: 16,
+        count,
+        warmup: count / 10,
+        mode: LoadMode::Open { rate_mrps },
+        context: contexts[0],
+        extra_contexts: contexts[1..].to_vec(),
+        pattern: Pattern::Service,
+        expect: Expect::Echo,
+        start: Start::Boot,
+        seed: 7,
+        service,
+        timeout_ns: 10_000_000,
+        ..LoadConfig::default()
+    }
+}
+
+fn p99_of(m: &super::Measured, context: u16) -> f64 {
+    m.load
+        .per_context
+        .iter()
+        .find(|c| c.context == context)
+        .map_or(f64::NAN, |c| c.p99_ns)
+}
+
+#[allow(dead_code)] // registered once the thread scheduler lands
+fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
+    let service = ServiceTime::Fixed { ns: 500.0 };
+    let capacity_mrps = 1e3 / service.mean_ns();
+    let loads: Vec<f64> = match r.scale {
+        Scale::Quick => vec![0.1, 0.5, 0.9],
+        Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.96],
+    };
+    let programs = [("service_hts", "HTS"), ("service_tis", "TIS")];
+    let mut pts = Vec::new();
+    for &load in &loads {
+        for (prog, _) in programs {
+            pts.push(Point {
+                program: prog,
+                nic: NicKind::NanoPu,
+                selection: None,
+                load: service_load(r, load * capacity_mrps, &[0, 1], service),
+            });
+        }
+    }
+    let m = r.run("hts-vs-tis", &pts)?;
+    let at = |li: usize, pi: usize, ctx: u16| p99_of(&m[2 * li + pi], ctx);
+    let overall = |li: usize, pi: usize| m[2 * li + pi].load.p99_ns;
+    let series = |pi: usize, ctx: u16, name: &str| {
+        Series::new(name, loads.iter().enumerate().map(|(li, &l)| (l, at(li, pi, ctx) / 1000.0)).collect())
+    };
+    let bound = SUSTAINED_P99_FACTOR * service.mean_ns();
+    let sustained = |pi: usize| {
+        loads.iter().enumerate().take_while(|&(li, _)| overall(li, pi) < bound).map(|(_, &l)| l).last()
+    };
+    let both = sustained(0).zip(sustained(1)).map(|(a, b)| a.min(b));
+    let high_li = both.and_then(|l| loads.iter().position(|&x| x == l));
+    let ratio = |li: usize| at(li, 1, 0) / at(li, 0, 0);
+    Ok(ExperimentResult {
+        id: "hts-vs-tis".into(),
+        title: "Hardware vs timer-interrupt thread scheduling (Fig. 7)".into(),
+        description: format!(
+            "One core, two threads run by the SDK's nanokernel: context 0 at priority 0, context 1 at priority 1, \
+             500 ns of work per request, requests to either thread at random (Poisson arrivals; {:.0} Mrps is \
+             100 % load). HTS: the NIC's thread scheduler interrupts the core when a higher-priority thread has a \
+             message (`service_hts`). TIS: a 5 us CLINT timer interrupt swaps in the highest-priority thread \
+             with a message (`service_tis`). The figure shows the priority-0 thread's p99.",
+            capacity_mrps
+        ),
+        figures: vec![Figure {
+            name: "hts-vs-tis".into(),
+            title: "99th-percentile response time of the priority-0 thread".into(),
+            x_label: "offered load (fraction of 2 Mrps)".into(),
+            y_label: "p99 response time (us)".into(),
+            log_y: true,
+            series: vec![
+                series(0, 0, "HTS, priority 0"),
+                series(1, 0, "TIS, priority 0"),
+                series(0, 1, "HTS, priority 1"),
+                series(1, 1, "TIS, priority 1"),
+            ],
+            ..Default::default()
+        }],
+        targets: vec![
+            Target::from_table("hts-vs-tis-p99-ratio-low", ratio(0), "priority-0 thread, lowest load").unwrap_or_default(),
+            Target::from_table(
+                "hts-vs-tis-p99-ratio-high",
+                high_li.map_or(f64::NAN, ratio),
+                "priority-0 thread, highest load both sustain",
+            )
+            .unwrap_or_default(),
+            Target::from_table("hts-max-load", sustained(0).unwrap_or(f64::NAN), "all requests' p99 below 5 us").unwrap_or_default(),
+        ],
+        notes: vec![],
+        wall_s: 0.0,
+    })
+}
+
+#[allow(dead_code)] // registered once the thread scheduler lands
+fn bounded(r: &Runner) -> Result<ExperimentResult> {
+    let good = ServiceTime::Fixed { ns: 500.0 };
+    let bad = ServiceTime::Bimodal {
+        short_ns: 500.0,
+        long_ns: 5000.0,
+        long_fraction: 0.01,
+    };
+    let mean = (good.mean_ns() + bad.mean_ns()) / 2.0;
+    let capacity_mrps = 1e3 / mean;
+    let loads: Vec<f64> = match r.scale {
+        Scale::Quick => vec![0.2, 0.6, 0.95],
+        Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0],
+    };
+    let programs = [("service_bounded", "bound on"), ("service_unbounded", "bound off")];
+    let mut pts = Vec::new();
+    for &load in &loads {
+        for (prog, _) in programs {
+            let mut l = service_load(r, load * capacity_mrps, &[0, 1], good);
+            l.service_by_context = vec![(1, bad)];
+            pts.push(Point {
+                program: prog,
+                nic: NicKind::NanoPu,
+                selection: None,
+                load: l,
+            });
+        }
+    }
+    let m = r.run("bounded", &pts)?;
+    let at = |li: usize, pi: usize, ctx: u16| p99_of(&m[2 * li + pi], ctx);
+    let series = |pi: usize, ctx: u16, name: &str| {
+        Series::new(name, loads.iter().enumerate().map(|(li, &l)| (l * capacity_mrps, at(li, pi, ctx) / 1000.0)).collect())
+    };
+    let worst = loads
+        .iter()
+        .enumerate()
+        .filter(|&(_, &l)| l <= 1.0)
+        .map(|(li, _)| at(li, 0, 0))
+        .fold(f64::NAN, f64::max)
+        / 1000.0;
+    Ok(ExperimentResult {
+        id: "bounded".into(),
+        title: "Bounded message processing time (Fig. 8)".into(),
+        description: format!(
+            "One core, two priority-0 threads: context 0 is well behaved (500 ns per request), context 1 \
+             misbehaves (500 ns, but 5 us for 1 % of its requests, drawn at random rather than every 100th). \
+             With the bound (lmsgcycles = 3000 cycles, t0 = 1 us) HTS demotes a thread that overruns it; without \
+             it (`service_unbounded`) nothing does. {:.2} Mrps is 100 % load.",
+            capacity_mrps
+        ),
+        figures: vec![Figure {
+            name: "bounded".into(),
+            title: "99th-percentile response time, well-behaved and misbehaving threads".into(),
+            x_label: "offered load (Mrps)".into(),
+            y_label: "p99 response time (us)".into(),
+            log_y: true,
+            series: vec![
+                series(0, 0, "well-behaved, bound on"),
+                series(1, 0, "well-behaved, bound off"),
+                series(0, 1, "misbehaving, bound on"),
+                series(1, 1, "misbehaving, bound off"),
+            ],
+            published: vec![Series::new("well-behaved, bound on", vec![(1.9, 2.1)])],
+            ..Default::default()
+        }],
+        targets: vec![Target::from_table("bounded-p99-max-us", worst, "up to 100 % load").unwrap_or_default()],
+        notes: vec![],
+        wall_s: 0.0,
+    })
 }
 
 /// A "sustained" load keeps p99 below this many mean service times
@@ -58,6 +247,7 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
                     seed: 7,
                     service,
                     timeout_ns: 10_000_000,
+                    ..LoadConfig::default()
                 },
             });
         }
