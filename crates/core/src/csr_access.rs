@@ -74,13 +74,16 @@ impl Hart {
                 ready as u64
             }
             num::LCURCONTEXT => self.net.current_context as u64,
-            num::LCURPRIORITY => self.net.current_priority as u64,
+            num::LCURPRIORITY => {
+                // A demotion may have lowered it since the last look.
+                self.net.hts_advance(self.cycle);
+                self.net.current_priority as u64
+            }
             num::LNICCMD | num::LNICUCMD => 0,
             num::LNICRDY => 1,
-            // The hardware thread scheduler publishes its choice here; until
-            // it exists, the choice is the running thread.
-            num::LTARGETCONTEXT => self.net.current_context as u64,
-            num::LTARGETPRIORITY => self.net.current_priority as u64,
+            // The hardware thread scheduler's choice (hts.rs).
+            num::LTARGETCONTEXT => self.net.hts_target(self.cycle).0 as u64,
+            num::LTARGETPRIORITY => self.net.hts_target(self.cycle).1 as u64,
             num::LMSGCYCLES => self.net.lmsgcycles,
             num::LIDLECYCLES => self.net.lidlecycles,
             num::CYCLE if user_counter(0) => {
@@ -109,7 +112,8 @@ impl Hart {
             num::MTVAL => c.mtval,
             num::MIP => {
                 self.effects += 1;
-                c.mip
+                self.sync_hts();
+                self.csr.mip
             }
             0x3a0 | 0x3a2 => c.pmpcfg[((csr - 0x3a0) / 2) as usize],
             0x3b0..=0x3bf => c.pmpaddr[(csr - num::PMPADDR0) as usize],
@@ -147,12 +151,11 @@ impl Hart {
                 c.fflags = (v & 0x1f) as u8;
                 c.frm = ((v >> 5) & 7) as u8;
             }
-            num::LCURCONTEXT => self.net.set_current_context(v as u16),
-            num::LCURPRIORITY => self.net.current_priority = v as u8,
+            num::LCURCONTEXT => self.net.set_current_context(v as u16, self.cycle),
+            num::LCURPRIORITY => self.net.set_current_priority(v as u8, self.cycle),
             num::LNICCMD => {
                 // Bit 1 (remove a context) is unimplemented on the prototype
-                // and ignored here too; bit 2 (restart the message timer)
-                // belongs to the thread scheduler.
+                // and ignored here too.
                 if v & 1 != 0 {
                     if !self.net.register_current(self.cycle) {
                         return Err(Event::Trap(Trap::new(
@@ -162,6 +165,9 @@ impl Hart {
                     }
                     after = AfterWrite::FlushAndYield;
                 }
+                if v & 4 != 0 {
+                    self.net.restart_message_timer(self.cycle);
+                }
                 self.effects += 1;
             }
             num::LNICUCMD if self.net.user_command(v, self.cycle) => {
@@ -169,8 +175,8 @@ impl Hart {
                 after = AfterWrite::FlushAndYield;
             }
             num::LNICUCMD => {}
-            num::LMSGCYCLES => self.net.lmsgcycles = v,
-            num::LIDLECYCLES => self.net.lidlecycles = v,
+            num::LMSGCYCLES => self.net.set_lmsgcycles(v, self.cycle),
+            num::LIDLECYCLES => self.net.set_lidlecycles(v, self.cycle),
             num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {}
             num::MSTATUS => {
                 let mut v = v & mstatus::WRITABLE;
@@ -180,7 +186,11 @@ impl Hart {
                 }
                 c.mstatus = v;
             }
-            num::MIE => c.mie = v & MIP_MASK,
+            num::MIE => {
+                c.mie = v & MIP_MASK;
+                // The scheduler's interrupt may now bound the slice.
+                self.net.hts.dirty = true;
+            }
             // Direct (0) and vectored (1) modes only.
             num::MTVEC => c.mtvec = v & !2,
             num::MCOUNTEREN => c.mcounteren = v & 7,

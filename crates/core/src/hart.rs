@@ -191,7 +191,7 @@ impl Hart {
         &mut self,
         bus: &mut B,
         dc: &mut DecodeCache,
-        limit: u64,
+        mut limit: u64,
         trace: &mut dyn std::io::Write,
     ) -> Stop {
         if let Some(stop) = self.take_pending_interrupt() {
@@ -230,6 +230,11 @@ impl Hart {
                 Err(event) => {
                     if let Some(stop) = self.handle_event(event, &d, issue, dc) {
                         return stop;
+                    }
+                    if self.net.hts.dirty {
+                        // A CSR write moved the thread scheduler's deadlines:
+                        // end the slice where its interrupt would become pending.
+                        limit = limit.min(self.hts_slice_bound());
                     }
                 }
             }
@@ -328,7 +333,7 @@ impl Hart {
                 }
             }
             if rx {
-                self.net.rx_commit();
+                self.net.rx_commit(self.cycle);
             }
             self.effects += 1;
         }
@@ -394,13 +399,49 @@ impl Hart {
     /// Takes the highest-priority enabled pending interrupt, if any.
     /// Returns a stop only if taking it is fatal.
     pub fn take_pending_interrupt(&mut self) -> Option<Stop> {
+        if self.net.hts.in_use() {
+            self.sync_hts();
+        }
         let cause = self.pending_interrupt()?;
         self.stats.interrupts += 1;
+        if cause == irq::THREAD_SCHEDULER {
+            self.net.hts.stats.interrupts_taken += 1;
+        }
         self.enter_trap(INTERRUPT_BIT | cause as u64, 0, true);
         None
     }
 
-    /// The interrupt that would be taken now, if any.
+    /// Brings the thread scheduler to the current cycle and sets mip bit 16
+    /// from its decision (`hts.rs`).
+    pub fn sync_hts(&mut self) {
+        let bit = 1u64 << irq::THREAD_SCHEDULER;
+        if self.net.hts_pending(self.cycle) {
+            self.csr.mip |= bit;
+        } else {
+            self.csr.mip &= !bit;
+        }
+    }
+
+    /// The next cycle at which the thread scheduler's interrupt becomes
+    /// pending if software does nothing (a message arriving, the message
+    /// timer demoting the running context, the idle timeout), while it is
+    /// enabled in `mie`; the node ends the hart's slice there.
+    pub fn next_hts_event_cycle(&self) -> Option<u64> {
+        if self.csr.mie & (1 << irq::THREAD_SCHEDULER) == 0 {
+            return None;
+        }
+        self.net.hts_next_interrupt(self.cycle)
+    }
+
+    /// The cycle at which to end the current slice for the thread scheduler.
+    #[cold]
+    fn hts_slice_bound(&mut self) -> u64 {
+        self.net.hts.dirty = false;
+        self.next_hts_event_cycle().unwrap_or(u64::MAX)
+    }
+
+    /// The interrupt that would be taken now, if any (mip as last
+    /// synchronised: see [`sync_hts`](Self::sync_hts)).
     pub fn pending_interrupt(&self) -> Option<u32> {
         let pending = self.csr.mip & self.csr.mie;
         if pending == 0 {
@@ -419,7 +460,10 @@ impl Hart {
 
     /// Whether an interrupt is pending and enabled in `mie` (what wakes `wfi`,
     /// whatever `mstatus.MIE` says).
-    pub fn interrupt_waiting(&self) -> bool {
+    pub fn interrupt_waiting(&mut self) -> bool {
+        if self.net.hts.in_use() {
+            self.sync_hts();
+        }
         self.csr.mip & self.csr.mie != 0
     }
 

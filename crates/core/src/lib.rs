@@ -4,6 +4,7 @@
 //!   instruction semantics, `csr_access` the CSR instructions.
 //! - [`timing`]: the pipeline, branch predictor and cache models.
 //! - [`netif`]: netRX/netTX and the per-context RX/TX FIFOs.
+//! - [`hts`]: the per-core hardware thread scheduler (interrupt 16).
 //! - [`fpu`]: IEEE 754 arithmetic for F and D.
 //! - [`bus`]: what the hart needs from the machine around it.
 
@@ -14,6 +15,7 @@ pub mod decode_cache;
 mod exec;
 pub mod fpu;
 pub mod hart;
+pub mod hts;
 pub mod netif;
 pub mod timing;
 pub mod trap;
@@ -21,6 +23,7 @@ pub mod trap;
 pub use bus::{Bus, BusError};
 pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
+pub use hts::{Hts, HtsStats};
 pub use netif::{NetIf, NetIfConfig};
 pub use timing::CoreTimingConfig;
 pub use trap::{Exception, GuestFault};

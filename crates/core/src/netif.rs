@@ -15,7 +15,11 @@
 //! - Writing netTX when the TX FIFO is full stalls the hart until the NIC
 //!   drains it.
 //! - Writing x30 is ignored; reading x31 returns the last word written.
+//!
+//! The core's hardware thread scheduler ([`Hts`], `hts.rs`) lives here too:
+//! it watches the same context table and FIFOs.
 
+use crate::hts::{Hts, HtsEnv};
 use std::collections::VecDeque;
 
 /// Contexts per core (`MAX_NUM_CONTEXTS` of the prototype, nanoPU §3.2).
@@ -125,11 +129,11 @@ impl TxFifo {
     }
 }
 
-/// One registered context's FIFOs.
+/// One registered context's FIFOs (its priority and scheduling state are
+/// in [`Hts`], same index).
 #[derive(Clone, Debug)]
 struct Slot {
     context: u16,
-    priority: u8,
     /// Received words with the core cycle from which each is visible
     /// (the NIC may deliver a message before the core reaches its arrival).
     rx: VecDeque<(u64, u64)>,
@@ -181,6 +185,8 @@ pub struct NetIf {
     pub outbox: VecDeque<CoreToNic>,
     /// Messages completed on netTX, by all contexts (statistics).
     pub tx_messages: u64,
+    /// The core's hardware thread scheduler.
+    pub hts: Hts,
 }
 
 impl NetIf {
@@ -196,6 +202,7 @@ impl NetIf {
             current_priority: 0,
             outbox: VecDeque::with_capacity(64),
             tx_messages: 0,
+            hts: Hts::new(),
         }
     }
 
@@ -211,31 +218,58 @@ impl NetIf {
         self.slots.iter().position(|s| s.context == context)
     }
 
-    /// `lcurcontext` write: switches netRX/netTX to that context's FIFOs.
-    pub fn set_current_context(&mut self, context: u16) {
+    /// `lcurcontext` write at core cycle `now`: switches netRX/netTX to that
+    /// context's FIFOs (and tells the thread scheduler).
+    pub fn set_current_context(&mut self, context: u16, now: u64) {
+        let mut env = self.hts_env();
+        let to = self.slot_of(context);
+        self.hts
+            .set_running(&mut env, to, context != self.current_context, now);
+        self.current_priority = env.current_priority;
         self.current_context = context;
-        self.running = self.slot_of(context);
+        self.running = to;
+    }
+
+    /// `lcurpriority` write at core cycle `now`.
+    pub fn set_current_priority(&mut self, priority: u8, now: u64) {
+        self.hts_advance(now);
+        self.current_priority = priority;
+        self.hts.invalidate();
+    }
+
+    /// `lmsgcycles` write at core cycle `now`.
+    pub fn set_lmsgcycles(&mut self, cycles: u64, now: u64) {
+        self.hts_advance(now);
+        self.lmsgcycles = cycles;
+        self.hts.invalidate();
+    }
+
+    /// `lidlecycles` write at core cycle `now`.
+    pub fn set_lidlecycles(&mut self, cycles: u64, now: u64) {
+        self.hts_advance(now);
+        self.lidlecycles = cycles;
+        self.hts.invalidate();
     }
 
     /// `lniccmd` bit 0: registers `lcurcontext` with `lcurpriority` at core
     /// cycle `cycle`. Returns false when all slots are taken.
     pub fn register_current(&mut self, cycle: u64) -> bool {
         let (context, priority) = (self.current_context, self.current_priority);
-        match self.slot_of(context) {
-            Some(i) => self.slots[i].priority = priority,
+        let slot = match self.slot_of(context) {
+            Some(i) => i,
             None if self.slots.len() < MAX_CONTEXTS => {
                 let rx = VecDeque::with_capacity(self.rx_capacity_words());
                 let tx = TxFifo::new(self.tx_capacity_words());
-                self.slots.push(Slot {
-                    context,
-                    priority,
-                    rx,
-                    tx,
-                });
+                self.slots.push(Slot { context, rx, tx });
+                self.slots.len() - 1
             }
             None => return false,
-        }
-        self.running = self.slot_of(context);
+        };
+        let mut env = self.hts_env();
+        self.hts.register(&mut env, slot, context, priority, cycle);
+        self.hts.set_running(&mut env, Some(slot), false, cycle);
+        self.current_priority = env.current_priority;
+        self.running = Some(slot);
         self.outbox.push_back(CoreToNic::Registered {
             context,
             priority,
@@ -247,12 +281,77 @@ impl NetIf {
     /// `lnicucmd` write at core cycle `cycle`. Returns whether the NIC was told.
     pub fn user_command(&mut self, value: u64, cycle: u64) -> bool {
         let context = self.current_context;
+        let mut env = self.hts_env();
+        self.hts.user_command(&mut env, value, cycle);
+        self.current_priority = env.current_priority;
         if value & 1 != 0 {
             self.outbox
                 .push_back(CoreToNic::MessageDone { context, cycle });
         }
         // Bit 1 (idle) concerns the core's thread scheduler, not the NIC.
         value & 1 != 0
+    }
+
+    /// `lniccmd` bit 2 at core cycle `now`: restarts the message timer.
+    pub fn restart_message_timer(&mut self, now: u64) {
+        let mut env = self.hts_env();
+        self.hts.restart_timer(&mut env, now);
+        self.current_priority = env.current_priority;
+    }
+
+    // ---- the thread scheduler's view ----
+
+    /// What the thread scheduler needs to know about the FIFOs and CSRs.
+    pub fn hts_env(&self) -> HtsEnv {
+        let mut heads = [None; MAX_CONTEXTS];
+        for (h, s) in heads.iter_mut().zip(&self.slots) {
+            *h = s.rx.front().map(|&(_, at)| at);
+        }
+        HtsEnv {
+            running: self.running,
+            current_priority: self.current_priority,
+            heads,
+            lmsgcycles: self.lmsgcycles,
+            lidlecycles: self.lidlecycles,
+        }
+    }
+
+    /// Applies the scheduler's timed transitions due by core cycle `now`
+    /// (arrivals, the idle timeout, a demotion).
+    pub fn hts_advance(&mut self, now: u64) {
+        if self.hts.in_use() {
+            let mut env = self.hts_env();
+            self.hts.advance(&mut env, now);
+            self.current_priority = env.current_priority;
+        }
+    }
+
+    /// Whether the thread scheduler's interrupt is pending at core cycle
+    /// `now` (the value of mip bit 16).
+    pub fn hts_pending(&mut self, now: u64) -> bool {
+        if !self.hts.in_use() {
+            return false;
+        }
+        let mut env = self.hts_env();
+        let pending = self.hts.sync(&mut env, now);
+        self.current_priority = env.current_priority;
+        pending
+    }
+
+    /// `ltargetcontext` and `ltargetpriority` at core cycle `now`.
+    pub fn hts_target(&mut self, now: u64) -> (u16, u8) {
+        self.hts_advance(now);
+        let env = self.hts_env();
+        self.hts.target(&env, now, self.current_context)
+    }
+
+    /// The first cycle after `now` at which the scheduler's interrupt
+    /// becomes pending if software does nothing (see [`Hts::next_interrupt`]).
+    pub fn hts_next_interrupt(&self, now: u64) -> Option<u64> {
+        if !self.hts.in_use() {
+            return None;
+        }
+        self.hts.next_interrupt(&self.hts_env(), now)
     }
 
     /// Whether the running context is registered, so that x30 is netRX.
@@ -292,11 +391,16 @@ impl NetIf {
         self.slots[i].rx.front().map(|&(_, at)| at)
     }
 
-    /// Consumes the word returned by [`rx_peek`](Self::rx_peek); called only
-    /// when the reading instruction commits, so a trap never loses a word.
+    /// Consumes the word returned by [`rx_peek`](Self::rx_peek) at core
+    /// cycle `now`; called only when the reading instruction commits, so a
+    /// trap never loses a word.
     #[inline]
-    pub fn rx_commit(&mut self) {
+    pub fn rx_commit(&mut self, now: u64) {
         if let Some(i) = self.running {
+            if self.hts.read_needs_advance(i) {
+                self.hts_advance(now);
+            }
+            self.hts.rx_read(now);
             self.slots[i].rx.pop_front();
         }
     }
@@ -342,6 +446,7 @@ impl NetIf {
             return Err(RxError::Full);
         }
         rx.extend(words.iter().map(|&w| (w, at)));
+        self.hts.invalidate();
         Ok(())
     }
 
@@ -368,7 +473,7 @@ impl NetIf {
 
     /// Registered contexts and their priorities.
     pub fn contexts(&self) -> impl Iterator<Item = (u16, u8)> + '_ {
-        self.slots.iter().map(|s| (s.context, s.priority))
+        self.hts.contexts().iter().map(|c| (c.context, c.priority))
     }
 
     /// Words waiting in the RX FIFO of `context`.
@@ -383,7 +488,7 @@ mod tests {
 
     fn netif() -> NetIf {
         let mut n = NetIf::new(NetIfConfig::default());
-        n.set_current_context(7);
+        n.set_current_context(7, 0);
         n.current_priority = 1;
         assert!(n.register_current(0));
         n
@@ -397,9 +502,9 @@ mod tests {
         assert!(n.msgs_ready(0));
         assert_eq!(n.rx_peek(0), Some(8));
         assert_eq!(n.rx_peek(0), Some(8));
-        n.rx_commit();
+        n.rx_commit(0);
         assert_eq!(n.rx_peek(0), Some(42));
-        n.rx_commit();
+        n.rx_commit(0);
         assert_eq!(n.rx_peek(0), None);
     }
 
@@ -418,10 +523,10 @@ mod tests {
     fn fifos_follow_the_running_context() {
         let mut n = netif();
         n.deliver(7, &[8, 1], 0).unwrap();
-        n.set_current_context(9);
+        n.set_current_context(9, 0);
         assert!(!n.msgs_ready(0));
         assert!(!n.rx_active());
-        n.set_current_context(7);
+        n.set_current_context(7, 0);
         assert!(n.msgs_ready(0));
         assert_eq!(n.deliver(3, &[8, 1], 0), Err(RxError::NotRegistered));
     }
@@ -452,7 +557,7 @@ mod tests {
     #[test]
     fn unregistered_contexts_send_through_the_unbound_fifo() {
         let mut n = NetIf::new(NetIfConfig::default());
-        n.set_current_context(3);
+        n.set_current_context(3, 0);
         assert!(!n.rx_active());
         for w in [8, 0] {
             n.tx_check(w).unwrap();
@@ -499,10 +604,10 @@ mod tests {
     fn at_most_four_contexts() {
         let mut n = netif();
         for c in 1..4 {
-            n.set_current_context(c);
+            n.set_current_context(c, 0);
             assert!(n.register_current(0));
         }
-        n.set_current_context(100);
+        n.set_current_context(100, 0);
         assert!(!n.register_current(0));
     }
 }

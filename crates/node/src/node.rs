@@ -194,7 +194,8 @@ impl Node {
         self.harts[h].cycle * self.cfg.core.period_fs()
     }
 
-    /// Sets the timer and software interrupt bits of hart `h` from the CLINT.
+    /// Sets the timer and software interrupt bits of hart `h` from the CLINT,
+    /// and the thread scheduler's bit from its HTS.
     fn update_mip(&mut self, h: usize) {
         let hart = &mut self.harts[h];
         let timer = self.bus.clint.timer_pending(h, hart.cycle);
@@ -203,20 +204,27 @@ impl Node {
         mip |= (timer as u64) << irq::MACHINE_TIMER;
         mip |= (soft as u64) << irq::MACHINE_SOFTWARE;
         hart.csr.mip = mip;
+        if hart.net.hts.in_use() {
+            hart.sync_hts();
+        }
     }
 
     /// Whether sleeping hart `h` can continue now.
     fn can_wake(&mut self, h: usize) -> bool {
         self.update_mip(h);
-        let hart = &self.harts[h];
+        let hart = &mut self.harts[h];
+        // A stalled netRX/netTX access has not executed yet: an enabled
+        // interrupt (the thread scheduler's, say) is taken before it.
         match self.states[h] {
             HartState::Running => true,
             HartState::Wfi => hart.interrupt_waiting(),
             HartState::Poll { .. } => {
                 hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
             }
-            HartState::RxEmpty => hart.net.msgs_ready(hart.cycle),
-            HartState::TxFull => hart.net.tx_check(0).is_ok(),
+            HartState::RxEmpty => {
+                hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
+            }
+            HartState::TxFull => hart.pending_interrupt().is_some() || hart.net.tx_check(0).is_ok(),
         }
     }
 
@@ -226,11 +234,20 @@ impl Node {
         let timer_enabled = hart.csr.mie & (1 << irq::MACHINE_TIMER) != 0;
         let timer = self.bus.clint.timer_cycle(h);
         let timer = (timer != u64::MAX).then_some(timer.max(hart.cycle));
-        let timer_wakes = match self.states[h] {
+        // Interrupts wake a sleeper in wfi when enabled in mie, a poller or
+        // a stalled access when also enabled globally (they are then taken).
+        let irq_wakes = match self.states[h] {
             HartState::Running => return Some(hart.cycle),
-            HartState::Wfi => timer_enabled,
-            HartState::Poll { .. } => timer_enabled && hart.interrupts_enabled(),
-            _ => false,
+            HartState::Wfi => true,
+            _ => hart.interrupts_enabled(),
+        };
+        let timer_wakes = timer_enabled && irq_wakes;
+        // The thread scheduler's interrupt (a message for another context,
+        // a demotion, an idle timeout), if enabled in mie.
+        let hts = if irq_wakes {
+            hart.next_hts_event_cycle().map(|c| c.max(hart.cycle))
+        } else {
+            None
         };
         // A message already delivered but not yet arrived wakes a poller or
         // a core stalled on netRX when it arrives.
@@ -239,10 +256,7 @@ impl Node {
             _ => None,
         };
         let timer = if timer_wakes { timer } else { None };
-        match (timer, message) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [timer, message, hts].into_iter().flatten().min()
     }
 
     /// The cycle of the running hart furthest behind, if any hart runs.
@@ -352,6 +366,10 @@ impl Node {
             let timer = self.bus.clint.timer_cycle(h);
             if timer > self.harts[h].cycle {
                 end = end.min(timer);
+            }
+            // The thread scheduler's interrupt is taken at its cycle too.
+            if let Some(c) = self.harts[h].next_hts_event_cycle() {
+                end = end.min(c);
             }
             let stop = match self.trace.as_mut() {
                 None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, end),

@@ -588,7 +588,11 @@ impl Client {
             let left_node = SimTime(at.fs().saturating_sub(self.propagation.fs()));
             let ps = left_node.since(at_node).fs() / 1000;
             self.latencies.saturating_record(ps.max(1));
-            let h = match self.context_latencies.iter().position(|(c, _)| *c == req.context) {
+            let h = match self
+                .context_latencies
+                .iter()
+                .position(|(c, _)| *c == req.context)
+            {
                 Some(i) => &mut self.context_latencies[i].1,
                 None => {
                     self.context_latencies.push((req.context, new_histogram()));

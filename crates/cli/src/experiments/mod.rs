@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::{LoadConfig, LoadReport, NicKind, System, SystemEnd};
+use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -142,8 +142,13 @@ impl Runner {
             sys_cfg.nic.core_selection = sel;
         }
         let mut sys = System::new(node, &sys_cfg, Some(p.load.clone()))?;
-        // Generous: a point that takes longer is broken, not slow.
-        let until = SimTime::ZERO + SimDuration::from_us(100_000);
+        // Generous: a point that takes longer is broken, not slow. Open-loop
+        // points last as long as their arrivals do.
+        let arrivals_us = match p.load.mode {
+            LoadMode::Open { rate_mrps } => (p.load.count as f64 / rate_mrps) as u64,
+            LoadMode::Closed { .. } => 0,
+        };
+        let until = SimTime::ZERO + SimDuration::from_us(100_000 + 3 * arrivals_us);
         let end = sys
             .run(until)
             .with_context(|| format!("{} with {:?}", p.program, p.load))?;

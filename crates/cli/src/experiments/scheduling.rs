@@ -9,13 +9,11 @@ use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime,
 
 pub fn experiments() -> Vec<Experiment> {
     vec![
-        #[cfg(any())]
         Experiment {
             id: "hts-vs-tis",
             title: "Hardware vs timer-interrupt thread scheduling (Fig. 7)",
             run: hts_vs_tis,
         },
-        #[cfg(any())]
         Experiment {
             id: "bounded",
             title: "Bounded message processing time (Fig. 8)",
@@ -60,7 +58,6 @@ fn p99_of(m: &super::Measured, context: u16) -> f64 {
         .map_or(f64::NAN, |c| c.p99_ns)
 }
 
-#[allow(dead_code)] // registered once the thread scheduler lands
 fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     let service = ServiceTime::Fixed { ns: 500.0 };
     let capacity_mrps = 1e3 / service.mean_ns();
@@ -84,14 +81,38 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     let at = |li: usize, pi: usize, ctx: u16| p99_of(&m[2 * li + pi], ctx);
     let overall = |li: usize, pi: usize| m[2 * li + pi].load.p99_ns;
     let series = |pi: usize, ctx: u16, name: &str| {
-        Series::new(name, loads.iter().enumerate().map(|(li, &l)| (l, at(li, pi, ctx) / 1000.0)).collect())
+        Series::new(
+            name,
+            loads
+                .iter()
+                .enumerate()
+                .map(|(li, &l)| (l, at(li, pi, ctx) / 1000.0))
+                .collect(),
+        )
     };
     let bound = SUSTAINED_P99_FACTOR * service.mean_ns();
-    let sustained = |pi: usize| {
-        loads.iter().enumerate().take_while(|&(li, _)| overall(li, pi) < bound).map(|(_, &l)| l).last()
+    // A scheduler sustains a load while it delivers it (throughput within
+    // 5 % of the offered rate, no growing backlog) and the priority-0
+    // thread's p99 stays below the bound.
+    let delivers = |li: usize, pi: usize| {
+        m[2 * li + pi].load.throughput_mrps >= 0.95 * loads[li] * capacity_mrps
+            && overall(li, pi).is_finite()
     };
-    let both = sustained(0).zip(sustained(1)).map(|(a, b)| a.min(b));
-    let high_li = both.and_then(|l| loads.iter().position(|&x| x == l));
+    let sustained = |pi: usize| {
+        loads
+            .iter()
+            .enumerate()
+            .take_while(|&(li, _)| delivers(li, pi) && at(li, pi, 0) < bound)
+            .map(|(_, &l)| l)
+            .last()
+    };
+    let both_deliver = loads
+        .iter()
+        .enumerate()
+        .take_while(|&(li, _)| delivers(li, 0) && delivers(li, 1))
+        .map(|(li, _)| li)
+        .last();
+    let high_li = both_deliver;
     let ratio = |li: usize| at(li, 1, 0) / at(li, 0, 0);
     Ok(ExperimentResult {
         id: "hts-vs-tis".into(),
@@ -123,17 +144,28 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
             Target::from_table(
                 "hts-vs-tis-p99-ratio-high",
                 high_li.map_or(f64::NAN, ratio),
-                "priority-0 thread, highest load both sustain",
+                format!(
+                    "priority-0 thread, at {:.0} % load: the highest both schedulers deliver",
+                    high_li.map_or(f64::NAN, |li| loads[li] * 100.0)
+                ),
             )
             .unwrap_or_default(),
-            Target::from_table("hts-max-load", sustained(0).unwrap_or(f64::NAN), "all requests' p99 below 5 us").unwrap_or_default(),
+            Target::from_table(
+                "hts-max-load",
+                sustained(0).unwrap_or(f64::NAN),
+                "delivered, with the priority-0 thread's p99 below 5 us",
+            )
+            .unwrap_or_default(),
         ],
-        notes: vec![],
+        notes: vec![format!(
+            "TIS sustains {} by the same definition: its priority-0 thread waits for the 5 us timer tick \
+             whenever the priority-1 thread holds the core.",
+            sustained(1).map_or("no load point".to_string(), |l| format!("{:.0} %", l * 100.0))
+        )],
         wall_s: 0.0,
     })
 }
 
-#[allow(dead_code)] // registered once the thread scheduler lands
 fn bounded(r: &Runner) -> Result<ExperimentResult> {
     let good = ServiceTime::Fixed { ns: 500.0 };
     let bad = ServiceTime::Bimodal {
@@ -147,7 +179,10 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
         Scale::Quick => vec![0.2, 0.6, 0.95],
         Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0],
     };
-    let programs = [("service_bounded", "bound on"), ("service_unbounded", "bound off")];
+    let programs = [
+        ("service_bounded", "bound on"),
+        ("service_unbounded", "bound off"),
+    ];
     let mut pts = Vec::new();
     for &load in &loads {
         for (prog, _) in programs {
@@ -164,7 +199,14 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
     let m = r.run("bounded", &pts)?;
     let at = |li: usize, pi: usize, ctx: u16| p99_of(&m[2 * li + pi], ctx);
     let series = |pi: usize, ctx: u16, name: &str| {
-        Series::new(name, loads.iter().enumerate().map(|(li, &l)| (l * capacity_mrps, at(li, pi, ctx) / 1000.0)).collect())
+        Series::new(
+            name,
+            loads
+                .iter()
+                .enumerate()
+                .map(|(li, &l)| (l * capacity_mrps, at(li, pi, ctx) / 1000.0))
+                .collect(),
+        )
     };
     let worst = loads
         .iter()
