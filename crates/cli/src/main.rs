@@ -59,12 +59,16 @@ enum Command {
 /// Options shared by `experiment` and `reproduce`.
 #[derive(clap::Args)]
 struct ExperimentOpts {
-    /// quick: few requests per point (minutes on 2 cores); full: the paper's sizes.
-    #[arg(long, value_enum, default_value = "quick")]
+    /// full (default): the paper's sizes and 20K requests per load point (seconds);
+    /// quick: fewer points and requests, for smoke tests.
+    #[arg(long, value_enum, default_value = "full")]
     scale: experiments::Scale,
     /// Host threads running points in parallel (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Seed of arrivals, payloads and random core selection (same seed, same numbers).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Configuration file (TOML); see `nanopu config`.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -83,7 +87,7 @@ fn experiment_cmd(
         return Ok(0);
     }
     let cfg = config_file::load_or_default(o.config.as_deref())?;
-    experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, report)?;
+    experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, o.seed, report)?;
     Ok(0)
 }
 

@@ -87,6 +87,12 @@ pub struct HartStats {
     pub dcache_misses: u64,
     /// Cycles skipped while idle (wfi, polling loops, stalls on netRX/netTX).
     pub idle_cycles: u64,
+    /// Thread switches through the scheduler interrupt: taken, and the
+    /// cycles from taking it to the handler's `mret` having refetched (the
+    /// target thread's first instruction can issue), summed and at most.
+    pub ctx_switches: u64,
+    pub ctx_switch_cycles: u64,
+    pub ctx_switch_max_cycles: u64,
 }
 
 /// State at the head of a suspected idle loop.
@@ -133,6 +139,8 @@ pub struct Hart {
     /// `lmsgsrdy` read as zero since the last taken backward branch.
     pub(crate) polled_empty: bool,
     poll: Option<Box<PollSnapshot>>,
+    /// Cycle at which a scheduler interrupt being handled was taken.
+    ctx_switch_from: Option<u64>,
     pub stats: HartStats,
 }
 
@@ -162,6 +170,7 @@ impl Hart {
             effects: 0,
             polled_empty: false,
             poll: None,
+            ctx_switch_from: None,
             stats: HartStats::default(),
         }
     }
@@ -378,6 +387,14 @@ impl Hart {
             Event::CheckInterrupts => {
                 retire(self);
                 self.cycle += self.pipeline.flush_cycles as u64;
+                if d.inst.op == nanopu_isa::Opcode::Mret {
+                    if let Some(from) = self.ctx_switch_from.take() {
+                        let c = self.cycle - from;
+                        self.stats.ctx_switches += 1;
+                        self.stats.ctx_switch_cycles += c;
+                        self.stats.ctx_switch_max_cycles = self.stats.ctx_switch_max_cycles.max(c);
+                    }
+                }
                 self.take_pending_interrupt()
             }
             Event::FenceI => {
@@ -406,6 +423,9 @@ impl Hart {
         self.stats.interrupts += 1;
         if cause == irq::THREAD_SCHEDULER {
             self.net.hts.stats.interrupts_taken += 1;
+            // The interrupt is taken at the cycle it became pending (the
+            // node ends slices there): the switch latency starts now.
+            self.ctx_switch_from = Some(self.cycle);
         }
         self.enter_trap(INTERRUPT_BIT | cause as u64, 0, true);
         None

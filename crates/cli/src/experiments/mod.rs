@@ -44,6 +44,10 @@ pub struct Point {
 #[derive(Clone, Debug)]
 pub struct Measured {
     pub load: LoadReport,
+    /// Core 0's thread switches through the scheduler interrupt and their
+    /// mean latency in cycles (NaN if none).
+    pub ctx_switches: u64,
+    pub ctx_switch_mean_cycles: f64,
 }
 
 /// An experiment the CLI can run.
@@ -63,6 +67,8 @@ pub fn all() -> Vec<Experiment> {
 /// Runs points for experiments: configuration, parallelism, progress.
 pub struct Runner {
     pub cfg: SimConfig,
+    /// Seed of every point's arrivals, payloads and random core selection.
+    pub seed: u64,
     pub scale: Scale,
     pub threads: usize,
     pub programs: PathBuf,
@@ -70,7 +76,7 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(cfg: SimConfig, scale: Scale, threads: Option<usize>) -> Runner {
+    pub fn new(cfg: SimConfig, scale: Scale, threads: Option<usize>, seed: u64) -> Runner {
         let threads = threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
@@ -86,6 +92,7 @@ impl Runner {
         );
         Runner {
             cfg,
+            seed,
             scale,
             threads,
             programs: sdk_build_dir(),
@@ -141,7 +148,10 @@ impl Runner {
         if let Some(sel) = p.selection {
             sys_cfg.nic.core_selection = sel;
         }
-        let mut sys = System::new(node, &sys_cfg, Some(p.load.clone()))?;
+        sys_cfg.nic.core_selection_seed = self.seed;
+        let mut load = p.load.clone();
+        load.seed = self.seed;
+        let mut sys = System::new(node, &sys_cfg, Some(load))?;
         // Generous: a point that takes longer is broken, not slow. Open-loop
         // points last as long as their arrivals do.
         let arrivals_us = match p.load.mode {
@@ -168,7 +178,12 @@ impl Runner {
                 report.wrong_replies
             );
         }
-        Ok(Measured { load: report })
+        let st = &sys.node.harts[0].stats;
+        Ok(Measured {
+            load: report,
+            ctx_switches: st.ctx_switches,
+            ctx_switch_mean_cycles: st.ctx_switch_cycles as f64 / st.ctx_switches as f64,
+        })
     }
 }
 
@@ -180,6 +195,7 @@ pub fn run_experiments(
     cfg: SimConfig,
     scale: Scale,
     threads: Option<usize>,
+    seed: u64,
     report: bool,
 ) -> Result<()> {
     let all = all();
@@ -197,7 +213,7 @@ pub fn run_experiments(
     };
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let config_toml = cfg.to_toml();
-    let runner = Runner::new(cfg, scale, threads);
+    let runner = Runner::new(cfg, scale, threads, seed);
     let mut results = Vec::new();
     for e in chosen {
         let start = Instant::now();

@@ -151,6 +151,15 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
             )
             .unwrap_or_default(),
             Target::from_table(
+                "ctx-switch-cycles",
+                m[0].ctx_switch_mean_cycles,
+                format!(
+                    "mean over {} switches (HTS, lowest load): interrupt taken to the target's first instruction",
+                    m[0].ctx_switches
+                ),
+            )
+            .unwrap_or_default(),
+            Target::from_table(
                 "hts-max-load",
                 sustained(0).unwrap_or(f64::NAN),
                 "delivered, with the priority-0 thread's p99 below 5 us",
