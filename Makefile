@@ -1,6 +1,6 @@
 # The two commands of the README:
-#   make demo  - build everything, reproduce the paper's experiments (quick
-#                scale), write out/reproduce/report.md, benchmark the simulator
+#   make demo  - build everything, reproduce the papers' experiments,
+#                write out/reproduce/report.md, benchmark the simulator
 #   make test  - run the whole test suite (what CI runs)
 
 NANOPU := target/release/nanopu
