@@ -43,6 +43,9 @@ __attribute__((weak)) void nk_set_context(uint16_t cid, uint8_t prio)
 {
     write_csr(CSR_LCURCONTEXT, cid);
     write_csr(CSR_LCURPRIORITY, prio);
+    /* Restart the message-processing timer for the thread switched in, as
+     * the interrupt-16 fast path does (lniccmd bit 2). */
+    write_csr(0x054, 4);
 }
 
 __attribute__((weak)) int nk_probe_context(uint16_t cid)
