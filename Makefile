@@ -10,7 +10,7 @@ NANOPU := target/release/nanopu
 demo: setup build sdk
 	@echo "== hello (4 harts)"
 	$(NANOPU) run sdk/build/hello.elf
-	@echo "== the nanoPU paper's microbenchmarks (report: out/reproduce/report.md)"
+	@echo "== the papers' experiments (report: out/reproduce/report.md)"
 	$(NANOPU) reproduce --out out/reproduce
 	@echo "== simulator speed"
 	$(NANOPU) bench --json out/bench.json

@@ -122,12 +122,12 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
              500 ns of work per request, requests to either thread at random (Poisson arrivals; {:.0} Mrps is \
              100 % load). HTS: the NIC's thread scheduler interrupts the core when a higher-priority thread has a \
              message (`service_hts`). TIS: a 5 us CLINT timer interrupt swaps in the highest-priority thread \
-             with a message (`service_tis`). The figure shows the priority-0 thread's p99.",
+             with a message (`service_tis`). The ratios below compare the priority-0 thread.s p99.",
             capacity_mrps
         ),
         figures: vec![Figure {
             name: "hts-vs-tis".into(),
-            title: "99th-percentile response time of the priority-0 thread".into(),
+            title: "99th-percentile response time by thread priority".into(),
             x_label: "offered load (fraction of 2 Mrps)".into(),
             y_label: "p99 response time (us)".into(),
             log_y: true,
