@@ -122,7 +122,7 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
              500 ns of work per request, requests to either thread at random (Poisson arrivals; {:.0} Mrps is \
              100 % load). HTS: the NIC's thread scheduler interrupts the core when a higher-priority thread has a \
              message (`service_hts`). TIS: a 5 us CLINT timer interrupt swaps in the highest-priority thread \
-             with a message (`service_tis`). The ratios below compare the priority-0 thread.s p99.",
+             with a message (`service_tis`). The ratios below compare the priority-0 thread's p99.",
             capacity_mrps
         ),
         figures: vec![Figure {
