@@ -18,7 +18,7 @@ use crate::client::{Client, ClientAction, LoadConfig, LoadReport};
 use crate::link::LinkDirection;
 use nanopu_core::netif::CoreToNic;
 use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicConfig, NicEvent, NicStats};
-use nanopu_node::{Node, NodeConfig, NodeError, RunEnd};
+use nanopu_node::{Node, NodeError, RunEnd};
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
 use nanopu_wire::PcapWriter;
 use serde::{Deserialize, Serialize};
@@ -410,9 +410,4 @@ impl System {
     pub fn late_events(&self) -> u64 {
         self.queue.late
     }
-}
-
-/// A node with the default configuration around it.
-pub fn default_node(cfg: NodeConfig, program: &Path) -> Result<Node, NodeError> {
-    Node::with_program(cfg, program)
 }
