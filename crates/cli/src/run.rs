@@ -302,6 +302,14 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
         report.throughput_gbps,
         wall_s
     );
+    if report.per_context.len() > 1 {
+        for c in &report.per_context {
+            eprintln!(
+                "  context {}: {} replies, p50 {:.1} ns, p99 {:.1} ns, max {:.1} ns",
+                c.context, c.received, c.p50_ns, c.p99_ns, c.max_ns
+            );
+        }
+    }
     if let Some(path) = &a.stats_json {
         let stats = json!({
             "end": format!("{end:?}"),
