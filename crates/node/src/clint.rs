@@ -44,7 +44,8 @@ impl Clint {
 
     /// Whether hart `h`'s timer interrupt is pending at `cycle`.
     pub fn timer_pending(&self, h: usize, cycle: u64) -> bool {
-        self.mtime_at(cycle) >= self.mtimecmp[h]
+        // A disarmed timer (the reset value) never fires: skip the division.
+        self.mtimecmp[h] != u64::MAX && self.mtime_at(cycle) >= self.mtimecmp[h]
     }
 
     /// The cycle at which hart `h`'s timer fires (`u64::MAX` if never).
