@@ -9,37 +9,17 @@ use nanopu_node::{Node, NodeConfig, RunEnd};
 use std::process::Command;
 
 fn build() -> std::path::PathBuf {
-    let guest = repo().join("crates/node/tests/guest");
     let out = std::env::temp_dir().join(format!("nanopu-proto-{}.elf", std::process::id()));
-    // The prototype's tests/Makefile flags (no -march: the toolchain's rv64gc default),
-    // with picolibc's headers in place of newlib's.
-    let status = Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "--specs=picolibc.specs",
-            "-mcmodel=medany",
-            "-std=gnu99",
-            "-O2",
-            "-fno-common",
-            "-fno-builtin-printf",
-            "-Wall",
-            "-Werror",
-            "-ffixed-x30",
-            "-ffixed-x31",
-            "-static",
-            "-nostdlib",
-            "-nostartfiles",
-            "-Wl,--no-warn-rwx-segments",
-            "-T",
-        ])
-        .arg(guest.join("proto_link.ld"))
-        .arg(guest.join("proto_crt.S"))
-        .arg(guest.join("proto_loopback.c"))
-        .arg("-lgcc")
-        .arg("-o")
-        .arg(&out)
+    let status = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(repo().join("crates/node/tests/guest"))
+        .arg(format!("OUT={}", out.display()))
         .status()
-        .expect("riscv64-unknown-elf-gcc");
-    assert!(status.success());
+        .expect("make");
+    assert!(
+        status.success(),
+        "building the prototype-style program failed"
+    );
     out
 }
 

@@ -172,27 +172,13 @@ fn a_bad_load_is_a_clear_error() {
 fn prototype_style_loopback_answers_every_request() {
     let guest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../node/tests/guest");
     let elf = std::env::temp_dir().join(format!("nanopu-proto-sys-{}.elf", std::process::id()));
-    let ok = std::process::Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "--specs=picolibc.specs",
-            "-mcmodel=medany",
-            "-O2",
-            "-ffixed-x30",
-            "-ffixed-x31",
-            "-static",
-            "-nostdlib",
-            "-nostartfiles",
-            "-Wl,--no-warn-rwx-segments",
-            "-T",
-        ])
-        .arg(guest.join("proto_link.ld"))
-        .arg(guest.join("proto_crt.S"))
-        .arg(guest.join("proto_loopback.c"))
-        .args(["-lgcc", "-o"])
-        .arg(&elf)
+    let ok = std::process::Command::new("make")
+        .args(["-s", "-C"])
+        .arg(&guest)
+        .arg(format!("OUT={}", elf.display()))
         .status()
         .is_ok_and(|s| s.success());
-    assert!(ok);
+    assert!(ok, "building the prototype-style program failed");
     for bytes in [8u16, 64, 1024, 2048] {
         let node = Node::with_program(NodeConfig::default(), &elf).unwrap();
         let mut s = System::new(node, &SystemConfig::default(), Some(load(bytes, 100))).unwrap();
