@@ -12,6 +12,7 @@ command -v make >/dev/null 2>&1 || need+=(make)
 if [ "${1:-}" = "--test" ]; then
     command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
     command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+    command -v tshark >/dev/null 2>&1 || need+=(tshark)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -20,8 +20,7 @@ pub enum DropReason {
 /// A node's MAC address, derived from its IPv4 address (locally
 /// administered: 02:00 followed by the address).
 pub fn mac_of(ip: u32) -> EthernetAddress {
-    let b = ip.to_be_bytes();
-    EthernetAddress([0x02, 0x00, b[0], b[1], b[2], b[3]])
+    EthernetAddress::for_ipv4(ip)
 }
 
 /// Builds the frame of one data packet carrying `payload`.

@@ -48,6 +48,13 @@ impl EthernetAddress {
     /// The broadcast address `ff:ff:ff:ff:ff:ff`.
     pub const BROADCAST: EthernetAddress = EthernetAddress([0xff; 6]);
 
+    /// The address the simulator gives the host with IPv4 address `ip`
+    /// (locally administered: `02:00` followed by the address).
+    pub const fn for_ipv4(ip: u32) -> EthernetAddress {
+        let b = ip.to_be_bytes();
+        EthernetAddress([0x02, 0x00, b[0], b[1], b[2], b[3]])
+    }
+
     /// The address held in the first six bytes of `data`.
     ///
     /// # Panics

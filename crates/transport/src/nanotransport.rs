@@ -1,0 +1,632 @@
+//! NanoTransport put together (NanoTransport Fig. 1): the programmable
+//! ingress pipeline, the reassembly module, the packet generator, the
+//! packetization module, the arbiter and the programmable egress pipeline,
+//! with the timer modules of both directions, as a timed state machine.
+//!
+//! Like the rest of the NIC it owns no clock: it is driven by
+//! [`NanoTransport::packet_in`], [`NanoTransport::send_message`] and
+//! [`NanoTransport::handle`] (its own timed events), and answers with
+//! [`TransportAction`]s.
+//!
+//! Timing. A packet entering at `t` leaves the ingress pipeline at
+//! `t + ingress`; a message it completes reaches the core-selection stage at
+//! `t + ingress + reassembly`; control packets it causes reach the arbiter
+//! `packet_generator` later (or when paced). A message from a core at `t`
+//! has its first packets at the arbiter at `t + packetize`. The arbiter
+//! hands one packet at a time to the egress pipeline (`egress` later it is
+//! on its way to the MAC) and keeps the link's pace: the next packet starts
+//! when the previous one's frame and framing overhead have left. Control
+//! packets go before data packets (our assumption: they are small and the
+//! protocols' latency depends on them). The externs' effects on the
+//! packetization module are applied when the ingress pipeline finishes.
+
+use crate::config::{Protocol, StageLatencies, TransportConfig};
+use crate::metadata::{EgressMetadata, PacketHeaders};
+use crate::packetization::{OutMessage, Packetization, TxOutcome};
+use crate::program::{
+    IngressEvent, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, TransportProgram,
+};
+use crate::protocols;
+use crate::reassembly::{Expired, Reassembly, RxMessage};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_wire::ethernet::ETHERTYPE_IPV4;
+use nanopu_wire::{
+    EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
+};
+use std::collections::VecDeque;
+
+/// The link the transport sends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxLink {
+    pub gbps: u64,
+    /// Bytes a frame occupies on the wire beyond its own (preamble and
+    /// inter-frame gap: 20).
+    pub overhead_bytes: u64,
+}
+
+impl TxLink {
+    /// Time a frame of `len` bytes occupies the link.
+    pub fn frame_time(&self, len: usize) -> SimDuration {
+        SimDuration::serialization(len as u64 + self.overhead_bytes, self.gbps)
+    }
+}
+
+/// NanoTransport's own timed events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportEvent {
+    /// The timer modules' scan reaches an expired timer.
+    Timers,
+    /// A paced control packet is released to the arbiter.
+    ControlRelease(EgressMetadata),
+    /// The arbiter may send the next packet.
+    Arbiter,
+}
+
+/// Something the transport needs done.
+#[derive(Debug)]
+pub enum TransportAction {
+    /// A complete message for core selection, at `at`.
+    Deliver { msg: RxMessage, at: SimTime },
+    /// A frame leaves the egress pipeline for the MAC at `at`.
+    Transmit { frame: Vec<u8>, at: SimTime },
+    /// Call [`NanoTransport::handle`] with `event` at `at`.
+    Schedule { at: SimTime, event: TransportEvent },
+    /// Every packet of a sent message was acknowledged.
+    Sent { outcome: TxOutcome, at: SimTime },
+    /// A sent message was given up after `max_timeouts` timeouts.
+    Failed { outcome: TxOutcome, at: SimTime },
+}
+
+/// Counters of the transport.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TransportStats {
+    pub rx_packets: u64,
+    pub rx_data: u64,
+    pub rx_trimmed: u64,
+    pub rx_control: u64,
+    /// Frames that did not parse or whose transport fields are
+    /// inconsistent (offset beyond the message, wrong payload size, ...).
+    pub rx_malformed: u64,
+    /// Frames for another address.
+    pub rx_not_for_us: u64,
+    /// Data packets the reassembly module had no room for (`fail`).
+    pub rx_no_resources: u64,
+    pub rx_messages: u64,
+    /// Incomplete messages discarded by the ingress timer.
+    pub rx_expired: u64,
+    pub tx_messages: u64,
+    pub tx_data_packets: u64,
+    pub tx_retransmissions: u64,
+    pub tx_control_packets: u64,
+    pub tx_timeouts: u64,
+    pub tx_completed: u64,
+    pub tx_failed: u64,
+    /// Messages that waited for a free message entry or buffer.
+    pub tx_waited: u64,
+    pub tx_waiting_peak: u64,
+    pub stale_events: u64,
+}
+
+/// Resources in use; all zero once traffic has stopped and timers ran out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Occupancy {
+    pub rx_ids: usize,
+    pub rx_buffers: usize,
+    pub rx_timers: usize,
+    pub tx_ids: usize,
+    pub tx_buffers: usize,
+    pub tx_timers: usize,
+    pub tx_waiting: usize,
+    pub program_state: usize,
+    pub control_queue: usize,
+}
+
+impl Occupancy {
+    pub fn is_empty(&self) -> bool {
+        *self == Occupancy::default()
+    }
+}
+
+/// The transport layer of one NIC.
+pub struct NanoTransport {
+    pub ip: u32,
+    program: Box<dyn TransportProgram>,
+    latencies: StageLatencies,
+    params: ProgramParams,
+    reassembly_delay: SimDuration,
+    packetize_delay: SimDuration,
+    generator_delay: SimDuration,
+    link: TxLink,
+    reassembly: Reassembly,
+    packetization: Packetization,
+    /// Control packets waiting for the arbiter, with their ready time.
+    control: VecDeque<(SimTime, EgressMetadata)>,
+    /// When the link is free for the next frame.
+    tx_free_at: SimTime,
+    arbiter_wake: Option<SimTime>,
+    timer_wake: Option<SimTime>,
+    pub stats: TransportStats,
+    // Scratch space, kept to avoid allocating per packet.
+    events: Vec<IngressEvent>,
+    generated: Vec<(SimTime, EgressMetadata)>,
+    payload: Vec<u8>,
+    rx_fired: Vec<(usize, (), SimTime)>,
+    tx_fired: Vec<(usize, u16, SimTime)>,
+    expired: Vec<Expired>,
+    failed: Vec<TxOutcome>,
+}
+
+impl NanoTransport {
+    /// The transport running the built-in program `cfg.protocol`.
+    pub fn new(
+        cfg: &TransportConfig,
+        ip: u32,
+        mtu_payload: u32,
+        link: TxLink,
+    ) -> Result<NanoTransport, String> {
+        let params = Self::params(cfg, mtu_payload, link);
+        let program = protocols::program_for(cfg.protocol, &params).ok_or_else(|| {
+            format!(
+                "transport.protocol = {}: not a NanoTransport program",
+                cfg.protocol.name()
+            )
+        })?;
+        Self::with_program(cfg, ip, mtu_payload, link, program)
+    }
+
+    fn params(cfg: &TransportConfig, mtu_payload: u32, link: TxLink) -> ProgramParams {
+        ProgramParams {
+            mtu_payload,
+            bdp_packets: cfg.bdp_packets,
+            max_rx_messages: cfg.max_rx_messages,
+            max_tx_messages: cfg.max_tx_messages,
+            homa_overcommit: cfg.homa_overcommit,
+            scheduler_slots: cfg.scheduler_slots,
+            mtu_packet_time: link.frame_time(nanopu_wire::frame::HEADER_LEN + mtu_payload as usize),
+        }
+    }
+
+    /// The transport running a program of your own.
+    pub fn with_program(
+        cfg: &TransportConfig,
+        ip: u32,
+        mtu_payload: u32,
+        link: TxLink,
+        program: Box<dyn TransportProgram>,
+    ) -> Result<NanoTransport, String> {
+        cfg.validate()?;
+        if link.gbps == 0 {
+            return Err("link rate must be positive".into());
+        }
+        let check = SimDuration::from_ps(cfg.timer_check_ps);
+        let params = Self::params(cfg, mtu_payload, link);
+        let latencies = cfg.latencies.unwrap_or_else(|| program.latencies());
+        Ok(NanoTransport {
+            ip,
+            latencies,
+            params,
+            reassembly_delay: SimDuration::from_ps(cfg.reassembly_ps),
+            packetize_delay: SimDuration::from_ps(cfg.packetize_ps),
+            generator_delay: SimDuration::from_ps(cfg.packet_generator_ps),
+            link,
+            reassembly: Reassembly::new(
+                cfg.max_rx_messages,
+                &cfg.buffer_classes,
+                mtu_payload,
+                SimDuration::from_ns(cfg.rx_timeout_ns()),
+                check,
+            )?,
+            packetization: Packetization::new(
+                cfg.max_tx_messages,
+                &cfg.buffer_classes,
+                mtu_payload,
+                SimDuration::from_ns(cfg.rtx_timeout_ns),
+                cfg.max_timeouts,
+                check,
+            )?,
+            program,
+            control: VecDeque::new(),
+            tx_free_at: SimTime::ZERO,
+            arbiter_wake: None,
+            timer_wake: None,
+            stats: TransportStats::default(),
+            events: Vec::new(),
+            generated: Vec::new(),
+            payload: Vec::new(),
+            rx_fired: Vec::new(),
+            tx_fired: Vec::new(),
+            expired: Vec::new(),
+            failed: Vec::new(),
+        })
+    }
+
+    pub fn program_name(&self) -> &'static str {
+        self.program.name()
+    }
+
+    pub fn latencies(&self) -> StageLatencies {
+        self.latencies
+    }
+
+    /// The largest message this transport can carry.
+    pub fn max_message_bytes(&self) -> u32 {
+        self.reassembly.largest_message().min(u16::MAX as u32)
+    }
+
+    fn ingress_delay(&self) -> SimDuration {
+        SimDuration::from_ps(self.latencies.ingress_ps)
+    }
+
+    fn egress_delay(&self) -> SimDuration {
+        SimDuration::from_ps(self.latencies.egress_ps)
+    }
+
+    /// A frame enters the ingress pipeline at `at` (after the MAC).
+    pub fn packet_in(&mut self, frame: &[u8], at: SimTime, out: &mut Vec<TransportAction>) {
+        self.stats.rx_packets += 1;
+        let Some((hdr, payload)) = self.parse(frame) else {
+            return;
+        };
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let verdict = {
+            let mut x = IngressExterns {
+                reassembly: &mut self.reassembly,
+                events: &mut events,
+                params: &self.params,
+                now: at,
+            };
+            self.program.ingress(&hdr, &mut x)
+        };
+        let done = at + self.ingress_delay();
+        for ev in events.drain(..) {
+            match ev {
+                IngressEvent::Ctrl(meta) => self.ctrl_pkt_event(&meta, done, out),
+                IngressEvent::Delivered {
+                    tx_msg_id,
+                    ack_bitmap,
+                } => {
+                    if let Some(o) = self.packetization.delivered(tx_msg_id, ack_bitmap) {
+                        self.stats.tx_completed += 1;
+                        out.push(TransportAction::Sent {
+                            outcome: o,
+                            at: done,
+                        });
+                    }
+                }
+                IngressEvent::CreditTx(c) => {
+                    self.packetization.credit_tx(&c, done, self.packetize_delay)
+                }
+            }
+        }
+        self.events = events;
+        if let IngressVerdict::Reassemble(meta) = verdict {
+            if let Some(msg) = self.reassembly.store(&meta, payload, done) {
+                self.stats.rx_messages += 1;
+                out.push(TransportAction::Deliver {
+                    msg,
+                    at: done + self.reassembly_delay,
+                });
+            }
+        }
+        self.after(done, out);
+    }
+
+    /// The ingress parser: headers, and the checks every protocol needs.
+    fn parse<'f>(&mut self, frame: &'f [u8]) -> Option<(PacketHeaders, &'f [u8])> {
+        let Ok((repr, payload)) = FrameRepr::parse(frame) else {
+            self.stats.rx_malformed += 1;
+            return None;
+        };
+        if repr.ip.dst_addr.to_bits() != self.ip {
+            self.stats.rx_not_for_us += 1;
+            return None;
+        }
+        let nt = &repr.nt;
+        let hdr = PacketHeaders {
+            src_ip: repr.ip.src_addr.to_bits(),
+            dst_ip: repr.ip.dst_addr.to_bits(),
+            tos: repr.ip.tos,
+            flags: nt.flags,
+            src_port: nt.src_context,
+            dst_port: nt.dst_context,
+            msg_len: nt.msg_len,
+            pkt_offset: nt.pkt_offset,
+            pull_offset: nt.pull_offset,
+            tx_msg_id: nt.tx_msg_id,
+            priority: nt.priority,
+            grant_offset: nt.grant_offset,
+            payload_len: payload.len() as u16,
+        };
+        if nt.flags.contains(Flags::DATA) {
+            let mtu = self.params.mtu_payload as usize;
+            let packets = (nt.msg_len as usize).div_ceil(mtu).max(1);
+            let start = nt.pkt_offset as usize * mtu;
+            let expected = (nt.msg_len as usize).saturating_sub(start).min(mtu);
+            let trimmed = nt.flags.contains(Flags::CHOP);
+            let ok = nt.msg_len as u32 <= self.max_message_bytes()
+                && (nt.pkt_offset as usize) < packets
+                && if trimmed {
+                    payload.is_empty()
+                } else {
+                    payload.len() == expected
+                };
+            if !ok {
+                self.stats.rx_malformed += 1;
+                return None;
+            }
+            if trimmed {
+                self.stats.rx_trimmed += 1;
+            } else {
+                self.stats.rx_data += 1;
+            }
+        } else {
+            self.stats.rx_control += 1;
+        }
+        Some((hdr, payload))
+    }
+
+    /// `CtrlPktEvent`: the packet generator runs the program's generator.
+    fn ctrl_pkt_event(
+        &mut self,
+        meta: &EgressMetadata,
+        at: SimTime,
+        out: &mut Vec<TransportAction>,
+    ) {
+        let now = at + self.generator_delay;
+        let mut generated = std::mem::take(&mut self.generated);
+        generated.clear();
+        {
+            let mut g = PacketGenerator {
+                out: &mut generated,
+                params: &self.params,
+                now,
+            };
+            self.program.generate(meta, &mut g);
+        }
+        for &(when, meta) in &generated {
+            if when <= now {
+                self.control.push_back((now, meta));
+            } else {
+                out.push(TransportAction::Schedule {
+                    at: when,
+                    event: TransportEvent::ControlRelease(meta),
+                });
+            }
+        }
+        self.generated = generated;
+    }
+
+    /// A whole message from a core, its last word written at `at`.
+    pub fn send_message(&mut self, msg: OutMessage, at: SimTime, out: &mut Vec<TransportAction>) {
+        self.stats.tx_messages += 1;
+        let program = &self.program;
+        let params = &self.params;
+        if !self.packetization.new_message(
+            msg,
+            |p| program.initial_credit(p, params),
+            at,
+            self.packetize_delay,
+        ) {
+            self.stats.tx_waited += 1;
+            self.stats.tx_waiting_peak = self.packetization.waiting_peak as u64;
+        }
+        self.after(at, out);
+    }
+
+    /// One of the transport's own events, at `now`.
+    pub fn handle(&mut self, ev: TransportEvent, now: SimTime, out: &mut Vec<TransportAction>) {
+        match ev {
+            TransportEvent::Timers => {
+                if self.timer_wake.is_some_and(|t| t <= now) {
+                    self.timer_wake = None;
+                }
+                self.run_timers(now, out);
+            }
+            TransportEvent::ControlRelease(meta) => self.control.push_back((now, meta)),
+            TransportEvent::Arbiter => {
+                if self.arbiter_wake.is_some_and(|t| t <= now) {
+                    self.arbiter_wake = None;
+                }
+            }
+        }
+        self.after(now, out);
+    }
+
+    fn run_timers(&mut self, now: SimTime, out: &mut Vec<TransportAction>) {
+        let mut expired = std::mem::take(&mut self.expired);
+        expired.clear();
+        self.reassembly
+            .poll_timers(now, &mut self.rx_fired, &mut expired);
+        for e in &expired {
+            let id = match *e {
+                Expired::Incomplete(id) => {
+                    self.stats.rx_expired += 1;
+                    id
+                }
+                Expired::Forgotten(id) => id,
+            };
+            self.program.rx_message_freed(id);
+        }
+        self.expired = expired;
+        let mut failed = std::mem::take(&mut self.failed);
+        failed.clear();
+        self.stats.tx_timeouts += self.packetization.poll_timers(
+            now,
+            self.packetize_delay,
+            &mut self.tx_fired,
+            &mut failed,
+        );
+        for o in failed.drain(..) {
+            self.stats.tx_failed += 1;
+            out.push(TransportAction::Failed {
+                outcome: o,
+                at: now,
+            });
+        }
+        self.failed = failed;
+    }
+
+    /// After every input: admit waiting messages, run the arbiter, and ask
+    /// to be called back for the next timer or packet.
+    fn after(&mut self, now: SimTime, out: &mut Vec<TransportAction>) {
+        if !self.packetization.waiting.is_empty() {
+            let program = &self.program;
+            let params = &self.params;
+            self.packetization.admit_waiting(
+                |p| program.initial_credit(p, params),
+                now,
+                self.packetize_delay,
+            );
+        }
+        self.arbitrate(now, out);
+        let next_timer = match (
+            self.reassembly.next_timer(),
+            self.packetization.next_timer(),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = next_timer {
+            let t = t.max(now);
+            if self.timer_wake.is_none_or(|w| t < w) {
+                self.timer_wake = Some(t);
+                out.push(TransportAction::Schedule {
+                    at: t,
+                    event: TransportEvent::Timers,
+                });
+            }
+        }
+        self.stats.stale_events = self.packetization.stale_events + self.reassembly.stale_packets;
+    }
+
+    /// The arbiter: control packets first, then data, one at a time at the
+    /// link's pace.
+    fn arbitrate(&mut self, now: SimTime, out: &mut Vec<TransportAction>) {
+        loop {
+            if self.tx_free_at > now {
+                let free = self.tx_free_at;
+                if self.has_work() {
+                    self.wake_arbiter(free, out);
+                }
+                return;
+            }
+            let meta = match self.control.front() {
+                Some(&(ready, meta)) if ready <= now => {
+                    self.control.pop_front();
+                    self.payload.clear();
+                    self.stats.tx_control_packets += 1;
+                    meta
+                }
+                _ => {
+                    let mut payload = std::mem::take(&mut self.payload);
+                    let m = self.packetization.next_packet(now, &mut payload);
+                    self.payload = payload;
+                    match m {
+                        Some(meta) => {
+                            self.stats.tx_data_packets += 1;
+                            if meta.is_rtx {
+                                self.stats.tx_retransmissions += 1;
+                            }
+                            meta
+                        }
+                        None => {
+                            let next = [
+                                self.control.front().map(|c| c.0),
+                                self.packetization.next_ready(),
+                            ]
+                            .into_iter()
+                            .flatten()
+                            .min();
+                            if let Some(t) = next {
+                                self.wake_arbiter(t, out);
+                            }
+                            return;
+                        }
+                    }
+                }
+            };
+            let frame = self.egress(&meta);
+            self.tx_free_at = now + self.link.frame_time(frame.len());
+            out.push(TransportAction::Transmit {
+                frame,
+                at: now + self.egress_delay(),
+            });
+        }
+    }
+
+    fn has_work(&mut self) -> bool {
+        !self.control.is_empty() || self.packetization.next_ready().is_some()
+    }
+
+    fn wake_arbiter(&mut self, at: SimTime, out: &mut Vec<TransportAction>) {
+        if self.arbiter_wake.is_none_or(|w| at < w) {
+            self.arbiter_wake = Some(at);
+            out.push(TransportAction::Schedule {
+                at,
+                event: TransportEvent::Arbiter,
+            });
+        }
+    }
+
+    /// The egress pipeline: the program fills the headers; the frame is
+    /// built around them.
+    fn egress(&mut self, meta: &EgressMetadata) -> Vec<u8> {
+        let h = self.program.egress(meta);
+        let repr = FrameRepr::new(
+            EthernetRepr {
+                src_addr: EthernetAddress::for_ipv4(self.ip),
+                dst_addr: EthernetAddress::for_ipv4(meta.remote_ip),
+                ethertype: ETHERTYPE_IPV4,
+            },
+            Ipv4Repr {
+                src_addr: Ipv4Address::from_bits(self.ip),
+                dst_addr: Ipv4Address::from_bits(meta.remote_ip),
+                protocol: nanopu_wire::nanotransport::PROTOCOL,
+                payload_len: 0,
+                ttl: 64,
+                tos: h.tos,
+                ident: 0,
+                dont_frag: true,
+            },
+            NanoTransportRepr {
+                flags: h.flags,
+                src_context: h.src_port,
+                dst_context: h.dst_port,
+                msg_len: h.msg_len,
+                pkt_offset: h.pkt_offset,
+                pull_offset: h.pull_offset,
+                tx_msg_id: h.tx_msg_id,
+                buf_ptr: 0,
+                buf_size_class: 0,
+                priority: h.priority,
+                grant_offset: h.grant_offset,
+            },
+            self.payload.len(),
+        );
+        let mut frame = vec![0u8; repr.frame_len()];
+        repr.emit(&self.payload, &mut frame)
+            .expect("the frame is sized for its headers and payload");
+        frame
+    }
+
+    /// What is still held (for leak checks).
+    pub fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            rx_ids: self.reassembly.ids_in_use(),
+            rx_buffers: self.reassembly.buffers_in_use(),
+            rx_timers: self.reassembly.timers_armed(),
+            tx_ids: self.packetization.ids_in_use(),
+            tx_buffers: self.packetization.buffers_in_use(),
+            tx_timers: self.packetization.timers_armed(),
+            tx_waiting: self.packetization.waiting.len(),
+            program_state: self.program.state_in_use(),
+            control_queue: self.control.len(),
+        }
+    }
+
+    /// Whether the transport needs `Protocol` to be a real program.
+    pub fn is_program(protocol: Protocol) -> bool {
+        protocol != Protocol::None
+    }
+}

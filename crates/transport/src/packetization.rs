@@ -1,0 +1,457 @@
+//! The packetization module (NanoTransport §3.4, §4.2): outgoing messages
+//! are stored for retransmission and split into packets; per-message state
+//! decides which packet may leave next.
+//!
+//! Per message: `deliveredBitmap`, `credit`, `txBitmap`, `maxTxPktOffset`
+//! and `timeoutCnt` as in §3.4, updated by `DeliveredEvent` (Algorithm 1),
+//! `CreditTxEvent` (Algorithm 2) and `TimeoutEvent` (Algorithm 3). "Emit"
+//! moves packets into `pending`, from which the arbiter takes the lowest
+//! offset; messages with pending packets are served round-robin, a packet
+//! at a time (the paper does not say how messages share the link).
+//!
+//! Message ids: the low bits of `tx_msg_id` index the message table, the
+//! high bits count how often that entry was reused, so that a late
+//! acknowledgement for an earlier message never touches a newer one and a
+//! receiver still remembering an earlier message never takes a new one
+//! for a duplicate. Free entries are reused oldest first.
+
+use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::metadata::{EgressMetadata, TxMsgId};
+use crate::timer::TimerModule;
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_wire::Flags;
+use std::collections::VecDeque;
+
+/// A message from a core, to be sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutMessage {
+    pub dst_ip: u32,
+    pub dst_port: u16,
+    pub src_port: u16,
+    pub len: u16,
+    /// Payload words, little-endian (as the core wrote them).
+    pub payload: Vec<u64>,
+}
+
+/// A message whose packets were all delivered, or that was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxOutcome {
+    pub tx_msg_id: TxMsgId,
+    pub dst_ip: u32,
+    pub dst_port: u16,
+    pub src_port: u16,
+    pub len: u16,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct TxMsg {
+    active: bool,
+    id: TxMsgId,
+    dst_ip: u32,
+    dst_port: u16,
+    src_port: u16,
+    msg_len: u16,
+    packets: u16,
+    buffer: Option<BufferHandle>,
+    /// `deliveredBitmap`.
+    delivered: u64,
+    /// `txBitmap`: packets to (re)send once credit allows.
+    tx: u64,
+    /// Emitted to the arbiter, not yet sent.
+    pending: u64,
+    /// Sent at least once (to flag retransmissions).
+    sent: u64,
+    credit: u16,
+    /// `maxTxPktOffset` + 1: packets below it have been emitted.
+    max_tx: u16,
+    timeout_cnt: u32,
+    /// In the arbiter's round-robin.
+    in_ready: bool,
+}
+
+const EMPTY: TxMsg = TxMsg {
+    active: false,
+    id: 0,
+    dst_ip: 0,
+    dst_port: 0,
+    src_port: 0,
+    msg_len: 0,
+    packets: 0,
+    buffer: None,
+    delivered: 0,
+    tx: 0,
+    pending: 0,
+    sent: 0,
+    credit: 0,
+    max_tx: 0,
+    timeout_cnt: 0,
+    in_ready: false,
+};
+
+fn ones(n: u16) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// What a `TimeoutEvent` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutOutcome {
+    /// Packets were marked for retransmission (possibly none).
+    Retransmit,
+    /// The message exceeded its timeouts and was cleared.
+    Failed(TxOutcome),
+}
+
+/// Messages being sent.
+pub struct Packetization {
+    msgs: Vec<TxMsg>,
+    free: VecDeque<u16>,
+    index_bits: u32,
+    buffers: BufferPool,
+    timers: TimerModule<u16>,
+    mtu: u32,
+    rtx_timeout: SimDuration,
+    max_timeouts: u32,
+    /// Messages with pending packets, served round-robin; with the time
+    /// their first pending packet is out of the buffer.
+    ready: VecDeque<(u16, SimTime)>,
+    /// Messages waiting for a free entry or buffer (the global TX queue).
+    pub waiting: VecDeque<(OutMessage, SimTime)>,
+    pub waiting_peak: usize,
+    /// Events naming a message that is no longer here (late ACKs, ...).
+    pub stale_events: u64,
+}
+
+impl Packetization {
+    pub fn new(
+        max_messages: u32,
+        classes: &[SizeClass],
+        mtu: u32,
+        rtx_timeout: SimDuration,
+        max_timeouts: u32,
+        timer_check: SimDuration,
+    ) -> Result<Packetization, String> {
+        let n = max_messages as usize;
+        let index_bits = (max_messages as u64).next_power_of_two().trailing_zeros();
+        Ok(Packetization {
+            msgs: vec![EMPTY; n],
+            free: (0..n as u16).collect(),
+            index_bits,
+            buffers: BufferPool::new(classes).map_err(|e| e.to_string())?,
+            timers: TimerModule::new(n, timer_check),
+            mtu,
+            rtx_timeout,
+            max_timeouts,
+            ready: VecDeque::with_capacity(n),
+            waiting: VecDeque::new(),
+            waiting_peak: 0,
+            stale_events: 0,
+        })
+    }
+
+    fn slot_of(&self, id: TxMsgId) -> Option<usize> {
+        let slot = (id as usize) & ((1usize << self.index_bits) - 1);
+        let m = self.msgs.get(slot)?;
+        (m.active && m.id == id).then_some(slot)
+    }
+
+    /// Takes a message from a core at `now`; its first packets may leave
+    /// `packetize` later. Returns false if it has to wait for an entry or a
+    /// buffer (it is then kept in `waiting`).
+    pub fn new_message(
+        &mut self,
+        msg: OutMessage,
+        initial_credit: impl Fn(u16) -> u16,
+        now: SimTime,
+        packetize: SimDuration,
+    ) -> bool {
+        if !self.waiting.is_empty() {
+            self.waiting.push_back((msg, now));
+            self.waiting_peak = self.waiting_peak.max(self.waiting.len());
+            return false;
+        }
+        match self.admit(msg, &initial_credit, now, packetize) {
+            Ok(()) => true,
+            Err(msg) => {
+                self.waiting.push_back((msg, now));
+                self.waiting_peak = self.waiting_peak.max(self.waiting.len());
+                false
+            }
+        }
+    }
+
+    /// Admits waiting messages while entries and buffers allow.
+    pub fn admit_waiting(
+        &mut self,
+        initial_credit: impl Fn(u16) -> u16,
+        now: SimTime,
+        packetize: SimDuration,
+    ) {
+        while let Some((msg, _)) = self.waiting.pop_front() {
+            if let Err(msg) = self.admit(msg, &initial_credit, now, packetize) {
+                self.waiting.push_front((msg, now));
+                return;
+            }
+        }
+    }
+
+    fn admit(
+        &mut self,
+        msg: OutMessage,
+        initial_credit: &impl Fn(u16) -> u16,
+        now: SimTime,
+        packetize: SimDuration,
+    ) -> Result<(), OutMessage> {
+        let Some(&slot) = self.free.front() else {
+            return Err(msg);
+        };
+        let Some(buffer) = self.buffers.alloc((msg.len as u32).max(1)) else {
+            return Err(msg);
+        };
+        self.free.pop_front();
+        let data = self.buffers.data_mut(buffer);
+        for (i, w) in msg.payload.iter().enumerate() {
+            let at = i * 8;
+            if at >= msg.len as usize {
+                break;
+            }
+            let n = 8.min(msg.len as usize - at);
+            data[at..at + n].copy_from_slice(&w.to_le_bytes()[..n]);
+        }
+        let old = self.msgs[slot as usize].id;
+        let generation = (old >> self.index_bits).wrapping_add(1);
+        let id = ((generation as u32) << self.index_bits | slot as u32) as u16;
+        let packets = (msg.len as u32).div_ceil(self.mtu).max(1) as u16;
+        self.msgs[slot as usize] = TxMsg {
+            active: true,
+            id,
+            dst_ip: msg.dst_ip,
+            dst_port: msg.dst_port,
+            src_port: msg.src_port,
+            msg_len: msg.len,
+            packets,
+            buffer: Some(buffer),
+            tx: ones(packets),
+            credit: initial_credit(packets),
+            ..EMPTY
+        };
+        self.release(slot as usize, now, packetize);
+        let max_tx = self.msgs[slot as usize].max_tx;
+        // ScheduleEvent of the egress timer module (§3.5).
+        self.timers
+            .schedule(slot as usize, now + self.rtx_timeout, max_tx);
+        Ok(())
+    }
+
+    /// Emits what `txBitmap` and the credit allow (Algorithm 2, lines 9-12).
+    fn release(&mut self, slot: usize, now: SimTime, packetize: SimDuration) {
+        let m = &mut self.msgs[slot];
+        let sendable = m.tx & ones(m.credit) & !m.delivered;
+        self.emit(slot, sendable, now, packetize);
+    }
+
+    fn emit(&mut self, slot: usize, pkts: u64, now: SimTime, packetize: SimDuration) {
+        if pkts == 0 {
+            return;
+        }
+        let m = &mut self.msgs[slot];
+        m.pending |= pkts;
+        m.tx &= !pkts;
+        let highest = 64 - pkts.leading_zeros() as u16;
+        m.max_tx = m.max_tx.max(highest);
+        if !m.in_ready {
+            m.in_ready = true;
+            self.ready.push_back((slot as u16, now + packetize));
+        }
+    }
+
+    /// `DeliveredEvent` (Algorithm 1). Returns the message if now complete.
+    pub fn delivered(&mut self, id: TxMsgId, ack_bitmap: u64) -> Option<TxOutcome> {
+        let Some(slot) = self.slot_of(id) else {
+            self.stale_events += 1;
+            return None;
+        };
+        let m = &mut self.msgs[slot];
+        m.delivered |= ack_bitmap & ones(m.packets);
+        m.pending &= !m.delivered;
+        if m.delivered == ones(m.packets) {
+            return Some(self.clear(slot));
+        }
+        None
+    }
+
+    /// `CreditTxEvent` (Algorithm 2).
+    pub fn credit_tx(
+        &mut self,
+        ev: &crate::program::CreditTx,
+        now: SimTime,
+        packetize: SimDuration,
+    ) {
+        let Some(slot) = self.slot_of(ev.tx_msg_id) else {
+            self.stale_events += 1;
+            return;
+        };
+        let m = &mut self.msgs[slot];
+        m.tx |= ev.rtx_bitmap & ones(m.packets) & !m.delivered & !m.pending;
+        if let Some(c) = ev.new_credit {
+            m.credit = m.credit.max(c.min(m.packets));
+        }
+        if ev.allow_tx {
+            self.release(slot, now, packetize);
+        }
+    }
+
+    /// When the egress timer module next fires.
+    pub fn next_timer(&self) -> Option<SimTime> {
+        self.timers.next_fire()
+    }
+
+    /// Runs the egress timer scan to `now` and applies `TimeoutEvent`
+    /// (Algorithm 3) to each expired message; failures go to `failed`.
+    pub fn poll_timers(
+        &mut self,
+        now: SimTime,
+        packetize: SimDuration,
+        fired: &mut Vec<(usize, u16, SimTime)>,
+        failed: &mut Vec<TxOutcome>,
+    ) -> u64 {
+        fired.clear();
+        self.timers.poll(now, fired);
+        let mut timeouts = 0;
+        for &(slot, rtx_offset, _) in fired.iter() {
+            if !self.msgs[slot].active {
+                continue;
+            }
+            timeouts += 1;
+            if let TimeoutOutcome::Failed(o) = self.timeout(slot, rtx_offset, now, packetize) {
+                failed.push(o);
+            }
+        }
+        timeouts
+    }
+
+    fn timeout(
+        &mut self,
+        slot: usize,
+        rtx_offset: u16,
+        now: SimTime,
+        packetize: SimDuration,
+    ) -> TimeoutOutcome {
+        let max_timeouts = self.max_timeouts;
+        let m = &mut self.msgs[slot];
+        if m.timeout_cnt >= max_timeouts {
+            return TimeoutOutcome::Failed(self.clear(slot));
+        }
+        if m.max_tx > rtx_offset {
+            m.timeout_cnt = 0;
+        } else {
+            m.timeout_cnt += 1;
+        }
+        let mut rtx = !m.delivered & ones(rtx_offset) & !m.pending;
+        if rtx == 0 && m.pending == 0 && m.max_tx > 0 {
+            // Everything sent was delivered but the message is incomplete:
+            // the credit to go on was lost. Probe with the last packet sent
+            // so the receiver answers with its current credit (our addition:
+            // Algorithm 3 would wait for the failure).
+            rtx = 1u64 << (m.max_tx - 1);
+        }
+        self.emit(slot, rtx, now, packetize);
+        let m = &self.msgs[slot];
+        self.timers.schedule(slot, now + self.rtx_timeout, m.max_tx);
+        TimeoutOutcome::Retransmit
+    }
+
+    /// `ClearStateForMsg`: frees the entry, its buffer and its timer.
+    fn clear(&mut self, slot: usize) -> TxOutcome {
+        let m = &mut self.msgs[slot];
+        let out = TxOutcome {
+            tx_msg_id: m.id,
+            dst_ip: m.dst_ip,
+            dst_port: m.dst_port,
+            src_port: m.src_port,
+            len: m.msg_len,
+        };
+        if let Some(b) = m.buffer.take() {
+            let _ = self.buffers.free(b);
+        }
+        m.active = false;
+        m.pending = 0;
+        // CancelEvent (§3.5).
+        self.timers.cancel(slot);
+        // Still in `ready`: dropped when the arbiter reaches it.
+        self.free.push_back(slot as u16);
+        out
+    }
+
+    /// When the arbiter's next data packet is out of its buffer, if any.
+    pub fn next_ready(&mut self) -> Option<SimTime> {
+        while let Some(&(slot, at)) = self.ready.front() {
+            let m = &self.msgs[slot as usize];
+            if m.active && m.pending != 0 {
+                return Some(at);
+            }
+            self.msgs[slot as usize].in_ready = false;
+            self.ready.pop_front();
+        }
+        None
+    }
+
+    /// Takes the next data packet (the lowest pending offset of the message
+    /// at the head of the round-robin), with its metadata, its payload
+    /// copied into `payload`.
+    pub fn next_packet(&mut self, now: SimTime, payload: &mut Vec<u8>) -> Option<EgressMetadata> {
+        let at = self.next_ready()?;
+        if at > now {
+            return None;
+        }
+        let (slot, _) = self.ready.pop_front().expect("checked");
+        let mtu = self.mtu as usize;
+        let m = &mut self.msgs[slot as usize];
+        let offset = m.pending.trailing_zeros() as u16;
+        let bit = 1u64 << offset;
+        m.pending &= !bit;
+        let is_rtx = m.sent & bit != 0;
+        m.sent |= bit;
+        let start = offset as usize * mtu;
+        let end = (start + mtu).min(m.msg_len as usize);
+        payload.clear();
+        if let Some(b) = m.buffer {
+            payload.extend_from_slice(&self.buffers.data(b)[start.min(end)..end]);
+        }
+        let meta = EgressMetadata {
+            remote_ip: m.dst_ip,
+            remote_port: m.dst_port,
+            msg_len: m.msg_len,
+            pkt_offset: offset,
+            local_port: m.src_port,
+            tx_msg_id: m.id,
+            credit: m.credit,
+            rank: 0,
+            flags: Flags::DATA,
+            is_new_msg: offset == 0 && !is_rtx,
+            is_rtx,
+        };
+        if m.pending != 0 {
+            self.ready.push_back((slot, now));
+        } else {
+            m.in_ready = false;
+        }
+        Some(meta)
+    }
+
+    /// Message entries in use.
+    pub fn ids_in_use(&self) -> usize {
+        self.msgs.len() - self.free.len()
+    }
+
+    pub fn buffers_in_use(&self) -> usize {
+        self.buffers.in_use()
+    }
+
+    pub fn timers_armed(&self) -> usize {
+        self.timers.armed()
+    }
+}

@@ -1,0 +1,284 @@
+//! The reassembly module (NanoTransport §3.3, §4.2): packets of incoming
+//! messages into buffers, in any order, with one `receivedBitmap` per
+//! message and the `rx_msg_id_table` that names messages locally.
+//!
+//! State per message (an `rx_msg_id`): receiving (buffer held, ingress
+//! timer armed, reset by every packet), then completed (buffer freed when
+//! the message goes to the cores; the id and bitmap linger until the
+//! timer expires so that a retransmitted duplicate is recognised, re-acked
+//! and not delivered twice — a gap the paper leaves open), then free. An
+//! incomplete message whose timer expires is discarded (§3.5).
+
+use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
+use crate::timer::TimerModule;
+use nanopu_sim::{SimDuration, SimTime};
+use std::collections::{HashMap, VecDeque};
+
+/// Packets a message may have: one bit each in a 64-bit bitmap. With 1 KB
+/// packets this covers every length the 16-bit `msg_len` allows.
+pub const MAX_PACKETS: u32 = 64;
+
+/// `rx_msg_id_table` key: sender address, sender port, sender's id.
+type Key = (u32, u16, TxMsgId);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RxState {
+    Free,
+    Receiving { buffer: BufferHandle },
+    Completed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RxMsg {
+    state: RxState,
+    key: Key,
+    msg_len: u16,
+    packets: u16,
+    /// `receivedBitmap`.
+    received: u64,
+}
+
+/// A message the reassembly module completed, for the cores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RxMessage {
+    pub src_ip: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub len: u16,
+    /// The payload as the core reads it: little-endian words.
+    pub payload: Vec<u64>,
+}
+
+/// What a reassembly timer expiry did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expired {
+    /// An incomplete message was discarded.
+    Incomplete(RxMsgId),
+    /// A completed message was forgotten.
+    Forgotten(RxMsgId),
+}
+
+/// Messages being received.
+pub struct Reassembly {
+    table: HashMap<Key, RxMsgId>,
+    msgs: Vec<RxMsg>,
+    free_ids: VecDeque<RxMsgId>,
+    buffers: BufferPool,
+    timers: TimerModule<()>,
+    timeout: SimDuration,
+    mtu: u32,
+    /// Packets stored for a message that is no longer receiving.
+    pub stale_packets: u64,
+}
+
+fn all_ones(packets: u16) -> u64 {
+    if packets >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << packets) - 1
+    }
+}
+
+impl Reassembly {
+    pub fn new(
+        max_messages: u32,
+        classes: &[SizeClass],
+        mtu: u32,
+        timeout: SimDuration,
+        timer_check: SimDuration,
+    ) -> Result<Reassembly, String> {
+        let buffers = BufferPool::new(classes).map_err(|e| e.to_string())?;
+        let n = max_messages as usize;
+        Ok(Reassembly {
+            table: HashMap::with_capacity(n),
+            msgs: vec![
+                RxMsg {
+                    state: RxState::Free,
+                    key: (0, 0, 0),
+                    msg_len: 0,
+                    packets: 0,
+                    received: 0,
+                };
+                n
+            ],
+            free_ids: (0..n).map(|i| i as RxMsgId).collect(),
+            buffers,
+            timers: TimerModule::new(n, timer_check),
+            timeout,
+            mtu,
+            stale_packets: 0,
+        })
+    }
+
+    /// Packets of a message of `len` bytes.
+    pub fn packets_for(&self, len: u16) -> u16 {
+        (len as u32).div_ceil(self.mtu).max(1) as u16
+    }
+
+    /// The largest message a buffer can hold.
+    pub fn largest_message(&self) -> u32 {
+        self.buffers.largest().min(MAX_PACKETS * self.mtu)
+    }
+
+    /// `GetRxMsgInfo` (Listing 3).
+    pub fn get_rx_msg_info(&mut self, req: &GetRxMsgInfoReq, now: SimTime) -> GetRxMsgInfoResp {
+        let key = (req.src_ip, req.src_port, req.tx_msg_id);
+        let packets = self.packets_for(req.msg_len);
+        let failed = GetRxMsgInfoResp {
+            fail: true,
+            packets,
+            ..Default::default()
+        };
+        if req.pkt_offset >= packets {
+            return failed;
+        }
+        let (id, is_new_msg) = match self.table.get(&key) {
+            Some(&id) => (id, false),
+            None => {
+                let Some(id) = self.free_ids.pop_front() else {
+                    return failed;
+                };
+                let Some(buffer) = self.buffers.alloc(req.msg_len.max(1) as u32) else {
+                    self.free_ids.push_front(id);
+                    return failed;
+                };
+                self.table.insert(key, id);
+                self.msgs[id as usize] = RxMsg {
+                    state: RxState::Receiving { buffer },
+                    key,
+                    msg_len: req.msg_len,
+                    packets,
+                    received: 0,
+                };
+                // ScheduleEvent of the ingress timer module (§3.5).
+                self.timers.schedule(id as usize, now + self.timeout, ());
+                (id, true)
+            }
+        };
+        let m = &mut self.msgs[id as usize];
+        if m.msg_len != req.msg_len {
+            return failed;
+        }
+        let bit = 1u64 << req.pkt_offset;
+        let receiving = matches!(m.state, RxState::Receiving { .. });
+        let is_new_pkt = receiving && m.received & bit == 0;
+        if receiving {
+            if req.mark_received {
+                m.received |= bit;
+            }
+            // ReScheduleEvent: every packet of the message resets its timer.
+            self.timers.reschedule(id as usize, now + self.timeout);
+        }
+        let all = all_ones(m.packets);
+        GetRxMsgInfoResp {
+            fail: false,
+            rx_msg_id: id,
+            is_new_msg,
+            is_new_pkt,
+            is_last_pkt: receiving && req.mark_received && is_new_pkt && m.received == all,
+            ack_no: (m.received.trailing_ones() as u16).min(m.packets),
+            received: m.received.count_ones() as u16,
+            packets: m.packets,
+        }
+    }
+
+    /// Stores a data packet's payload; returns the message when `is_last_pkt`.
+    pub fn store(
+        &mut self,
+        meta: &IngressMetadata,
+        payload: &[u8],
+        now: SimTime,
+    ) -> Option<RxMessage> {
+        let id = meta.rx_msg_id as usize;
+        let Some(m) = self.msgs.get(id).copied() else {
+            self.stale_packets += 1;
+            return None;
+        };
+        let RxState::Receiving { buffer } = m.state else {
+            self.stale_packets += 1;
+            return None;
+        };
+        if m.key != (meta.remote_ip, meta.remote_port, meta.tx_msg_id) {
+            self.stale_packets += 1;
+            return None;
+        }
+        let start = meta.pkt_offset as usize * self.mtu as usize;
+        let data = self.buffers.data_mut(buffer);
+        let n = payload
+            .len()
+            .min(data.len().saturating_sub(start))
+            .min(m.msg_len as usize - start.min(m.msg_len as usize));
+        data[start..start + n].copy_from_slice(&payload[..n]);
+        if !meta.is_last_pkt {
+            return None;
+        }
+        let len = m.msg_len as usize;
+        let bytes = &self.buffers.data(buffer)[..len];
+        let payload = bytes
+            .chunks(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .collect();
+        let _ = self.buffers.free(buffer);
+        self.msgs[id].state = RxState::Completed;
+        // The timer now measures how long the completed message lingers.
+        self.timers.schedule(id, now + self.timeout, ());
+        Some(RxMessage {
+            src_ip: m.key.0,
+            src_port: m.key.1,
+            dst_port: meta.local_port,
+            len: m.msg_len,
+            payload,
+        })
+    }
+
+    /// When the ingress timer module next fires, if a timer is armed.
+    pub fn next_timer(&self) -> Option<SimTime> {
+        self.timers.next_fire()
+    }
+
+    /// Runs the ingress timer scan to `now`; reports what it freed.
+    pub fn poll_timers(
+        &mut self,
+        now: SimTime,
+        fired: &mut Vec<(usize, (), SimTime)>,
+        out: &mut Vec<Expired>,
+    ) {
+        fired.clear();
+        self.timers.poll(now, fired);
+        for &(id, (), _) in fired.iter() {
+            let m = self.msgs[id];
+            let what = match m.state {
+                RxState::Free => continue,
+                RxState::Receiving { buffer } => {
+                    let _ = self.buffers.free(buffer);
+                    Expired::Incomplete(id as RxMsgId)
+                }
+                RxState::Completed => Expired::Forgotten(id as RxMsgId),
+            };
+            self.table.remove(&m.key);
+            self.msgs[id].state = RxState::Free;
+            self.free_ids.push_back(id as RxMsgId);
+            out.push(what);
+        }
+    }
+
+    /// Message ids in use (receiving or lingering).
+    pub fn ids_in_use(&self) -> usize {
+        self.msgs.len() - self.free_ids.len()
+    }
+
+    /// Buffers in use.
+    pub fn buffers_in_use(&self) -> usize {
+        self.buffers.in_use()
+    }
+
+    /// Armed ingress timers.
+    pub fn timers_armed(&self) -> usize {
+        self.timers.armed()
+    }
+}
