@@ -114,7 +114,7 @@ impl Net {
         }
         let mut arrive = at + self.delay;
         if self.chance(f.reorder) {
-            arrive = arrive + SimDuration::from_ns(700);
+            arrive += SimDuration::from_ns(700);
         }
         if self.chance(f.duplicate) {
             self.queue.schedule(
@@ -175,7 +175,7 @@ fn pattern(len: u16, seed: u64) -> Vec<u64> {
 
 fn masked(words: &[u64], len: u16) -> Vec<u64> {
     let mut w = words.to_vec();
-    if len % 8 != 0 {
+    if !len.is_multiple_of(8) {
         if let Some(last) = w.last_mut() {
             *last &= (1u64 << ((len % 8) * 8)) - 1;
         }
