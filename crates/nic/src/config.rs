@@ -52,6 +52,12 @@ pub struct NicConfig {
     pub core_selection: crate::core_selection::Policy,
     /// Seed of the random core selection.
     pub core_selection_seed: u64,
+    /// The transport layer (NanoTransport): `protocol = "none"` (default,
+    /// the lossless fixed-latency stand-in of the one-node benchmarks),
+    /// `"ndp"`, `"homa"` or `"homa-tr"`, and its parameters. With a
+    /// NanoTransport program, the program's pipeline latencies replace
+    /// `ingress_ps`, `reassembly_ps`, `packetize_ps` and `egress_ps`.
+    pub transport: nanopu_transport::TransportConfig,
 }
 
 impl Default for NicConfig {
@@ -72,6 +78,7 @@ impl Default for NicConfig {
             jbsq_depth: 2,
             core_selection: crate::core_selection::Policy::Jbsq,
             core_selection_seed: 1,
+            transport: nanopu_transport::TransportConfig::default(),
         }
     }
 }
@@ -99,6 +106,7 @@ impl NicConfig {
         if self.jbsq_depth == 0 {
             return Err("jbsq_depth must be at least 1".into());
         }
+        self.transport.validate()?;
         Ok(())
     }
 

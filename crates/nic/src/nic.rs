@@ -28,6 +28,9 @@ use crate::packetizer::Packetizer;
 use crate::reassembly::{Reassembly, ReassemblyError};
 use crate::transport::TransportStandIn;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_transport::{
+    NanoTransport, OutMessage, TransportAction, TransportEvent, TransportStats, TxLink,
+};
 
 /// Something the NIC needs done.
 #[derive(Debug)]
@@ -51,6 +54,8 @@ pub enum NicAction {
 pub enum NicEvent {
     /// A reassembled message leaves the transport for its global RX queue.
     MessageReady(Message),
+    /// One of NanoTransport's own events (timers, pacing, the arbiter).
+    Transport(TransportEvent),
 }
 
 /// A command from a core (`lniccmd` / `lnicucmd`).
@@ -79,6 +84,10 @@ pub struct NicStats {
     pub drop_duplicate: u64,
     /// Messages a core sent that exceed the maximum message size.
     pub tx_too_large: u64,
+    /// Messages the transport gave up on after its retries (NanoTransport).
+    pub tx_failed: u64,
+    /// Messages whose every packet was acknowledged (NanoTransport).
+    pub tx_acknowledged: u64,
 }
 
 /// The NIC of one nanoPU node: its stages, in the order data flows.
@@ -90,6 +99,10 @@ pub struct NanoNic {
     ingress: IngressPipeline,
     reassembly: Reassembly,
     transport: TransportStandIn,
+    /// The programmable transport, when the configuration names a program
+    /// (otherwise the stand-in and the fixed reassembly and packetizer).
+    nano_transport: Option<NanoTransport>,
+    transport_actions: Vec<TransportAction>,
     /// Per-application global RX queues and JBSQ core selection.
     pub selector: CoreSelector,
     packetizer: Packetizer,
@@ -97,8 +110,41 @@ pub struct NanoNic {
 }
 
 impl NanoNic {
+    /// A NIC; panics on a configuration [`NicConfig::validate`] refuses
+    /// (use [`NanoNic::try_new`] for a clear error).
     pub fn new(cfg: NicConfig, ip: u32) -> NanoNic {
-        NanoNic {
+        Self::try_new(cfg, ip).expect("a valid NIC configuration")
+    }
+
+    /// A NIC with its transport program; the error names what is wrong.
+    pub fn try_new(cfg: NicConfig, ip: u32) -> Result<NanoNic, String> {
+        Self::with_link_overhead(cfg, ip, 20)
+    }
+
+    /// As [`NanoNic::try_new`], with the link's per-frame framing overhead
+    /// (preamble and inter-frame gap) in bytes.
+    pub fn with_link_overhead(
+        cfg: NicConfig,
+        ip: u32,
+        overhead_bytes: u64,
+    ) -> Result<NanoNic, String> {
+        cfg.validate()?;
+        let nano_transport = if NanoTransport::is_program(cfg.transport.protocol) {
+            Some(NanoTransport::new(
+                &cfg.transport,
+                ip,
+                cfg.mtu_payload_bytes,
+                TxLink {
+                    gbps: cfg.link_gbps,
+                    overhead_bytes,
+                },
+            )?)
+        } else {
+            None
+        };
+        Ok(NanoNic {
+            nano_transport,
+            transport_actions: Vec::new(),
             mac: Mac {
                 link_gbps: cfg.link_gbps,
                 rx_latency: ps(cfg.mac_serial_rx_ps),
@@ -121,13 +167,90 @@ impl NanoNic {
             cfg,
             ip,
             stats: NicStats::default(),
+        })
+    }
+
+    /// NanoTransport, if the NIC runs a transport program.
+    pub fn nano_transport(&self) -> Option<&NanoTransport> {
+        self.nano_transport.as_ref()
+    }
+
+    /// NanoTransport's counters, if the NIC runs a transport program.
+    pub fn transport_stats(&self) -> Option<&TransportStats> {
+        self.nano_transport.as_ref().map(|t| &t.stats)
+    }
+
+    /// The largest message this NIC sends or receives.
+    pub fn max_message_bytes(&self) -> u32 {
+        match &self.nano_transport {
+            Some(t) => t.max_message_bytes().min(self.cfg.max_message_bytes),
+            None => self.cfg.max_message_bytes,
         }
+    }
+
+    /// The transport's actions, in the NIC's terms.
+    fn transport_out(&mut self, out: &mut Vec<NicAction>) {
+        let mut actions = std::mem::take(&mut self.transport_actions);
+        for a in actions.drain(..) {
+            match a {
+                TransportAction::Deliver { msg, at } => out.push(NicAction::Schedule {
+                    at,
+                    event: NicEvent::MessageReady(Message {
+                        peer_ip: msg.src_ip,
+                        peer_context: msg.src_port,
+                        local_context: msg.dst_port,
+                        len: msg.len,
+                        payload: msg.payload,
+                    }),
+                }),
+                TransportAction::Transmit { frame, at } => {
+                    self.stats.tx_frames += 1;
+                    out.push(NicAction::Transmit {
+                        frame,
+                        ready: self.mac.transmit_ready(at),
+                    })
+                }
+                TransportAction::Schedule { at, event } => out.push(NicAction::Schedule {
+                    at,
+                    event: NicEvent::Transport(event),
+                }),
+                TransportAction::Sent { .. } => self.stats.tx_acknowledged += 1,
+                TransportAction::Failed { .. } => self.stats.tx_failed += 1,
+            }
+        }
+        self.transport_actions = actions;
+    }
+
+    /// A frame for NanoTransport: the port match for data packets, then the
+    /// transport's ingress pipeline (its parser counts malformed frames).
+    fn frame_to_transport(&mut self, frame: &[u8], in_nic: SimTime, out: &mut Vec<NicAction>) {
+        if let Ok((repr, _)) = nanopu_wire::FrameRepr::parse(frame) {
+            if repr.nt.flags.contains(nanopu_wire::Flags::DATA)
+                && repr.ip.dst_addr.to_bits() == self.ip
+                && !self.selector.has_context(repr.nt.dst_context)
+            {
+                self.stats.drop_unregistered_context += 1;
+                return;
+            }
+        }
+        let Some(t) = self.nano_transport.as_mut() else {
+            return;
+        };
+        let malformed = t.stats.rx_malformed;
+        let mut actions = std::mem::take(&mut self.transport_actions);
+        t.packet_in(frame, in_nic, &mut actions);
+        self.stats.drop_malformed += t.stats.rx_malformed - malformed;
+        self.transport_actions = actions;
+        self.transport_out(out);
     }
 
     /// A frame whose first bit reaches the NIC at `first_bit`.
     pub fn frame_in(&mut self, frame: &[u8], first_bit: SimTime, out: &mut Vec<NicAction>) {
         self.stats.rx_frames += 1;
         let in_nic = self.mac.received(first_bit, frame.len());
+        if self.nano_transport.is_some() {
+            return self.frame_to_transport(frame, in_nic, out);
+        }
         let selector = &self.selector;
         let (info, payload) = match self.ingress.process(frame, |c| selector.has_context(c)) {
             Ok(p) => p,
@@ -167,6 +290,14 @@ impl NanoNic {
                 self.stats.rx_messages += 1;
                 if let Some((core, msg)) = self.selector.message(msg) {
                     self.deliver(core, msg, now, out);
+                }
+            }
+            NicEvent::Transport(ev) => {
+                if let Some(t) = self.nano_transport.as_mut() {
+                    let mut actions = std::mem::take(&mut self.transport_actions);
+                    t.handle(ev, now, &mut actions);
+                    self.transport_actions = actions;
+                    self.transport_out(out);
                 }
             }
         }
@@ -210,11 +341,28 @@ impl NanoNic {
         out: &mut Vec<NicAction>,
     ) {
         let msg = Message::from_tx_words(context, words);
-        if msg.len as u32 > self.cfg.max_message_bytes {
+        if msg.len as u32 > self.max_message_bytes() {
             self.stats.tx_too_large += 1;
             return;
         }
         self.stats.tx_messages += 1;
+        if let Some(t) = self.nano_transport.as_mut() {
+            let mut actions = std::mem::take(&mut self.transport_actions);
+            t.send_message(
+                OutMessage {
+                    dst_ip: msg.peer_ip,
+                    dst_port: msg.peer_context,
+                    src_port: msg.local_context,
+                    len: msg.len,
+                    payload: msg.payload,
+                },
+                at + ps(self.cfg.tx_queue_ps),
+                &mut actions,
+            );
+            self.transport_actions = actions;
+            self.transport_out(out);
+            return;
+        }
         let queued = self
             .transport
             .message_to_send(at + ps(self.cfg.tx_queue_ps));

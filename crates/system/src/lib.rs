@@ -5,8 +5,10 @@
 //! - [`link`]: serializer plus propagation delay, per direction.
 //! - [`client`]: the load generator.
 //! - [`system`]: the wiring and the run loop.
+//! - [`cluster`]: many hosts with NanoTransport on a datacenter network.
 
 pub mod client;
+pub mod cluster;
 pub mod link;
 pub mod system;
 

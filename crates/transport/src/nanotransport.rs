@@ -309,7 +309,33 @@ impl NanoTransport {
                 });
             }
         }
-        self.after(done, out);
+        self.after_input(done, out);
+    }
+
+    /// After an input whose effects are in place at `t` (possibly later
+    /// than the caller's present): admit waiting messages and have the
+    /// arbiter called back at `t`. The arbiter only runs from
+    /// [`NanoTransport::handle`], at the true present, so a packet is never
+    /// sent at a time the caller has not reached.
+    fn after_input(&mut self, t: SimTime, out: &mut Vec<TransportAction>) {
+        self.admit_waiting(t);
+        if self.has_work() {
+            self.wake_arbiter(t, out);
+        }
+        self.arm_timers(t, out);
+        self.stats.stale_events = self.packetization.stale_events + self.reassembly.stale_packets;
+    }
+
+    fn admit_waiting(&mut self, now: SimTime) {
+        if !self.packetization.waiting.is_empty() {
+            let program = &self.program;
+            let params = &self.params;
+            self.packetization.admit_waiting(
+                |p| program.initial_credit(p, params),
+                now,
+                self.packetize_delay,
+            );
+        }
     }
 
     /// The ingress parser: headers, and the checks every protocol needs.
@@ -411,7 +437,7 @@ impl NanoTransport {
             self.stats.tx_waited += 1;
             self.stats.tx_waiting_peak = self.packetization.waiting_peak as u64;
         }
-        self.after(at, out);
+        self.after_input(at, out);
     }
 
     /// One of the transport's own events, at `now`.
@@ -470,16 +496,14 @@ impl NanoTransport {
     /// After every input: admit waiting messages, run the arbiter, and ask
     /// to be called back for the next timer or packet.
     fn after(&mut self, now: SimTime, out: &mut Vec<TransportAction>) {
-        if !self.packetization.waiting.is_empty() {
-            let program = &self.program;
-            let params = &self.params;
-            self.packetization.admit_waiting(
-                |p| program.initial_credit(p, params),
-                now,
-                self.packetize_delay,
-            );
-        }
+        self.admit_waiting(now);
         self.arbitrate(now, out);
+        self.arm_timers(now, out);
+        self.stats.stale_events = self.packetization.stale_events + self.reassembly.stale_packets;
+    }
+
+    /// Asks to be called back when the next timer fires.
+    fn arm_timers(&mut self, now: SimTime, out: &mut Vec<TransportAction>) {
         let next_timer = match (
             self.reassembly.next_timer(),
             self.packetization.next_timer(),
@@ -497,7 +521,6 @@ impl NanoTransport {
                 });
             }
         }
-        self.stats.stale_events = self.packetization.stale_events + self.reassembly.stale_packets;
     }
 
     /// The arbiter: control packets first, then data, one at a time at the

@@ -8,6 +8,7 @@
 
 mod microbench;
 mod scheduling;
+mod transport;
 
 use crate::bench::sdk_build_dir;
 use crate::config_file::SimConfig;
@@ -61,6 +62,7 @@ pub struct Experiment {
 pub fn all() -> Vec<Experiment> {
     let mut all = microbench::experiments();
     all.extend(scheduling::experiments());
+    all.extend(transport::experiments());
     all
 }
 
@@ -135,6 +137,38 @@ impl Runner {
             .expect("no panics")
             .into_iter()
             .map(|r| r.expect("every point ran"))
+            .collect()
+    }
+
+    /// Runs `f` on every item (in parallel), results in the order of `items`.
+    pub fn par_map<T: Sync, R: Send>(
+        &self,
+        label: &str,
+        items: &[T],
+        f: impl Fn(&T) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        self.progress.set_prefix(label.to_string());
+        self.progress
+            .set_length(self.progress.length().unwrap_or(0) + items.len() as u64);
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<R>>>> =
+            Mutex::new((0..items.len()).map(|_| None).collect());
+        std::thread::scope(|s| {
+            for _ in 0..self.threads.min(items.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    results.lock().expect("no panics")[i] = Some(r);
+                    self.progress.inc(1);
+                });
+            }
+        });
+        results
+            .into_inner()
+            .expect("no panics")
+            .into_iter()
+            .map(|r| r.expect("every item ran"))
             .collect()
     }
 

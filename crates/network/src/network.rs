@@ -1,0 +1,502 @@
+//! The whole network as one timed state machine: host uplinks, switches and
+//! the links between them, wired as [`crate::topology`] says.
+//!
+//! Like the NIC (`nanopu-nic`'s `NanoNic`), it has no clock and no event
+//! queue of its own. Inputs are [`Network::send`] (a host's NIC hands over
+//! a frame) and [`Network::handle`] (a [`NetEvent`] the network asked for
+//! comes due); outputs are [`NetAction`]s pushed to the caller's vector.
+//!
+//! A frame's life: `send` asks for a callback at `ready`; the frame then
+//! joins its host's uplink queue (the NIC does not serialize: the uplink
+//! serializer is modelled here) and is serialized when the uplink is free.
+//! When its first bit leaves a port, faults are drawn ([`crate::faults`]),
+//! the frame is written to the link's capture, and it moves on: to a switch,
+//! which sees it one propagation delay later and queues it at the output
+//! one forwarding latency after that ([`crate::switch`]); or to a host, as
+//! a [`NetAction::Deliver`] whose `first_bit` is when its first bit reaches
+//! the NIC (that time is at or after the moment the action is pushed; the
+//! caller delivers it then, as `nanopu-system` schedules frames on its
+//! link). Each port has at most one pending event (the end of its current
+//! frame); a frame crossing one switch costs four events.
+//!
+//! Per-packet work allocates nothing but what a fault or a capture needs
+//! (a duplicate's copy; the capture's writer): the frame `Vec` moves
+//! through the events, and queues are reused.
+
+use crate::config::{FaultScope, NetworkConfig};
+use crate::faults::{self, Fate, FaultStats};
+use crate::port::{wire_time, Charge, OutputPort, PortStats, Queued};
+use crate::switch::{classify, Admission, Switch, SwitchStats};
+use crate::topology::{Endpoint, LocalRoute, PortRef, Topology};
+use crate::{host_of_ip, HostId};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_wire::PcapWriter;
+use serde::Serialize;
+use std::fmt;
+use std::io::{self, Write};
+
+/// Why a network cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NetworkError {
+    /// The configuration does not validate; the message names the field.
+    #[error("invalid network configuration: {0}")]
+    Config(String),
+}
+
+/// An event the network asked to be handed back (opaque; a frame moves
+/// through it, nothing is copied).
+#[derive(Debug)]
+pub struct NetEvent(Ev);
+
+#[derive(Debug)]
+enum Ev {
+    /// A host's frame is ready for its uplink.
+    HostReady { host: u32, frame: Vec<u8> },
+    /// A frame's first bit reached the switch one forwarding latency ago.
+    Arrive { switch: u32, frame: Vec<u8> },
+    /// The last bit of the port's current frame has left.
+    TxDone { port: u32 },
+}
+
+/// Something the network needs done.
+#[derive(Debug)]
+pub enum NetAction {
+    /// `frame`'s first bit reaches `host`'s NIC at `first_bit`.
+    Deliver {
+        host: HostId,
+        frame: Vec<u8>,
+        first_bit: SimTime,
+    },
+    /// Call [`Network::handle`] with `event` at `at`.
+    Schedule { at: SimTime, event: NetEvent },
+}
+
+/// Counters of the whole network.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NetworkStats {
+    /// Frames hosts handed to [`Network::send`].
+    pub sent_frames: u64,
+    /// Frames delivered to hosts (duplicates included).
+    pub delivered_frames: u64,
+    /// Their bytes.
+    pub delivered_bytes: u64,
+    /// Each switch.
+    pub switches: Vec<SwitchStats>,
+    /// All switches: sums, and the maxima of the maxima.
+    pub total: SwitchStats,
+    /// Faults injected on links.
+    pub faults: FaultStats,
+}
+
+/// Index of a capture in the network's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Capture(usize);
+
+type PcapOut = PcapWriter<Box<dyn Write + Send>>;
+
+/// The network: see the module documentation.
+pub struct Network {
+    cfg: NetworkConfig,
+    topo: Topology,
+    gbps: u64,
+    forwarding: SimDuration,
+    /// Host uplinks first (port `h` is host `h`'s), then each switch's ports.
+    ports: Vec<OutputPort>,
+    switches: Vec<Switch>,
+    captures: Vec<Option<PcapOut>>,
+    capture_error: Option<io::Error>,
+    faults: FaultStats,
+    sent: u64,
+    delivered: u64,
+    delivered_bytes: u64,
+}
+
+impl fmt::Debug for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Network")
+            .field("topology", &self.cfg.topology)
+            .field("ports", &self.ports.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Network {
+    /// Builds the network `cfg` describes, every queue empty.
+    pub fn new(cfg: &NetworkConfig) -> Result<Network, NetworkError> {
+        cfg.validate().map_err(NetworkError::Config)?;
+        let topo = Topology::new(&cfg.topology);
+        let host_prop = SimDuration::from_ps(cfg.link.host_propagation_ps);
+        let fabric_prop = SimDuration::from_ps(cfg.link.fabric_propagation_ps);
+        let mut ports = Vec::new();
+        for h in 0..topo.hosts() {
+            let up = Endpoint::Switch(topo.attachment(h).switch);
+            ports.push(OutputPort::new(None, up, host_prop, cfg.link.gbps, 1));
+        }
+        let mut switches = Vec::with_capacity(topo.switches());
+        for s in 0..topo.switches() {
+            switches.push(Switch::new(ports.len()));
+            for p in 0..topo.ports(s) {
+                let peer = topo.peer(s, p);
+                let (prop, gbps) = match peer {
+                    Endpoint::Host(_) => (host_prop, cfg.link.gbps),
+                    Endpoint::Switch(_) => (fabric_prop, cfg.link.fabric_gbps()),
+                };
+                ports.push(OutputPort::new(
+                    Some(s),
+                    peer,
+                    prop,
+                    gbps,
+                    cfg.switch.priority_bands,
+                ));
+            }
+        }
+        if cfg.faults.any() {
+            for (i, port) in ports.iter_mut().enumerate() {
+                let host_link = port.owner.is_none() || matches!(port.peer, Endpoint::Host(_));
+                if host_link || cfg.faults.scope == FaultScope::AllLinks {
+                    port.faults = Some(faults::rng(cfg.seed, i));
+                }
+            }
+        }
+        Ok(Network {
+            cfg: cfg.clone(),
+            topo,
+            gbps: cfg.link.gbps,
+            forwarding: SimDuration::from_ps(cfg.switch.forwarding_latency_ps),
+            ports,
+            switches,
+            captures: Vec::new(),
+            capture_error: None,
+            faults: FaultStats::default(),
+            sent: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+        })
+    }
+
+    /// The configuration it was built from.
+    pub fn config(&self) -> &NetworkConfig {
+        &self.cfg
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.topo.hosts()
+    }
+
+    /// Number of switches.
+    pub fn switches(&self) -> usize {
+        self.switches.len()
+    }
+
+    /// Number of ports of switch `s`.
+    pub fn switch_ports(&self, s: usize) -> usize {
+        self.topo.ports(s)
+    }
+
+    /// What a switch port's link leads to.
+    pub fn peer(&self, port: PortRef) -> Endpoint {
+        self.topo.peer(port.switch, port.port)
+    }
+
+    /// A host's NIC hands a frame to its uplink; the first bit can leave at
+    /// `ready` (later if the uplink is still busy). The uplink serializer is
+    /// modelled here: the NIC does not serialize. Frames leave in the order
+    /// of `ready`, then of the calls.
+    ///
+    /// # Panics
+    /// If `host` is not a host of this network.
+    pub fn send(&mut self, host: HostId, frame: Vec<u8>, ready: SimTime, out: &mut Vec<NetAction>) {
+        assert!(host < self.hosts(), "host {host} of {}", self.hosts());
+        self.sent += 1;
+        out.push(NetAction::Schedule {
+            at: ready,
+            event: NetEvent(Ev::HostReady {
+                host: host as u32,
+                frame,
+            }),
+        });
+    }
+
+    /// An event the network scheduled has come due at `now`.
+    pub fn handle(&mut self, ev: NetEvent, now: SimTime, out: &mut Vec<NetAction>) {
+        match ev.0 {
+            Ev::HostReady { host, frame } => {
+                self.enqueue(host as usize, frame, 0, Charge::Unlimited, now, out)
+            }
+            Ev::Arrive { switch, frame } => self.arrive(switch as usize, frame, now, out),
+            Ev::TxDone { port } => self.tx_done(port as usize, now, out),
+        }
+    }
+
+    /// A frame is queued at switch `s`'s output, one forwarding latency
+    /// after its first bit came in: route, admit (or trim, or drop), queue.
+    fn arrive(&mut self, s: usize, mut frame: Vec<u8>, now: SimTime, out: &mut Vec<NetAction>) {
+        let sw = &mut self.switches[s];
+        let Some(c) = classify(&frame, self.cfg.switch.priority_bands) else {
+            sw.stats.dropped.malformed += 1;
+            return;
+        };
+        let Some(dst) = host_of_ip(c.dst_ip, self.topo.hosts()) else {
+            sw.stats.dropped.no_route += 1;
+            return;
+        };
+        let local = sw.choose(
+            self.topo.route(s, dst),
+            self.cfg.switch.load_balancing,
+            &frame,
+        );
+        let p = sw.first_port + local;
+        match sw.admit(&self.cfg.switch, &self.ports[p], c, &mut frame) {
+            Admission::Drop => {}
+            Admission::Queue { band, charge, .. } => self.enqueue(p, frame, band, charge, now, out),
+        }
+    }
+
+    /// Charges `frame` to port `p` and its switch, then sends it at once if
+    /// the port is idle, else queues it in `band`.
+    fn enqueue(
+        &mut self,
+        p: usize,
+        frame: Vec<u8>,
+        band: usize,
+        charge: Charge,
+        now: SimTime,
+        out: &mut Vec<NetAction>,
+    ) {
+        let len = frame.len() as u64;
+        let port = &mut self.ports[p];
+        port.hold(len, charge, now);
+        if let Some(s) = port.owner {
+            self.switches[s].hold(len, charge, port.held());
+        }
+        let q = Queued { frame, charge };
+        if port.busy() {
+            port.push(band, q);
+        } else {
+            let at = port.start_time(now);
+            self.transmit(p, q, at, out);
+        }
+    }
+
+    /// The last bit of port `p`'s frame has left: release it, start the next.
+    fn tx_done(&mut self, p: usize, now: SimTime, out: &mut Vec<NetAction>) {
+        let port = &mut self.ports[p];
+        if let (Some((len, charge)), Some(s)) = (port.finish(now), port.owner) {
+            self.switches[s].release(len, charge);
+        }
+        if let Some((q, at)) = port.next(now) {
+            self.transmit(p, q, at, out);
+        }
+    }
+
+    /// Port `p` starts serializing `q` at `at`: schedule its end, inject
+    /// faults, capture it, pass it to the far end of the link.
+    fn transmit(&mut self, p: usize, q: Queued, at: SimTime, out: &mut Vec<NetAction>) {
+        let port = &mut self.ports[p];
+        let len = q.frame.len();
+        let last_bit = port.begin(len, q.charge, at, port.gbps);
+        out.push(NetAction::Schedule {
+            at: last_bit,
+            event: NetEvent(Ev::TxDone { port: p as u32 }),
+        });
+        let mut frame = q.frame;
+        let mut first_bit = at + port.propagation;
+        let mut duplicate = false;
+        if let Some(rng) = &mut port.faults {
+            match faults::apply(rng, &self.cfg.faults, &mut frame, &mut self.faults) {
+                Fate::Lost => return,
+                Fate::Arrives {
+                    duplicate: d,
+                    extra_delay,
+                } => {
+                    duplicate = d;
+                    first_bit += extra_delay;
+                }
+            }
+        }
+        let (peer, capture) = (port.peer, port.capture);
+        let gbps = port.gbps;
+        let copy = duplicate.then(|| frame.clone());
+        self.record(capture, at, &frame);
+        self.hand_over(peer, frame, first_bit, out);
+        if let Some(copy) = copy {
+            let gap = wire_time(len, gbps);
+            self.record(capture, at + gap, &copy);
+            self.hand_over(peer, copy, first_bit + gap, out);
+        }
+    }
+
+    /// `frame`'s first bit reaches `peer` at `first_bit`.
+    fn hand_over(
+        &mut self,
+        peer: Endpoint,
+        frame: Vec<u8>,
+        first_bit: SimTime,
+        out: &mut Vec<NetAction>,
+    ) {
+        match peer {
+            Endpoint::Host(host) => {
+                self.delivered += 1;
+                self.delivered_bytes += frame.len() as u64;
+                out.push(NetAction::Deliver {
+                    host,
+                    frame,
+                    first_bit,
+                });
+            }
+            Endpoint::Switch(s) => out.push(NetAction::Schedule {
+                at: first_bit + self.forwarding,
+                event: NetEvent(Ev::Arrive {
+                    switch: s as u32,
+                    frame,
+                }),
+            }),
+        }
+    }
+
+    fn record(&mut self, capture: Option<Capture>, at: SimTime, frame: &[u8]) {
+        let Some(Capture(i)) = capture else { return };
+        let Some(w) = &mut self.captures[i] else {
+            return;
+        };
+        if let Err(e) = w.write_packet(at.fs(), frame) {
+            self.capture_error.get_or_insert(e);
+            self.captures[i] = None;
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> NetworkStats {
+        let switches: Vec<SwitchStats> = self.switches.iter().map(|s| s.stats).collect();
+        let mut total = SwitchStats::default();
+        for s in &switches {
+            total.add(s);
+        }
+        NetworkStats {
+            sent_frames: self.sent,
+            delivered_frames: self.delivered,
+            delivered_bytes: self.delivered_bytes,
+            switches,
+            total,
+            faults: self.faults,
+        }
+    }
+
+    fn port_index(&self, port: PortRef) -> usize {
+        assert!(
+            port.switch < self.switches.len() && port.port < self.topo.ports(port.switch),
+            "no port {port:?}"
+        );
+        self.switches[port.switch].first_port + port.port
+    }
+
+    /// Counters of one switch port.
+    pub fn port_stats(&self, port: PortRef) -> PortStats {
+        self.ports[self.port_index(port)].stats
+    }
+
+    /// Counters of a host's uplink (the NIC's side of its link).
+    pub fn uplink_stats(&self, host: HostId) -> PortStats {
+        self.ports[host].stats
+    }
+
+    /// The switch output port that feeds `host` (its downlink): the usual
+    /// bottleneck of an incast.
+    pub fn host_downlink(&self, host: HostId) -> PortRef {
+        self.topo.attachment(host)
+    }
+
+    /// From now on, records `(time, bytes held)` at every change of that
+    /// port's occupancy (queued and in flight, trimmed headers included).
+    pub fn watch_queue(&mut self, port: PortRef) {
+        let i = self.port_index(port);
+        self.ports[i].samples.get_or_insert_with(Vec::new);
+    }
+
+    /// What [`Network::watch_queue`] recorded (empty if not watched).
+    pub fn queue_samples(&self, port: PortRef) -> &[(SimTime, u64)] {
+        self.ports[self.port_index(port)]
+            .samples
+            .as_deref()
+            .unwrap_or(&[])
+    }
+
+    /// Writes every frame crossing the link between `host` and its switch,
+    /// both directions, to `w`: after fault injection (lost frames are not
+    /// written, duplicates are), timestamped when the first bit leaves.
+    /// Records are written when a frame starts, so one may be stamped up to
+    /// one inter-frame gap (20 bytes' time) later than the next record of
+    /// the other direction. A second capture of the same host replaces the
+    /// first.
+    pub fn capture(&mut self, host: HostId, w: PcapWriter<Box<dyn Write + Send>>) {
+        let c = Some(Capture(self.captures.len()));
+        self.captures.push(Some(w));
+        let down = self.port_index(self.host_downlink(host));
+        self.ports[host].capture = c;
+        self.ports[down].capture = c;
+    }
+
+    /// Flushes and closes every capture; returns the first error any
+    /// capture met (a capture stops at its first error).
+    pub fn finish_capture(&mut self) -> io::Result<()> {
+        for port in &mut self.ports {
+            port.capture = None;
+        }
+        for mut w in self.captures.drain(..).flatten() {
+            if let Err(e) = w.flush() {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        match self.capture_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Latency from the first bit of a `len`-byte frame leaving host `a` to
+    /// its last bit reaching host `b`, on an idle network: one serialization
+    /// (switches cut through), every link's propagation delay and every
+    /// switch's forwarding latency on the path. Experiments use it for ideal
+    /// completion times and RTTs.
+    pub fn idle_one_way(&self, a: HostId, b: HostId, len: usize) -> SimDuration {
+        assert!(a < self.hosts() && b < self.hosts(), "hosts {a}, {b}");
+        let mut total = SimDuration::serialization(len as u64, self.gbps);
+        let mut p = a;
+        loop {
+            let port = &self.ports[p];
+            total = total + port.propagation;
+            match port.peer {
+                Endpoint::Host(_) => return total,
+                Endpoint::Switch(s) => {
+                    total = total + self.forwarding;
+                    let local = match self.topo.route(s, b) {
+                        LocalRoute::Port(x) => x,
+                        LocalRoute::Spread { first, .. } => first,
+                    };
+                    p = self.switches[s].first_port + local;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_small() {
+        // A frame's Vec and a tag: events move frames, never copy them.
+        assert!(std::mem::size_of::<NetEvent>() <= 32);
+    }
+
+    #[test]
+    fn bad_configuration_is_an_error() {
+        let mut cfg = NetworkConfig::default();
+        cfg.link.gbps = 0;
+        assert!(
+            matches!(Network::new(&cfg), Err(NetworkError::Config(m)) if m.starts_with("link.gbps"))
+        );
+    }
+}
