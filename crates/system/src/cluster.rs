@@ -1,12 +1,19 @@
 //! Many hosts on a datacenter network (`nanopu_network`), each a NIC with
-//! NanoTransport driven by a built-in traffic source and sink: the setting
-//! of the NanoTransport incast and the nanoPU 80-to-1 incast.
+//! NanoTransport: either a nanoPU node (cores running a program, the
+//! nanoPU NIC with NanoTransport) or a built-in traffic source and sink
+//! (the NIC's transport driven directly by a workload). The setting of the
+//! NanoTransport incast and the nanoPU 80-to-1 incast.
 //!
 //! Wiring (all of it happens here):
 //!
 //! ```text
 //!  traffic ── NanoTransport ── MAC ── host link ── switches ── … ── MAC ── NanoTransport ── sink
 //! ```
+//!
+//! Nodes run in time order with the events, as in [`crate::System`]: before
+//! events at time `t` are handled, every node has run to `t` or to where it
+//! could next send something, whichever is earlier. A node's boot message
+//! (to 0.0.0.0) is taken by the wiring, not sent.
 //!
 //! A built-in host has no cores: a message "from the core" enters the
 //! transport at the time the workload names, and a delivered message is
@@ -15,15 +22,18 @@
 //! matched to its send (messages shorter than 8 bytes are only counted).
 
 use crate::SystemError;
+use nanopu_core::netif::CoreToNic;
 use nanopu_network::{host_ip, host_of_ip, NetAction, NetEvent, Network, NetworkConfig};
 use nanopu_nic::mac::Mac;
-use nanopu_nic::NicConfig;
+use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicConfig, NicEvent};
+use nanopu_node::{Node, NodeConfig, NodeError};
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
 use nanopu_transport::{
     NanoTransport, Occupancy, OutMessage, TransportAction, TransportEvent, TransportStats, TxLink,
 };
 use nanopu_wire::PcapWriter;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// A network of built-in hosts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -33,6 +43,55 @@ pub struct ClusterConfig {
     /// Every host's NIC: link rate, MTU, MAC latencies and `transport`
     /// (the protocol must be a NanoTransport program).
     pub nic: NicConfig,
+    /// Cores and memory of the hosts that are nanoPU nodes.
+    pub node: NodeConfig,
+    /// Hosts that are nanoPU nodes and the program each runs; every other
+    /// host is built in.
+    pub programs: Vec<HostProgram>,
+}
+
+/// Hosts that run a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProgram {
+    /// Which hosts: `"0"`, `"1-80"`, `"0,2,5-7"`.
+    pub hosts: String,
+    /// The program (a RISC-V ELF).
+    pub program: PathBuf,
+}
+
+/// Parses a host set such as `"0,2,5-7"` (hosts of a network of `n`).
+pub fn parse_hosts(spec: &str, n: usize) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let parse = |x: &str| {
+            x.parse::<usize>()
+                .map_err(|_| format!("hosts = {spec:?}: {x:?} is not a host number"))
+        };
+        let (a, b) = (parse(a)?, parse(b)?);
+        if a > b || b >= n {
+            return Err(format!(
+                "hosts = {spec:?}: {part:?} is not a range of hosts 0..{}",
+                n.saturating_sub(1)
+            ));
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}
+
+/// A message a node's core sent, or a node's NIC delivered to a core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeMessage {
+    pub host: usize,
+    /// The destination (sent) or the source (delivered).
+    pub peer_ip: u32,
+    pub len: u16,
+    pub at: SimTime,
 }
 
 /// One message of a workload.
@@ -60,15 +119,38 @@ pub struct MessageRecord {
 
 enum Ev {
     Net(NetEvent),
+    Nic(usize, NicEvent),
+    /// A command a node's core gave at this time.
+    FromCore(usize, usize, CoreCommand),
+    /// A message a node's core finished writing at this time.
+    CoreMessage {
+        host: usize,
+        core: usize,
+        context: u16,
+        words: Vec<u64>,
+    },
     /// A frame's first bit reaches a host's NIC.
     AtHost(usize, Vec<u8>),
     Transport(usize, TransportEvent),
     Send(usize),
 }
 
-struct Host {
+/// A built-in host: a NIC's transport and MAC, no cores.
+struct Builtin {
     transport: NanoTransport,
     mac: Mac,
+}
+
+/// A nanoPU node: cores and the nanoPU NIC.
+struct NodeHost {
+    node: Node,
+    nic: NanoNic,
+    period: SimDuration,
+}
+
+enum Host {
+    Builtin(Box<Builtin>),
+    Node(Box<NodeHost>),
 }
 
 /// Built-in hosts on a network, run in time order.
@@ -91,6 +173,17 @@ pub struct Cluster {
     /// Events handled (for speed figures).
     pub events: u64,
     pub now: SimTime,
+    /// What nodes' cores sent and received (nodes only).
+    pub node_sends: Vec<NodeMessage>,
+    pub node_deliveries: Vec<NodeMessage>,
+    /// When each node sent its boot message.
+    pub booted: Vec<(usize, SimTime)>,
+    /// Messages a NIC could not put into a core's RX FIFO.
+    pub delivery_failures: u64,
+    nic_actions: Vec<NicAction>,
+    /// The least time from a node's core sending to any other host's NIC
+    /// receiving: how far nodes may run past each other.
+    lookahead: SimDuration,
 }
 
 impl Cluster {
@@ -109,8 +202,32 @@ impl Cluster {
             overhead_bytes: (nanopu_wire::frame::PREAMBLE_LEN + nanopu_wire::frame::IFG_LEN) as u64,
         };
         let n = net.hosts();
+        let mut programs: Vec<Option<(std::rc::Rc<Vec<u8>>, String)>> = vec![None; n];
+        for p in &cfg.programs {
+            let elf = std::fs::read(&p.program).map_err(|e| {
+                SystemError::Config(format!("program {}: {e}", p.program.display()))
+            })?;
+            let elf = std::rc::Rc::new(elf);
+            let name = p.program.display().to_string();
+            for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
+                programs[h] = Some((elf.clone(), name.clone()));
+            }
+        }
         let mut hosts = Vec::with_capacity(n);
-        for h in 0..net.hosts() {
+        for (h, program) in programs.into_iter().enumerate() {
+            if let Some((elf, name)) = program {
+                let mut node = Node::with_program_bytes(cfg.node.clone(), &name, &elf)?;
+                node.nic_attached = true;
+                let nic = NanoNic::with_link_overhead(
+                    cfg.nic.clone(),
+                    host_ip(h),
+                    (nanopu_wire::frame::PREAMBLE_LEN + nanopu_wire::frame::IFG_LEN) as u64,
+                )
+                .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
+                let period = SimDuration::clock_period_mhz(node.cfg.core.clock_mhz as u64);
+                hosts.push(Host::Node(Box::new(NodeHost { node, nic, period })));
+                continue;
+            }
             let transport = NanoTransport::new(
                 &cfg.nic.transport,
                 host_ip(h),
@@ -118,14 +235,14 @@ impl Cluster {
                 link,
             )
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-            hosts.push(Host {
+            hosts.push(Host::Builtin(Box::new(Builtin {
                 transport,
                 mac: Mac {
                     link_gbps: cfg.network.link.gbps,
                     rx_latency: SimDuration::from_ps(cfg.nic.mac_serial_rx_ps),
                     tx_latency: SimDuration::from_ps(cfg.nic.mac_serial_tx_ps),
                 },
-            });
+            })));
         }
         Ok(Cluster {
             net,
@@ -141,7 +258,32 @@ impl Cluster {
             record_transmits: false,
             events: 0,
             now: SimTime::ZERO,
+            node_sends: Vec::new(),
+            node_deliveries: Vec::new(),
+            booted: Vec::new(),
+            delivery_failures: 0,
+            nic_actions: Vec::new(),
+            lookahead: Self::lookahead(cfg),
         })
+    }
+
+    /// A lower bound of the time from a core's last word to another host's
+    /// NIC seeing the packet: the MACs, the host links' propagation and one
+    /// switch (at least 1 ns, so that nodes always make progress).
+    fn lookahead(cfg: &ClusterConfig) -> SimDuration {
+        let ps = cfg.nic.mac_serial_tx_ps
+            + cfg.nic.mac_serial_rx_ps
+            + 2 * cfg.network.link.host_propagation_ps
+            + cfg.network.switch.forwarding_latency_ps;
+        SimDuration::from_ps(ps.max(1_000))
+    }
+
+    /// The node of `host`, if it is a nanoPU node.
+    pub fn node(&self, host: usize) -> Option<&Node> {
+        match &self.hosts[host] {
+            Host::Node(n) => Some(&n.node),
+            Host::Builtin(_) => None,
+        }
     }
 
     /// Records the time of every frame each host's transport sends.
@@ -166,15 +308,19 @@ impl Cluster {
         &mut self.net
     }
 
+    /// The transport of `host` (built in or in a node's NIC).
     pub fn transport(&self, host: usize) -> &NanoTransport {
-        &self.hosts[host].transport
+        match &self.hosts[host] {
+            Host::Builtin(b) => &b.transport,
+            Host::Node(n) => n.nic.nano_transport().expect("checked in new"),
+        }
     }
 
     /// Counters of every host's transport, summed.
     pub fn transport_stats(&self) -> TransportStats {
         let mut t = TransportStats::default();
-        for h in &self.hosts {
-            let s = &h.transport.stats;
+        for h in 0..self.hosts.len() {
+            let s = &self.transport(h).stats;
             macro_rules! add {
                 ($($f:ident),*) => { $( t.$f += s.$f; )* };
             }
@@ -205,10 +351,8 @@ impl Cluster {
 
     /// Resources still held by some host, if any (leak check).
     pub fn occupancy(&self) -> Option<(usize, Occupancy)> {
-        self.hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (i, h.transport.occupancy()))
+        (0..self.hosts.len())
+            .map(|i| (i, self.transport(i).occupancy()))
             .find(|(_, o)| !o.is_empty())
     }
 
@@ -223,7 +367,13 @@ impl Cluster {
                 n - 1
             )));
         }
-        let max = self.hosts[m.from].transport.max_message_bytes();
+        let Host::Builtin(b) = &self.hosts[m.from] else {
+            return Err(SystemError::Config(format!(
+                "a workload message from host {}: it runs a program, which sends its own",
+                m.from
+            )));
+        };
+        let max = b.transport.max_message_bytes();
         if m.len as u32 > max {
             return Err(SystemError::Config(format!(
                 "a message of {} bytes: the transport carries at most {max}",
@@ -255,13 +405,118 @@ impl Cluster {
 
     /// Runs until no event is left or `until`; returns the last event's time.
     pub fn run(&mut self, until: SimTime) -> Result<SimTime, SystemError> {
-        while let Some((t, ev)) = self.queue.pop_until(until) {
-            self.now = t;
-            self.events += 1;
-            self.handle(t, ev);
+        loop {
+            let next = self.queue.peek_time().unwrap_or(SimTime::MAX);
+            // Nodes run no further than the next event, nor further past the
+            // earliest point some node could send than a message takes to
+            // cross the network: so nothing is ever delivered into a core's
+            // past.
+            let limit = match self.nodes_horizon() {
+                Some(h) => next.min(h + self.lookahead),
+                None => next,
+            }
+            .min(until);
+            for h in 0..self.hosts.len() {
+                self.advance_node(h, limit)?;
+            }
+            // Events before every node's next possible output are final.
+            let safe = self.nodes_horizon().map_or(limit, |h| h.min(limit));
+            let mut handled = false;
+            while let Some((t, ev)) = self.queue.pop_until(safe) {
+                self.now = t;
+                self.events += 1;
+                self.handle(t, ev);
+                handled = true;
+            }
+            if !handled && self.queue.peek_time().is_none_or(|t| t > until) {
+                // No event left before `until`: done once no node can run.
+                let running = (0..self.hosts.len()).any(|h| self.node_can_run(h, until));
+                if !running {
+                    break;
+                }
+            }
         }
         self.net.finish_capture().map_err(SystemError::Pcap)?;
         Ok(self.now)
+    }
+
+    /// The earliest time any node could send something, if any node can.
+    fn nodes_horizon(&self) -> Option<SimTime> {
+        self.hosts
+            .iter()
+            .filter_map(|h| match h {
+                Host::Node(n) if n.node.exit.is_none() => n
+                    .node
+                    .output_horizon()
+                    .map(|c| SimTime::from_cycle(c, n.period)),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Whether node `h` can still do something before `until`.
+    fn node_can_run(&self, h: usize, until: SimTime) -> bool {
+        let Host::Node(n) = &self.hosts[h] else {
+            return false;
+        };
+        if n.node.exit.is_some() {
+            return false;
+        }
+        let until = until.to_cycle_ceil(n.period);
+        n.node.lead_cycle().is_some_and(|c| c < until)
+            || n.node.next_wake_cycle().is_some_and(|c| c < until)
+    }
+
+    /// Runs node `h` up to `limit`.
+    fn advance_node(&mut self, h: usize, limit: SimTime) -> Result<(), SystemError> {
+        let Host::Node(n) = &mut self.hosts[h] else {
+            return Ok(());
+        };
+        if n.node.exit.is_some() {
+            return Ok(());
+        }
+        match n.node.run(limit.to_cycle_ceil(n.period)) {
+            Ok(_) => {}
+            // Every core waits for a message: in a network one may come.
+            Err(NodeError::Deadlock(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.drain_node(h);
+        Ok(())
+    }
+
+    /// Takes node `h`'s commands and finished messages into the queue.
+    fn drain_node(&mut self, h: usize) {
+        let Host::Node(n) = &mut self.hosts[h] else {
+            return;
+        };
+        let period = n.period;
+        let mut words = Vec::new();
+        for (core, hart) in n.node.harts.iter_mut().enumerate() {
+            while let Some(cmd) = hart.net.outbox.pop_front() {
+                let (c, cycle) = match cmd {
+                    CoreToNic::Registered { context, cycle, .. } => {
+                        (CoreCommand::Registered { context }, cycle)
+                    }
+                    CoreToNic::MessageDone { context, cycle } => {
+                        (CoreCommand::MessageDone { context }, cycle)
+                    }
+                };
+                self.queue
+                    .schedule(SimTime::from_cycle(cycle, period), Ev::FromCore(h, core, c));
+            }
+            while let Some(m) = hart.net.take_tx_message(&mut words) {
+                self.queue.schedule(
+                    SimTime::from_cycle(m.cycle, period),
+                    Ev::CoreMessage {
+                        host: h,
+                        core,
+                        context: m.context,
+                        words: std::mem::take(&mut words),
+                    },
+                );
+            }
+        }
     }
 
     fn handle(&mut self, t: SimTime, ev: Ev) {
@@ -272,15 +527,65 @@ impl Cluster {
                 self.net.handle(e, t, &mut net_actions);
                 None
             }
-            Ev::AtHost(h, frame) => {
-                let host = &mut self.hosts[h];
-                let in_nic = host.mac.received(t, frame.len());
-                host.transport.packet_in(&frame, in_nic, &mut actions);
+            Ev::AtHost(h, frame) => match &mut self.hosts[h] {
+                Host::Builtin(b) => {
+                    let in_nic = b.mac.received(t, frame.len());
+                    b.transport.packet_in(&frame, in_nic, &mut actions);
+                    Some(h)
+                }
+                Host::Node(n) => {
+                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
+                    n.nic.frame_in(&frame, t, &mut nic_actions);
+                    self.node_actions(h, nic_actions, &mut net_actions);
+                    None
+                }
+            },
+            Ev::Transport(h, e) => {
+                if let Host::Builtin(b) = &mut self.hosts[h] {
+                    b.transport.handle(e, t, &mut actions);
+                }
                 Some(h)
             }
-            Ev::Transport(h, e) => {
-                self.hosts[h].transport.handle(e, t, &mut actions);
-                Some(h)
+            Ev::Nic(h, e) => {
+                if let Host::Node(n) = &mut self.hosts[h] {
+                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
+                    n.nic.handle(e, t, &mut nic_actions);
+                    self.node_actions(h, nic_actions, &mut net_actions);
+                }
+                None
+            }
+            Ev::FromCore(h, core, cmd) => {
+                if let Host::Node(n) = &mut self.hosts[h] {
+                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
+                    n.nic.core_command(core, cmd, t, &mut nic_actions);
+                    self.node_actions(h, nic_actions, &mut net_actions);
+                }
+                None
+            }
+            Ev::CoreMessage {
+                host: h,
+                core,
+                context,
+                words,
+            } => {
+                let header = words.first().copied().unwrap_or(0);
+                let (ip, len) = ((header >> 32) as u32, (header & 0xffff) as u16);
+                if ip == 0 {
+                    // The boot message: the node is up.
+                    self.booted.push((h, t));
+                } else if let Host::Node(n) = &mut self.hosts[h] {
+                    self.node_sends.push(NodeMessage {
+                        host: h,
+                        peer_ip: ip,
+                        len,
+                        at: t,
+                    });
+                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
+                    n.nic
+                        .message_from_core(core, context, &words, t, &mut nic_actions);
+                    self.node_actions(h, nic_actions, &mut net_actions);
+                }
+                None
             }
             Ev::Send(i) => {
                 let m = self.specs[i];
@@ -296,9 +601,9 @@ impl Cluster {
                     len: m.len,
                     payload,
                 };
-                self.hosts[m.from]
-                    .transport
-                    .send_message(msg, t, &mut actions);
+                if let Host::Builtin(b) = &mut self.hosts[m.from] {
+                    b.transport.send_message(msg, t, &mut actions);
+                }
                 Some(m.from)
             }
         };
@@ -310,7 +615,10 @@ impl Cluster {
                         if self.record_transmits {
                             self.transmits[h].push(at);
                         }
-                        let ready = self.hosts[h].mac.transmit_ready(at);
+                        let Host::Builtin(b) = &self.hosts[h] else {
+                            continue;
+                        };
+                        let ready = b.mac.transmit_ready(at);
                         self.net.send(h, frame, ready, &mut net_actions);
                     }
                     TransportAction::Schedule { at, event } => {
@@ -349,6 +657,52 @@ impl Cluster {
         }
         self.net_actions = net_actions;
         self.actions = actions;
+    }
+
+    /// What a node's NIC asked for.
+    fn node_actions(
+        &mut self,
+        h: usize,
+        mut actions: Vec<NicAction>,
+        net_actions: &mut Vec<NetAction>,
+    ) {
+        for a in actions.drain(..) {
+            match a {
+                NicAction::Deliver {
+                    core,
+                    context,
+                    words,
+                    at,
+                } => {
+                    let Host::Node(n) = &mut self.hosts[h] else {
+                        continue;
+                    };
+                    let header = words.first().copied().unwrap_or(0);
+                    self.node_deliveries.push(NodeMessage {
+                        host: h,
+                        peer_ip: (header >> 32) as u32,
+                        len: (header & 0xffff) as u16,
+                        at,
+                    });
+                    let cycle = at.to_cycle_ceil(n.period);
+                    if n.node.harts[core]
+                        .net
+                        .deliver(context, &words, cycle)
+                        .is_err()
+                    {
+                        self.delivery_failures += 1;
+                    }
+                }
+                NicAction::Transmit { frame, ready } => {
+                    if self.record_transmits {
+                        self.transmits[h].push(ready);
+                    }
+                    self.net.send(h, frame, ready, net_actions)
+                }
+                NicAction::Schedule { at, event } => self.queue.schedule(at, Ev::Nic(h, event)),
+            }
+        }
+        self.nic_actions = actions;
     }
 
     fn delivered(&mut self, host: usize, msg: nanopu_transport::RxMessage, at: SimTime) {

@@ -102,7 +102,7 @@ impl Runner {
         }
     }
 
-    fn program(&self, name: &str) -> Result<PathBuf> {
+    pub fn program(&self, name: &str) -> Result<PathBuf> {
         let p = self.programs.join(format!("{name}.elf"));
         if !p.exists() {
             bail!(
