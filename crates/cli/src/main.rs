@@ -3,6 +3,7 @@
 mod bench;
 mod config_file;
 mod experiments;
+mod net;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,8 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Measure simulator speed (simulated MIPS, simulated cycles per host second).
     Bench(bench::BenchArgs),
+    /// Simulate a network of hosts (nanoPU nodes or built-in traffic) from a config file.
+    Net(net::NetArgs),
     /// Run experiments (ids from `nanopu experiment --list`); writes CSV and plots.
     Experiment {
         /// Experiment ids; none lists them.
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
+        Command::Net(args) => net::net(args),
         Command::Experiment { ids, out, common } => experiment_cmd(ids, out, common, false),
         Command::Reproduce { out, common } => experiment_cmd(Vec::new(), out, common, true),
         Command::Config { config } => config_file::load_or_default(config.as_deref()).map(|c| {

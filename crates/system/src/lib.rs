@@ -11,6 +11,7 @@ pub mod client;
 pub mod cluster;
 pub mod link;
 pub mod system;
+pub mod workload;
 
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};
 pub use system::{NicKind, System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

@@ -88,9 +88,14 @@ pub const MAX_TIMEOUTS: u32 = 5;
 /// test (a 65 B message every 2.6 ns, acknowledged a round trip later) from
 /// running out of ids.
 pub const MAX_TX_MESSAGES: u32 = 1024;
-/// Messages the reassembly module holds at once (receive message ids).
-/// Same reasoning as [`MAX_TX_MESSAGES`].
-pub const MAX_RX_MESSAGES: u32 = 1024;
+/// Messages the reassembly module holds at once (receive message ids),
+/// completed ones included while they are remembered (`rx_timeout_ns`, 60
+/// us by default, so that duplicates are not delivered twice). Assumption:
+/// enough for line rate, 294 M one-packet messages/s x 60 us = 17.6 K, with
+/// room; a message that finds none free is refused and retried by its
+/// sender. Only the ids and bitmaps scale with it; buffers are
+/// `buffer_classes`.
+pub const MAX_RX_MESSAGES: u32 = 32_768;
 
 /// Packets a sender may send before any credit arrives: one bandwidth-delay
 /// product. NDP and Homa both start a message with one BDP unscheduled

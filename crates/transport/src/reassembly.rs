@@ -8,9 +8,9 @@
 //! timer expires so that a retransmitted duplicate is recognised, re-acked
 //! and not delivered twice — a gap the paper leaves open), then free. An
 //! incomplete message whose timer expires is discarded (§3.5). When every
-//! id is taken, the completed message that finished longest ago gives up
-//! its id to the new one (remembering completed messages is a cache; at
-//! 200 Gb/s of one-packet messages, ids run out long before the timer).
+//! id is taken, a new message's packets are refused (`fail`) and its sender
+//! retries later: forgetting a completed message early could deliver a
+//! duplicate twice.
 
 use crate::buffers::{BufferHandle, BufferPool, SizeClass};
 use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
@@ -40,8 +40,6 @@ struct RxMsg {
     packets: u16,
     /// `receivedBitmap`.
     received: u64,
-    /// Completion number, to recognise this message in `lingering`.
-    completed: u64,
 }
 
 /// A message the reassembly module completed, for the cores.
@@ -69,11 +67,6 @@ pub struct Reassembly {
     table: HashMap<Key, RxMsgId>,
     msgs: Vec<RxMsg>,
     free_ids: VecDeque<RxMsgId>,
-    /// Completed messages in completion order, with their completion number.
-    lingering: VecDeque<(RxMsgId, u64)>,
-    completions: u64,
-    /// Completed messages forgotten early to make room.
-    pub evicted: u64,
     buffers: BufferPool,
     timers: TimerModule<()>,
     timeout: SimDuration,
@@ -109,14 +102,10 @@ impl Reassembly {
                     msg_len: 0,
                     packets: 0,
                     received: 0,
-                    completed: 0,
                 };
                 n
             ],
             free_ids: (0..n).map(|i| i as RxMsgId).collect(),
-            lingering: VecDeque::with_capacity(n),
-            completions: 0,
-            evicted: 0,
             buffers,
             timers: TimerModule::new(n, timer_check),
             timeout,
@@ -150,7 +139,7 @@ impl Reassembly {
         let (id, is_new_msg) = match self.table.get(&key) {
             Some(&id) => (id, false),
             None => {
-                let Some(id) = self.free_ids.pop_front().or_else(|| self.evict()) else {
+                let Some(id) = self.free_ids.pop_front() else {
                     return failed;
                 };
                 let Some(buffer) = self.buffers.alloc(req.msg_len.max(1) as u32) else {
@@ -164,7 +153,6 @@ impl Reassembly {
                     msg_len: req.msg_len,
                     packets,
                     received: 0,
-                    completed: 0,
                 };
                 // ScheduleEvent of the ingress timer module (§3.5).
                 self.timers.schedule(id as usize, now + self.timeout, ());
@@ -239,10 +227,7 @@ impl Reassembly {
             })
             .collect();
         let _ = self.buffers.free(buffer);
-        self.completions += 1;
         self.msgs[id].state = RxState::Completed;
-        self.msgs[id].completed = self.completions;
-        self.lingering.push_back((id as RxMsgId, self.completions));
         // The timer now measures how long the completed message lingers.
         self.timers.schedule(id, now + self.timeout, ());
         Some(RxMessage {
@@ -252,21 +237,6 @@ impl Reassembly {
             len: m.msg_len,
             payload,
         })
-    }
-
-    /// Takes the id of the completed message that finished first.
-    fn evict(&mut self) -> Option<RxMsgId> {
-        while let Some((id, n)) = self.lingering.pop_front() {
-            let m = self.msgs[id as usize];
-            if m.state == RxState::Completed && m.completed == n {
-                self.table.remove(&m.key);
-                self.timers.cancel(id as usize);
-                self.msgs[id as usize].state = RxState::Free;
-                self.evicted += 1;
-                return Some(id);
-            }
-        }
-        None
     }
 
     /// When the ingress timer module next fires, if a timer is armed.
@@ -297,14 +267,6 @@ impl Reassembly {
             self.msgs[id].state = RxState::Free;
             self.free_ids.push_back(id as RxMsgId);
             out.push(what);
-        }
-        // Forget completion records that no longer name a lingering message.
-        while let Some(&(id, n)) = self.lingering.front() {
-            let m = &self.msgs[id as usize];
-            if m.state == RxState::Completed && m.completed == n {
-                break;
-            }
-            self.lingering.pop_front();
         }
     }
 
