@@ -128,20 +128,36 @@ impl NanoNic {
         ip: u32,
         overhead_bytes: u64,
     ) -> Result<NanoNic, String> {
+        Self::with_program(cfg, ip, overhead_bytes, None)
+    }
+
+    /// As [`NanoNic::with_link_overhead`], running `program` (a transport
+    /// program of your own) instead of `cfg.transport.protocol`'s.
+    pub fn with_program(
+        cfg: NicConfig,
+        ip: u32,
+        overhead_bytes: u64,
+        program: Option<Box<dyn nanopu_transport::program::TransportProgram>>,
+    ) -> Result<NanoNic, String> {
         cfg.validate()?;
-        let nano_transport = if NanoTransport::is_program(cfg.transport.protocol) {
-            Some(NanoTransport::new(
-                &cfg.transport,
-                ip,
-                cfg.mtu_payload_bytes,
-                TxLink {
-                    gbps: cfg.link_gbps,
-                    overhead_bytes,
-                },
-            )?)
-        } else {
-            None
+        let link = TxLink {
+            gbps: cfg.link_gbps,
+            overhead_bytes,
         };
+        let nano_transport =
+            match program {
+                Some(p) => Some(NanoTransport::with_program(
+                    &cfg.transport,
+                    ip,
+                    cfg.mtu_payload_bytes,
+                    link,
+                    p,
+                )?),
+                None if NanoTransport::is_program(cfg.transport.protocol) => Some(
+                    NanoTransport::new(&cfg.transport, ip, cfg.mtu_payload_bytes, link)?,
+                ),
+                None => None,
+            };
         Ok(NanoNic {
             nano_transport,
             transport_actions: Vec::new(),

@@ -28,6 +28,7 @@ use nanopu_nic::mac::Mac;
 use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicConfig, NicEvent};
 use nanopu_node::{Node, NodeConfig, NodeError};
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
+use nanopu_transport::program::{ProgramParams, TransportProgram};
 use nanopu_transport::{
     NanoTransport, Occupancy, OutMessage, TransportAction, TransportEvent, TransportStats, TxLink,
 };
@@ -188,10 +189,35 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn new(cfg: &ClusterConfig) -> Result<Cluster, SystemError> {
+        Self::with_programs(cfg, |_, _| None)
+    }
+
+    /// A cluster whose hosts run transport programs of your own: `program`
+    /// is asked for each host's (`None`: `cfg.nic.transport.protocol`'s).
+    pub fn with_programs(
+        cfg: &ClusterConfig,
+        program: impl Fn(usize, &ProgramParams) -> Option<Box<dyn TransportProgram>>,
+    ) -> Result<Cluster, SystemError> {
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-        if !NanoTransport::is_program(cfg.nic.transport.protocol) {
+        let custom = |h: usize| {
+            program(
+                h,
+                &ProgramParams::new(
+                    &cfg.nic.transport,
+                    cfg.nic.mtu_payload_bytes,
+                    TxLink {
+                        gbps: cfg.network.link.gbps,
+                        overhead_bytes: (nanopu_wire::frame::PREAMBLE_LEN
+                            + nanopu_wire::frame::IFG_LEN)
+                            as u64,
+                    },
+                ),
+            )
+        };
+        let any_custom = (0..cfg.network.topology.hosts()).any(|h| custom(h).is_some());
+        if !any_custom && !NanoTransport::is_program(cfg.nic.transport.protocol) {
             return Err(SystemError::Config(
                 "nic.transport.protocol = none: a network of hosts needs a NanoTransport program (ndp, homa or homa-tr)".into(),
             ));
@@ -218,22 +244,32 @@ impl Cluster {
             if let Some((elf, name)) = program {
                 let mut node = Node::with_program_bytes(cfg.node.clone(), &name, &elf)?;
                 node.nic_attached = true;
-                let nic = NanoNic::with_link_overhead(
+                let nic = NanoNic::with_program(
                     cfg.nic.clone(),
                     host_ip(h),
                     (nanopu_wire::frame::PREAMBLE_LEN + nanopu_wire::frame::IFG_LEN) as u64,
+                    custom(h),
                 )
                 .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
                 let period = SimDuration::clock_period_mhz(node.cfg.core.clock_mhz as u64);
                 hosts.push(Host::Node(Box::new(NodeHost { node, nic, period })));
                 continue;
             }
-            let transport = NanoTransport::new(
-                &cfg.nic.transport,
-                host_ip(h),
-                cfg.nic.mtu_payload_bytes,
-                link,
-            )
+            let transport = match custom(h) {
+                Some(p) => NanoTransport::with_program(
+                    &cfg.nic.transport,
+                    host_ip(h),
+                    cfg.nic.mtu_payload_bytes,
+                    link,
+                    p,
+                ),
+                None => NanoTransport::new(
+                    &cfg.nic.transport,
+                    host_ip(h),
+                    cfg.nic.mtu_payload_bytes,
+                    link,
+                ),
+            }
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
             hosts.push(Host::Builtin(Box::new(Builtin {
                 transport,

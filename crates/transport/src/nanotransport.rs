@@ -175,15 +175,7 @@ impl NanoTransport {
     }
 
     fn params(cfg: &TransportConfig, mtu_payload: u32, link: TxLink) -> ProgramParams {
-        ProgramParams {
-            mtu_payload,
-            bdp_packets: cfg.bdp_packets,
-            max_rx_messages: cfg.max_rx_messages,
-            max_tx_messages: cfg.max_tx_messages,
-            homa_overcommit: cfg.homa_overcommit,
-            scheduler_slots: cfg.scheduler_slots,
-            mtu_packet_time: link.frame_time(nanopu_wire::frame::HEADER_LEN + mtu_payload as usize),
-        }
+        ProgramParams::new(cfg, mtu_payload, link)
     }
 
     /// The transport running a program of your own.

@@ -7,7 +7,8 @@
 //! `CreditTxEvent` (Algorithm 2) and `TimeoutEvent` (Algorithm 3). "Emit"
 //! moves packets into `pending`, from which the arbiter takes the lowest
 //! offset; messages with pending packets are served round-robin, a packet
-//! at a time (the paper does not say how messages share the link).
+//! at a time, in the order their packets are ready (the paper does not say
+//! how messages share the link).
 //!
 //! Message ids: the low bits of `tx_msg_id` index the message table, the
 //! high bits count how often that entry was reused, so that a late
@@ -20,7 +21,8 @@ use crate::metadata::{EgressMetadata, TxMsgId};
 use crate::timer::TimerModule;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::Flags;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A message from a core, to be sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,9 +117,10 @@ pub struct Packetization {
     mtu: u32,
     rtx_timeout: SimDuration,
     max_timeouts: u32,
-    /// Messages with pending packets, served round-robin; with the time
-    /// their first pending packet is out of the buffer.
-    ready: VecDeque<(u16, SimTime)>,
+    /// Messages with pending packets, by the time their next packet is out
+    /// of the buffer, then in round-robin order (a sequence number).
+    ready: BinaryHeap<Reverse<(SimTime, u64, u16)>>,
+    ready_seq: u64,
     /// Messages waiting for a free entry or buffer (the global TX queue).
     pub waiting: VecDeque<(OutMessage, SimTime)>,
     pub waiting_peak: usize,
@@ -145,7 +148,8 @@ impl Packetization {
             mtu,
             rtx_timeout,
             max_timeouts,
-            ready: VecDeque::with_capacity(n),
+            ready: BinaryHeap::with_capacity(n),
+            ready_seq: 0,
             waiting: VecDeque::new(),
             waiting_peak: 0,
             stale_events: 0,
@@ -264,7 +268,9 @@ impl Packetization {
         m.max_tx = m.max_tx.max(highest);
         if !m.in_ready {
             m.in_ready = true;
-            self.ready.push_back((slot as u16, now + packetize));
+            self.ready_seq += 1;
+            self.ready
+                .push(Reverse((now + packetize, self.ready_seq, slot as u16)));
         }
     }
 
@@ -388,13 +394,13 @@ impl Packetization {
 
     /// When the arbiter's next data packet is out of its buffer, if any.
     pub fn next_ready(&mut self) -> Option<SimTime> {
-        while let Some(&(slot, at)) = self.ready.front() {
+        while let Some(&Reverse((at, _, slot))) = self.ready.peek() {
             let m = &self.msgs[slot as usize];
             if m.active && m.pending != 0 {
                 return Some(at);
             }
             self.msgs[slot as usize].in_ready = false;
-            self.ready.pop_front();
+            self.ready.pop();
         }
         None
     }
@@ -407,7 +413,7 @@ impl Packetization {
         if at > now {
             return None;
         }
-        let (slot, _) = self.ready.pop_front().expect("checked");
+        let Reverse((_, _, slot)) = self.ready.pop().expect("checked");
         let mtu = self.mtu as usize;
         let m = &mut self.msgs[slot as usize];
         let offset = m.pending.trailing_zeros() as u16;
@@ -435,7 +441,8 @@ impl Packetization {
             is_rtx,
         };
         if m.pending != 0 {
-            self.ready.push_back((slot, now));
+            self.ready_seq += 1;
+            self.ready.push(Reverse((now, self.ready_seq, slot)));
         } else {
             m.in_ready = false;
         }

@@ -76,6 +76,27 @@ pub struct ProgramParams {
     pub mtu_packet_time: SimDuration,
 }
 
+impl ProgramParams {
+    /// The facts for a transport with configuration `cfg`, `mtu_payload`
+    /// bytes per packet, sending on `link` (for sizing a program's state
+    /// before [`crate::NanoTransport::with_program`]).
+    pub fn new(
+        cfg: &crate::config::TransportConfig,
+        mtu_payload: u32,
+        link: crate::nanotransport::TxLink,
+    ) -> ProgramParams {
+        ProgramParams {
+            mtu_payload,
+            bdp_packets: cfg.bdp_packets,
+            max_rx_messages: cfg.max_rx_messages,
+            max_tx_messages: cfg.max_tx_messages,
+            homa_overcommit: cfg.homa_overcommit,
+            scheduler_slots: cfg.scheduler_slots,
+            mtu_packet_time: link.frame_time(nanopu_wire::frame::HEADER_LEN + mtu_payload as usize),
+        }
+    }
+}
+
 /// Events the ingress pipeline raised, applied by the fixed modules after
 /// the pipeline (the program cannot see their internals).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
