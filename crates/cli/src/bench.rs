@@ -1,9 +1,15 @@
-//! `nanopu bench`: simulator speed on the bundled compute kernel and on an
-//! idle node.
+//! `nanopu bench`: simulator speed on the bundled compute kernel, on an
+//! idle node, and on two networks of built-in NanoTransport hosts (an
+//! 80-to-1 incast and a 64-host leaf-spine).
 
 use crate::config_file::SimConfig;
 use anyhow::{bail, Context, Result};
+use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
+use nanopu_nic::NicConfig;
 use nanopu_node::{Node, RunEnd};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::cluster::{Cluster, ClusterConfig, MessageSpec};
+use nanopu_transport::{Protocol, TransportConfig};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -39,7 +45,8 @@ fn program(dir: &std::path::Path, name: &str) -> Result<PathBuf> {
 
 pub fn bench(a: BenchArgs) -> Result<()> {
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
-    let cfg = SimConfig::default().node;
+    let sim = SimConfig::default();
+    let cfg = sim.node;
 
     // Compute kernel: one busy hart, timing model on.
     let kernel = program(&dir, "matmul")?;
@@ -67,6 +74,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let idle_cycles_per_s = one_second as f64 / idle_s;
 
+    let incast = incast_80(&sim.system.nic).context("the incast-80 benchmark")?;
+    let leaf_spine = leaf_spine_64(&sim.system.nic).context("the leaf-spine-64 benchmark")?;
+
     println!(
         "compute kernel (matmul): {instret} instructions, {cycles} cycles in {kernel_s:.3} s: {kernel_mips:.1} simulated MIPS, {:.1} M simulated cycles/s",
         kernel_cycles_per_s / 1e6
@@ -74,6 +84,13 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     println!(
         "idle node ({} harts in lnic_wait, 1 simulated second): {idle_s:.4} s: {:.3e} simulated cycles/s",
         cfg.cores, idle_cycles_per_s
+    );
+    incast.print(&format!(
+        "incast-80 (NDP, 81 hosts on one switch, 80 x 1 KB to host 0): {} incasts",
+        incast.runs
+    ));
+    leaf_spine.print(
+        "leaf-spine-64 (NDP, 4 leaves x 2 spines x 16 hosts, 64 B-16 KB messages to random hosts)",
     );
     if let Some(path) = a.json {
         let j = json!({
@@ -83,9 +100,248 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "kernel_wall_s": kernel_s,
             "idle_cycles_per_s": idle_cycles_per_s,
             "idle_wall_s": idle_s,
+            "incast80_packets_per_s": incast.packets_per_s(),
+            "incast80_sim_us_per_s": incast.sim_us_per_s(),
+            "incast80_events_per_s": incast.events_per_s(),
+            "incast80_messages": incast.messages,
+            "incast80_runs": incast.runs,
+            "incast80_sim_us": incast.sim_ns / 1e3,
+            "incast80_wall_s": incast.wall_s,
+            "leafspine64_packets_per_s": leaf_spine.packets_per_s(),
+            "leafspine64_sim_us_per_s": leaf_spine.sim_us_per_s(),
+            "leafspine64_events_per_s": leaf_spine.events_per_s(),
+            "leafspine64_messages": leaf_spine.messages,
+            "leafspine64_sim_us": leaf_spine.sim_ns / 1e3,
+            "leafspine64_wall_s": leaf_spine.wall_s,
         });
         std::fs::write(&path, serde_json::to_string_pretty(&j)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Host time the incast benchmark runs for, at least: one incast takes
+/// about half a millisecond, so it is repeated until this much has passed.
+const INCAST_MIN_WALL_S: f64 = 0.3;
+/// Host time the leaf-spine benchmark runs for, at least.
+const LEAF_SPINE_MIN_WALL_S: f64 = 0.5;
+/// Simulated time the leaf-spine workload is generated and run in, a window
+/// at a time (so that the event queue holds one window of sends, not the
+/// whole workload).
+const LEAF_SPINE_WINDOW_NS: u64 = 20_000;
+/// Mean gap between two messages of one leaf-spine host. 64 hosts sending a
+/// mean of 2.9 KB every 1.5 us offer ~15 Gb/s each; with 16 hosts per leaf
+/// sharing 2 x 200 Gb/s of uplinks (48 of 63 destinations are on another
+/// leaf) the uplinks run at about half load.
+const LEAF_SPINE_GAP_NS: f64 = 1_500.0;
+/// Message sizes of the leaf-spine workload: log-uniform in this range.
+const LEAF_SPINE_MIN_BYTES: f64 = 64.0;
+const LEAF_SPINE_MAX_BYTES: f64 = 16_384.0;
+
+/// What a network benchmark measured.
+#[derive(Default)]
+struct NetBench {
+    /// Host time measured.
+    wall_s: f64,
+    /// Simulated time, from the sends to the last delivery.
+    sim_ns: f64,
+    /// Frames delivered to hosts.
+    frames: u64,
+    /// Events the clusters handled.
+    events: u64,
+    /// Messages delivered (all of them: checked).
+    messages: usize,
+    /// Incasts, or windows of the leaf-spine workload.
+    runs: u64,
+}
+
+impl NetBench {
+    fn packets_per_s(&self) -> f64 {
+        self.frames as f64 / self.wall_s
+    }
+    fn sim_us_per_s(&self) -> f64 {
+        self.sim_ns / 1e3 / self.wall_s
+    }
+    fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.wall_s
+    }
+
+    fn print(&self, what: &str) {
+        println!(
+            "{what}: {} messages delivered, {} packets, {:.1} simulated us in {:.3} s: {:.3e} simulated packets/s, {:.1} simulated us/s, {:.3e} events/s",
+            self.messages,
+            self.frames,
+            self.sim_ns / 1e3,
+            self.wall_s,
+            self.packets_per_s(),
+            self.sim_us_per_s(),
+            self.events_per_s()
+        );
+    }
+
+    /// Takes the counts of `c`, once its run is over; fails unless every
+    /// message of its workload was delivered exactly once.
+    fn take_counts(&mut self, c: &Cluster, what: &str) -> Result<()> {
+        for (i, r) in c.records.iter().enumerate() {
+            if r.delivered_at.is_none() || r.failed || r.deliveries != 1 {
+                bail!(
+                    "{what}: message {i} was not delivered exactly once ({r:?}, transport {:?})",
+                    c.transport_stats()
+                );
+            }
+        }
+        if c.unknown_deliveries != 0 || !c.unmatched_deliveries.is_empty() {
+            bail!("{what}: deliveries that match no message of the workload");
+        }
+        self.frames = c.network().stats().delivered_frames;
+        self.events = c.events;
+        self.messages = c.records.len();
+        Ok(())
+    }
+}
+
+/// The 80-to-1 incast of the `incast-80` experiment with built-in hosts
+/// (NDP, 81 hosts on one switch with 32 KB per port, 80 clients each
+/// sending one 1 KB message to host 0), again and again until
+/// [`INCAST_MIN_WALL_S`] have passed. The incasts run one after the other
+/// in one cluster: each starts 1 us after the previous one's last event
+/// (its transports' state timers included), so none overlaps another, and
+/// building a cluster of 81 hosts (about 0.2 s of host time, mostly
+/// zeroing the transports' buffer pools) is paid once, untimed. Simulated
+/// time is the span from each incast's sends to its last delivery (the
+/// state timers that fire after it are handled, but add no simulated time
+/// to the figure).
+fn incast_80(nic: &NicConfig) -> Result<NetBench> {
+    let clients = 80;
+    let mut network = NetworkConfig {
+        topology: TopologyConfig::SingleSwitch { hosts: clients + 1 },
+        ..Default::default()
+    };
+    network.switch.buffer = BufferKind::PerPort;
+    network.switch.buffer_bytes = 32 * 1024;
+    let cfg = ClusterConfig {
+        network,
+        nic: NicConfig {
+            transport: TransportConfig {
+                protocol: Protocol::Ndp,
+                ..nic.transport.clone()
+            },
+            ..nic.clone()
+        },
+        ..Default::default()
+    };
+    let mut c = Cluster::new(&cfg)?;
+    let mut b = NetBench::default();
+    let mut at_ns = 1_000;
+    while b.runs == 0 || b.wall_s < INCAST_MIN_WALL_S {
+        let first = c.records.len();
+        for from in 1..=clients {
+            c.send(MessageSpec {
+                from,
+                to: 0,
+                len: 1024,
+                at_ns,
+            })?;
+        }
+        let start = Instant::now();
+        c.run(SimTime::MAX)?;
+        b.wall_s += start.elapsed().as_secs_f64();
+        let sent = SimTime::ZERO + SimDuration::from_ns(at_ns);
+        let last = c.records[first..]
+            .iter()
+            .filter_map(|r| r.delivered_at)
+            .max();
+        b.sim_ns += last.map_or(0.0, |t| (t - sent).as_ns());
+        b.runs += 1;
+        at_ns = c.now.fs().div_ceil(1_000_000) + 1_000;
+    }
+    b.take_counts(&c, "incast-80")?;
+    Ok(b)
+}
+
+/// A deterministic random stream (SplitMix64).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Exponentially distributed with this mean.
+    fn exp(&mut self, mean: f64) -> f64 {
+        -(1.0 - self.unit()).ln() * mean
+    }
+    /// Uniform in 0..n.
+    fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize
+    }
+}
+
+/// 64 hosts on a leaf-spine (4 leaves x 2 spines x 16 hosts, NDP, default
+/// switches), each sending messages of 64 B to 16 KB (log-uniform) to
+/// random other hosts, Poisson arrivals (see [`LEAF_SPINE_GAP_NS`]). The
+/// workload is generated and run a window at a time until
+/// [`LEAF_SPINE_MIN_WALL_S`] have passed, then the network drains; all of
+/// it, generating the workload included, is timed (building the cluster is
+/// not), and simulated time runs from 0 to the last delivery.
+fn leaf_spine_64(nic: &NicConfig) -> Result<NetBench> {
+    let cfg = ClusterConfig {
+        network: NetworkConfig {
+            topology: TopologyConfig::LeafSpine {
+                leaves: 4,
+                spines: 2,
+                hosts_per_leaf: 16,
+            },
+            ..Default::default()
+        },
+        nic: NicConfig {
+            transport: TransportConfig {
+                protocol: Protocol::Ndp,
+                ..nic.transport.clone()
+            },
+            ..nic.clone()
+        },
+        ..Default::default()
+    };
+    let mut c = Cluster::new(&cfg)?;
+    let hosts = c.hosts();
+    let mut rng = SplitMix(1);
+    let mut next_ns: Vec<f64> = (0..hosts).map(|_| rng.exp(LEAF_SPINE_GAP_NS)).collect();
+    let mut b = NetBench::default();
+    let start = Instant::now();
+    let mut window_end = 0;
+    while b.runs == 0 || start.elapsed().as_secs_f64() < LEAF_SPINE_MIN_WALL_S {
+        window_end += LEAF_SPINE_WINDOW_NS;
+        for (from, next) in next_ns.iter_mut().enumerate() {
+            while (*next as u64) < window_end {
+                let to = (from + 1 + rng.below(hosts - 1)) % hosts;
+                let len = LEAF_SPINE_MIN_BYTES
+                    * (LEAF_SPINE_MAX_BYTES / LEAF_SPINE_MIN_BYTES).powf(rng.unit());
+                c.send(MessageSpec {
+                    from,
+                    to,
+                    len: (len as u16).clamp(64, 16_384),
+                    at_ns: *next as u64,
+                })?;
+                *next += rng.exp(LEAF_SPINE_GAP_NS);
+            }
+        }
+        // Up to (not including) the next window's first send.
+        let until = SimTime::ZERO + SimDuration::from_fs(window_end * 1_000_000 - 1);
+        c.run(until)?;
+        b.runs += 1;
+    }
+    c.run(SimTime::MAX)?;
+    b.wall_s = start.elapsed().as_secs_f64();
+    b.take_counts(&c, "leaf-spine-64")?;
+    let last = c.records.iter().filter_map(|r| r.delivered_at).max();
+    b.sim_ns = last.map_or(0.0, SimTime::as_ns);
+    Ok(b)
 }
