@@ -233,8 +233,92 @@ fn bench_reports_the_contract_keys() {
     assert!(o.status.success(), "{}", stderr(&o));
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for key in ["kernel_mips", "kernel_cycles_per_s", "idle_cycles_per_s"] {
+    for key in [
+        "kernel_mips",
+        "kernel_cycles_per_s",
+        "idle_cycles_per_s",
+        "incast80_packets_per_s",
+        "incast80_sim_us_per_s",
+        "incast80_messages",
+        "leafspine64_packets_per_s",
+        "leafspine64_sim_us_per_s",
+        "leafspine64_messages",
+    ] {
         assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
+    }
+}
+
+#[test]
+fn net_runs_a_config_file_and_writes_json_csv_and_pcap() {
+    let dir = tmp("net");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("net.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+[network.topology]
+kind = "single-switch"
+hosts = 4
+[nic.transport]
+protocol = "homa"
+[[workload.incast]]
+senders = "1-3"
+receiver = 0
+sizes = [100, 5000, 20000]
+[[workload.messages]]
+from = 0
+to = 2
+len = 64
+at_ns = 500
+"#,
+    )
+    .unwrap();
+    let (json, csv, pcap) = (dir.join("o.json"), dir.join("o.csv"), dir.join("o.pcap"));
+    let o = nanopu(&[
+        "net",
+        path(&cfg),
+        "--json",
+        path(&json),
+        "--csv",
+        path(&csv),
+        "--pcap",
+        path(&pcap),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("4 hosts, homa: 4 messages, 4 delivered, 0 failed"),
+        "{out}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["delivered"], 4);
+    assert!(j["latency_us"]["max"].as_f64().unwrap() > 0.0);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 5);
+    // Host 0's link: the 3 incast messages in (1 + 5 + 20 packets), their
+    // ACKs and GRANTs out, the 64 B message out and its ACK in.
+    let pcap_len = std::fs::metadata(&pcap).unwrap().len();
+    assert!(pcap_len > 24 + 26 * (16 + 64), "pcap of {pcap_len} bytes");
+}
+
+#[test]
+fn net_config_errors_name_the_key() {
+    let dir = tmp("net-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (text, want) in [
+        ("[network.topology]\nkind = \"ring\"\n", "ring"),
+        ("[network.switch]\nbuffer_bytes = 0\n[nic.transport]\nprotocol = \"ndp\"\n", "buffer_bytes"),
+        ("[nic.transport]\nprotocol = \"ndp\"\n[[workload.incast]]\nsenders = \"1-9\"\nreceiver = 0\nsizes = [8]\n", "1-9"),
+        ("[nic.transport]\nprotocol = \"none\"\n", "protocol"),
+        ("[nic.transport]\nprotcol = \"ndp\"\n", "protcol"),
+        ("[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"0\"\nprogram = \"missing.elf\"\n", "missing.elf"),
+    ] {
+        let cfg = dir.join("bad.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let o = nanopu(&["net", path(&cfg)]);
+        assert_eq!(o.status.code(), Some(125), "{text}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
 }
 

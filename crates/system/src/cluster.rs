@@ -185,6 +185,8 @@ pub struct Cluster {
     /// The least time from a node's core sending to any other host's NIC
     /// receiving: how far nodes may run past each other.
     lookahead: SimDuration,
+    /// The hosts that are nanoPU nodes.
+    nodes: Vec<usize>,
 }
 
 impl Cluster {
@@ -282,7 +284,6 @@ impl Cluster {
         }
         Ok(Cluster {
             net,
-            hosts,
             queue: EventQueue::new(),
             specs: Vec::new(),
             records: Vec::new(),
@@ -300,6 +301,10 @@ impl Cluster {
             delivery_failures: 0,
             nic_actions: Vec::new(),
             lookahead: Self::lookahead(cfg),
+            nodes: (0..n)
+                .filter(|&h| matches!(hosts[h], Host::Node(_)))
+                .collect(),
+            hosts,
         })
     }
 
@@ -452,8 +457,8 @@ impl Cluster {
                 None => next,
             }
             .min(until);
-            for h in 0..self.hosts.len() {
-                self.advance_node(h, limit)?;
+            for i in 0..self.nodes.len() {
+                self.advance_node(self.nodes[i], limit)?;
             }
             // Events before every node's next possible output are final.
             let safe = self.nodes_horizon().map_or(limit, |h| h.min(limit));
@@ -466,7 +471,7 @@ impl Cluster {
             }
             if !handled && self.queue.peek_time().is_none_or(|t| t > until) {
                 // No event left before `until`: done once no node can run.
-                let running = (0..self.hosts.len()).any(|h| self.node_can_run(h, until));
+                let running = self.nodes.iter().any(|&h| self.node_can_run(h, until));
                 if !running {
                     break;
                 }
@@ -478,9 +483,9 @@ impl Cluster {
 
     /// The earliest time any node could send something, if any node can.
     fn nodes_horizon(&self) -> Option<SimTime> {
-        self.hosts
+        self.nodes
             .iter()
-            .filter_map(|h| match h {
+            .filter_map(|&h| match &self.hosts[h] {
                 Host::Node(n) if n.node.exit.is_none() => n
                     .node
                     .output_horizon()

@@ -85,7 +85,8 @@ impl Workload {
             if set.len() < 2 {
                 return Err(format!("random[{i}].hosts: at least two hosts"));
             }
-            if r.min_bytes > r.max_bytes || !(r.mean_interval_ns >= 0.0) {
+            if r.min_bytes > r.max_bytes || r.mean_interval_ns.is_nan() || r.mean_interval_ns < 0.0
+            {
                 return Err(format!(
                     "random[{i}]: min_bytes <= max_bytes and mean_interval_ns >= 0 required"
                 ));

@@ -94,7 +94,7 @@ impl Reassembly {
         let buffers = BufferPool::new(classes).map_err(|e| e.to_string())?;
         let n = max_messages as usize;
         Ok(Reassembly {
-            table: HashMap::with_capacity(n),
+            table: HashMap::new(),
             msgs: vec![
                 RxMsg {
                     state: RxState::Free,
