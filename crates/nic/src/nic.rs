@@ -371,6 +371,7 @@ impl NanoNic {
                     src_port: msg.local_context,
                     len: msg.len,
                     payload: msg.payload,
+                    tag: 0,
                 },
                 at + ps(self.cfg.tx_queue_ps),
                 &mut actions,

@@ -23,7 +23,7 @@
 
 use crate::SystemError;
 use nanopu_core::netif::CoreToNic;
-use nanopu_network::{host_ip, host_of_ip, NetAction, NetEvent, Network, NetworkConfig};
+use nanopu_network::{host_ip, NetAction, NetEvent, Network, NetworkConfig};
 use nanopu_nic::mac::Mac;
 use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicConfig, NicEvent};
 use nanopu_node::{Node, NodeConfig, NodeError};
@@ -641,6 +641,7 @@ impl Cluster {
                     src_port: 0,
                     len: m.len,
                     payload,
+                    tag: i as u64,
                 };
                 if let Host::Builtin(b) = &mut self.hosts[m.from] {
                     b.transport.send_message(msg, t, &mut actions);
@@ -667,20 +668,8 @@ impl Cluster {
                     }
                     TransportAction::Sent { .. } => {}
                     TransportAction::Failed { outcome, .. } => {
-                        // Which message: the workload's index is not in the
-                        // outcome; find the oldest unfinished message of
-                        // that sender to that receiver and length.
-                        let to = host_of_ip(outcome.dst_ip, self.hosts.len());
-                        if let Some(i) = (0..self.specs.len()).find(|&i| {
-                            let s = self.specs[i];
-                            s.from == h
-                                && Some(s.to) == to
-                                && s.len == outcome.len
-                                && !self.records[i].failed
-                                && self.records[i].sent_at <= t
-                                && self.records[i].delivered_at.is_none()
-                        }) {
-                            self.records[i].failed = true;
+                        if let Some(r) = self.records.get_mut(outcome.tag as usize) {
+                            r.failed = true;
                         }
                     }
                 }

@@ -33,11 +33,16 @@ pub struct OutMessage {
     pub len: u16,
     /// Payload words, little-endian (as the core wrote them).
     pub payload: Vec<u64>,
+    /// The caller's name for the message, handed back in its [`TxOutcome`]
+    /// (not sent).
+    pub tag: u64,
 }
 
 /// A message whose packets were all delivered, or that was given up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxOutcome {
+    /// The [`OutMessage::tag`] it was sent with.
+    pub tag: u64,
     pub tx_msg_id: TxMsgId,
     pub dst_ip: u32,
     pub dst_port: u16,
@@ -67,6 +72,9 @@ struct TxMsg {
     /// `maxTxPktOffset` + 1: packets below it have been emitted.
     max_tx: u16,
     timeout_cnt: u32,
+    /// Packets delivered at the last timeout (progress by acknowledgement).
+    delivered_at_timeout: u32,
+    tag: u64,
     /// In the arbiter's round-robin.
     in_ready: bool,
 }
@@ -87,6 +95,8 @@ const EMPTY: TxMsg = TxMsg {
     credit: 0,
     max_tx: 0,
     timeout_cnt: 0,
+    delivered_at_timeout: 0,
+    tag: 0,
     in_ready: false,
 };
 
@@ -240,6 +250,7 @@ impl Packetization {
             buffer: Some(buffer),
             tx: ones(packets),
             credit: initial_credit(packets),
+            tag: msg.tag,
             ..EMPTY
         };
         self.release(slot as usize, now, packetize);
@@ -351,11 +362,17 @@ impl Packetization {
         if m.timeout_cnt >= max_timeouts {
             return TimeoutOutcome::Failed(self.clear(slot));
         }
-        if m.max_tx > rtx_offset {
+        // Progress resets the count: a packet sent beyond `rtx_offset`
+        // (Algorithm 3), or, our addition, a packet newly acknowledged, so a
+        // message whose packets are all out but still being acknowledged is
+        // not given up.
+        let delivered = m.delivered.count_ones();
+        if m.max_tx > rtx_offset || delivered > m.delivered_at_timeout {
             m.timeout_cnt = 0;
         } else {
             m.timeout_cnt += 1;
         }
+        m.delivered_at_timeout = delivered;
         let mut rtx = !m.delivered & ones(rtx_offset) & !m.pending;
         if rtx == 0 && m.pending == 0 && m.max_tx > 0 {
             // Everything sent was delivered but the message is incomplete:
@@ -374,6 +391,7 @@ impl Packetization {
     fn clear(&mut self, slot: usize) -> TxOutcome {
         let m = &mut self.msgs[slot];
         let out = TxOutcome {
+            tag: m.tag,
             tx_msg_id: m.id,
             dst_ip: m.dst_ip,
             dst_port: m.dst_port,

@@ -313,6 +313,7 @@ impl Net {
             src_port: 9,
             len,
             payload: pattern(len, seed),
+            tag: 0,
         };
         self.queue.schedule(at, Ev::Send(from, msg));
     }

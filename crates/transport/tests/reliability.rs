@@ -133,6 +133,7 @@ impl Net {
             src_port: 9,
             len,
             payload,
+            tag: 0,
         };
         let mut actions = std::mem::take(&mut self.actions);
         self.hosts[from].send_message(msg, at, &mut actions);

@@ -69,6 +69,7 @@ fn pipeline_latencies(protocol: Protocol) -> Result<(Vec<f64>, Vec<f64>)> {
                 src_port: 0,
                 len: 16,
                 payload: vec![k, !k],
+                tag: k,
             },
             t0,
             &mut out,
@@ -210,9 +211,12 @@ fn line_rate_point(r: &Runner, protocol: Protocol, len: u16) -> Result<LineRate>
         Scale::Quick => 2_000,
         Scale::Full => 20_000,
     };
+    let mut nic = nic_with(r, protocol);
+    // Ids for every message received in the last 60 us at line rate.
+    nic.transport.max_rx_messages = 32_768;
     let cfg = ClusterConfig {
         network: NetworkConfig::default(),
-        nic: nic_with(r, protocol),
+        nic,
         ..Default::default()
     };
     let mut c = Cluster::new(&cfg)?;
