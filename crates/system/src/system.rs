@@ -132,6 +132,14 @@ impl System {
         if let Some(l) = &load {
             l.validate(cfg.nic.max_message_bytes)
                 .map_err(SystemError::Config)?;
+            if cfg.nic.transport.protocol != nanopu_transport::Protocol::None {
+                return Err(SystemError::Config(format!(
+                    "nic.transport.protocol = {}: the built-in client of a one-node run is a load \
+                     generator, not a transport peer (it does not acknowledge); use protocol = none \
+                     here, or `nanopu net` with hosts that run the transport",
+                    cfg.nic.transport.protocol.name()
+                )));
+            }
         }
         node.nic_attached = true;
         let prop = SimDuration::from_ps(cfg.link_propagation_ps);
