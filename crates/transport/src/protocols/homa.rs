@@ -49,6 +49,8 @@ struct Scheduled {
 /// The Homa (or Homa-Tr) program's state.
 pub struct Homa {
     trimming: bool,
+    /// Packets of a message sent unscheduled (one BDP).
+    unscheduled: u16,
     /// `msgState[rx_msg_id].grantedIdx`: credit granted so far.
     granted: Register<u16>,
     /// `msgState[rx_msg_id].remaining_size`, in packets.
@@ -65,6 +67,7 @@ impl Homa {
     pub fn new(params: &ProgramParams, trimming: bool) -> Homa {
         Homa {
             trimming,
+            unscheduled: params.bdp_packets,
             granted: Register::new(params.max_rx_messages as usize),
             remaining: Register::new(params.max_rx_messages as usize),
             grant_scheduler: PriorityScheduler::new(
@@ -234,10 +237,12 @@ impl TransportProgram for Homa {
     fn egress(&mut self, meta: &EgressMetadata) -> EgressHeaders {
         let mut h = EgressHeaders::from_metadata(meta);
         if meta.flags.contains(Flags::DATA) {
-            let prio = if meta.is_new_msg && meta.pkt_offset == 0 {
-                // A new message starts unscheduled.
-                self.msg_prio
-                    .write(meta.tx_msg_id as usize, UNSCHEDULED_PRIORITY);
+            let prio = if meta.pkt_offset < self.unscheduled {
+                if meta.is_new_msg {
+                    // A new message: no GRANT has set its priority yet.
+                    self.msg_prio
+                        .write(meta.tx_msg_id as usize, SCHEDULED_PRIORITY);
+                }
                 UNSCHEDULED_PRIORITY
             } else {
                 self.msg_prio.read(meta.tx_msg_id as usize)
