@@ -113,6 +113,12 @@ pub fn net(args: NetArgs) -> Result<u8> {
         .collect();
     lat.sort_by(f64::total_cmp);
     let delivered = lat.len();
+    let mut rpc: Vec<f64> = c
+        .records
+        .iter()
+        .filter_map(|r| r.reply_at.map(|t| (t - r.sent_at).as_ns() / 1e3))
+        .collect();
+    rpc.sort_by(f64::total_cmp);
     let failed = c.records.iter().filter(|r| r.failed).count();
     let duplicates = c.records.iter().filter(|r| r.deliveries > 1).count();
     let ns = c.network().stats();
@@ -127,6 +133,8 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "failed": failed,
         "delivered_twice": duplicates,
         "latency_us": {"p50": percentile(&lat, 50.0), "p99": percentile(&lat, 99.0), "max": percentile(&lat, 100.0)},
+        "replies": rpc.len(),
+        "rpc_us": {"p50": percentile(&rpc, 50.0), "p99": percentile(&rpc, 99.0), "max": percentile(&rpc, 100.0)},
         "node_messages_sent": c.node_sends.len(),
         "node_messages_delivered": c.node_deliveries.len(),
         "sim_us": end.as_ns() / 1e3,
@@ -159,6 +167,16 @@ pub fn net(args: NetArgs) -> Result<u8> {
             percentile(&lat, 100.0)
         );
     }
+    if !rpc.is_empty() {
+        let _ = writeln!(
+            o,
+            "{} replies; round trip (us): p50 {:.3}, p99 {:.3}, max {:.3}",
+            rpc.len(),
+            percentile(&rpc, 50.0),
+            percentile(&rpc, 99.0),
+            percentile(&rpc, 100.0)
+        );
+    }
     if !c.node_sends.is_empty() || !c.node_deliveries.is_empty() {
         let _ = writeln!(
             o,
@@ -188,18 +206,20 @@ pub fn net(args: NetArgs) -> Result<u8> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     if let Some(p) = &args.csv {
-        let mut s = String::from("message,from,to,bytes,sent_ns,delivered_ns,latency_ns,failed\n");
+        let mut s =
+            String::from("message,from,to,bytes,sent_ns,delivered_ns,latency_ns,failed,reply_ns\n");
         for (i, (m, r)) in messages.iter().zip(&c.records).enumerate() {
             let d = r.delivered_at.map(|t| t.as_ns());
             s.push_str(&format!(
-                "{i},{},{},{},{},{},{},{}\n",
+                "{i},{},{},{},{},{},{},{},{}\n",
                 m.from,
                 m.to,
                 m.len,
                 r.sent_at.as_ns(),
                 d.map_or(String::new(), |d| d.to_string()),
                 d.map_or(String::new(), |d| (d - r.sent_at.as_ns()).to_string()),
-                r.failed
+                r.failed,
+                r.reply_at.map_or(String::new(), |t| t.as_ns().to_string())
             ));
         }
         std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;

@@ -116,6 +116,9 @@ pub struct MessageRecord {
     pub deliveries: u32,
     /// The sender gave up after its retries.
     pub failed: bool,
+    /// When a reply (a message back from the receiver starting with the same
+    /// index, as `loopback` sends) reached the sender: an RPC's round trip.
+    pub reply_at: Option<SimTime>,
 }
 
 enum Ev {
@@ -704,16 +707,25 @@ impl Cluster {
                     words,
                     at,
                 } => {
+                    let header = words.first().copied().unwrap_or(0);
+                    let (src, len) = ((header >> 32) as u32, (header & 0xffff) as u16);
+                    self.node_deliveries.push(NodeMessage {
+                        host: h,
+                        peer_ip: src,
+                        len,
+                        at,
+                    });
+                    // A workload message from a built-in host to this node.
+                    if len >= 8 && words.len() > 1 {
+                        let from_builtin = nanopu_network::host_of_ip(src, self.hosts.len())
+                            .is_some_and(|f| matches!(self.hosts[f], Host::Builtin(_)));
+                        if from_builtin {
+                            self.match_delivery(h, src, words[1], at);
+                        }
+                    }
                     let Host::Node(n) = &mut self.hosts[h] else {
                         continue;
                     };
-                    let header = words.first().copied().unwrap_or(0);
-                    self.node_deliveries.push(NodeMessage {
-                        host: h,
-                        peer_ip: (header >> 32) as u32,
-                        len: (header & 0xffff) as u16,
-                        at,
-                    });
                     let cycle = at.to_cycle_ceil(n.period);
                     if n.node.harts[core]
                         .net
@@ -740,15 +752,25 @@ impl Cluster {
             self.unmatched_deliveries.push((host, at));
             return;
         }
-        let i = msg.payload[0] as usize;
-        match self.records.get_mut(i) {
-            Some(r) if self.specs[i].to == host => {
-                r.deliveries += 1;
-                if r.delivered_at.is_none() {
-                    r.delivered_at = Some(at);
-                }
-            }
-            _ => self.unknown_deliveries += 1,
+        self.match_delivery(host, msg.src_ip, msg.payload[0], at);
+    }
+
+    /// A message carrying workload index `index` reached `host` from `src`:
+    /// the message itself, or the reply to it.
+    fn match_delivery(&mut self, host: usize, src: u32, index: u64, at: SimTime) {
+        let i = index as usize;
+        let Some(spec) = self.specs.get(i).copied() else {
+            self.unknown_deliveries += 1;
+            return;
+        };
+        let r = &mut self.records[i];
+        if spec.to == host && src == host_ip(spec.from) {
+            r.deliveries += 1;
+            r.delivered_at.get_or_insert(at);
+        } else if spec.from == host && src == host_ip(spec.to) {
+            r.reply_at.get_or_insert(at);
+        } else {
+            self.unknown_deliveries += 1;
         }
     }
 }

@@ -44,8 +44,9 @@ fn one() -> u32 {
 }
 
 /// Each host of `hosts` sends `count` messages to random other hosts of
-/// `hosts`, with sizes uniform in `[min_bytes, max_bytes]` and
-/// exponentially distributed gaps of mean `mean_interval_ns`.
+/// `hosts` (or all to host `to`, when given), with sizes uniform in
+/// `[min_bytes, max_bytes]` and exponentially distributed gaps of mean
+/// `mean_interval_ns`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomTraffic {
@@ -56,6 +57,9 @@ pub struct RandomTraffic {
     pub mean_interval_ns: f64,
     #[serde(default)]
     pub start_ns: u64,
+    /// Every message to this host (clients and one server).
+    #[serde(default)]
+    pub to: Option<usize>,
 }
 
 impl Workload {
@@ -82,7 +86,14 @@ impl Workload {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         for (i, r) in self.random.iter().enumerate() {
             let set = parse_hosts(&r.hosts, hosts).map_err(|e| format!("random[{i}].{e}"))?;
-            if set.len() < 2 {
+            if let Some(to) = r.to {
+                if to >= hosts || set.contains(&to) {
+                    return Err(format!(
+                        "random[{i}].to = {to}: must be a host (0..{}) not in `hosts`",
+                        hosts.saturating_sub(1)
+                    ));
+                }
+            } else if set.len() < 2 {
                 return Err(format!("random[{i}].hosts: at least two hosts"));
             }
             if r.min_bytes > r.max_bytes || r.mean_interval_ns.is_nan() || r.mean_interval_ns < 0.0
@@ -94,10 +105,15 @@ impl Workload {
             for &from in &set {
                 let mut t = r.start_ns as f64;
                 for _ in 0..r.count {
-                    let mut to = set[rng.random_range(0..set.len())];
-                    while to == from {
-                        to = set[rng.random_range(0..set.len())];
-                    }
+                    let to = match r.to {
+                        Some(to) => to,
+                        None => loop {
+                            let to = set[rng.random_range(0..set.len())];
+                            if to != from {
+                                break to;
+                            }
+                        },
+                    };
                     let len = rng.random_range(r.min_bytes..=r.max_bytes);
                     out.push(MessageSpec {
                         from,
