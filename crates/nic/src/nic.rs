@@ -191,6 +191,22 @@ impl NanoNic {
         self.nano_transport.as_ref()
     }
 
+    /// Gives a consumed frame buffer to the transport for reuse (see
+    /// [`NanoTransport::recycle`]); returns it if not taken.
+    pub fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
+        match self.nano_transport.as_mut() {
+            Some(t) => t.recycle(frame),
+            None => Some(frame),
+        }
+    }
+
+    /// Whether the transport would take more frame buffers.
+    pub fn wants_frames(&self) -> bool {
+        self.nano_transport
+            .as_ref()
+            .is_some_and(|t| t.wants_frames())
+    }
+
     /// NanoTransport's counters, if the NIC runs a transport program.
     pub fn transport_stats(&self) -> Option<&TransportStats> {
         self.nano_transport.as_ref().map(|t| &t.stats)

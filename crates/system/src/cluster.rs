@@ -190,7 +190,13 @@ pub struct Cluster {
     lookahead: SimDuration,
     /// The hosts that are nanoPU nodes.
     nodes: Vec<usize>,
+    /// Consumed frame buffers, for the hosts that send to reuse (frames go
+    /// from senders to receivers; this brings the buffers back).
+    spare_frames: Vec<Vec<u8>>,
 }
+
+/// Frame buffers the cluster keeps for its hosts.
+const SPARE_FRAMES: usize = 4096;
 
 impl Cluster {
     pub fn new(cfg: &ClusterConfig) -> Result<Cluster, SystemError> {
@@ -304,6 +310,7 @@ impl Cluster {
             delivery_failures: 0,
             nic_actions: Vec::new(),
             lookahead: Self::lookahead(cfg),
+            spare_frames: Vec::new(),
             nodes: (0..n)
                 .filter(|&h| matches!(hosts[h], Host::Node(_)))
                 .collect(),
@@ -563,7 +570,30 @@ impl Cluster {
         }
     }
 
+    /// Hands spare frame buffers to the host that is about to run.
+    fn top_up(&mut self, h: usize) {
+        while let Some(f) = self.spare_frames.pop() {
+            let left = match &mut self.hosts[h] {
+                Host::Builtin(b) if b.transport.wants_frames() => b.transport.recycle(f),
+                Host::Node(n) if n.nic.wants_frames() => n.nic.recycle(f),
+                _ => Some(f),
+            };
+            if let Some(f) = left {
+                self.spare_frames.push(f);
+                return;
+            }
+        }
+    }
+
     fn handle(&mut self, t: SimTime, ev: Ev) {
+        match &ev {
+            Ev::AtHost(h, _) | Ev::Transport(h, _) | Ev::Nic(h, _) | Ev::FromCore(h, _, _) => {
+                self.top_up(*h)
+            }
+            Ev::CoreMessage { host, .. } => self.top_up(*host),
+            Ev::Send(i) => self.top_up(self.specs[*i].from),
+            Ev::Net(_) => {}
+        }
         let mut net_actions = std::mem::take(&mut self.net_actions);
         let mut actions = std::mem::take(&mut self.actions);
         let host = match ev {
@@ -571,19 +601,25 @@ impl Cluster {
                 self.net.handle(e, t, &mut net_actions);
                 None
             }
-            Ev::AtHost(h, frame) => match &mut self.hosts[h] {
-                Host::Builtin(b) => {
-                    let in_nic = b.mac.received(t, frame.len());
-                    b.transport.packet_in(&frame, in_nic, &mut actions);
-                    Some(h)
+            Ev::AtHost(h, frame) => {
+                let host = match &mut self.hosts[h] {
+                    Host::Builtin(b) => {
+                        let in_nic = b.mac.received(t, frame.len());
+                        b.transport.packet_in(&frame, in_nic, &mut actions);
+                        Some(h)
+                    }
+                    Host::Node(n) => {
+                        let mut nic_actions = std::mem::take(&mut self.nic_actions);
+                        n.nic.frame_in(&frame, t, &mut nic_actions);
+                        self.node_actions(h, nic_actions, &mut net_actions);
+                        None
+                    }
+                };
+                if self.spare_frames.len() < SPARE_FRAMES {
+                    self.spare_frames.push(frame);
                 }
-                Host::Node(n) => {
-                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
-                    n.nic.frame_in(&frame, t, &mut nic_actions);
-                    self.node_actions(h, nic_actions, &mut net_actions);
-                    None
-                }
-            },
+                host
+            }
             Ev::Transport(h, e) => {
                 if let Host::Builtin(b) = &mut self.hosts[h] {
                     b.transport.handle(e, t, &mut actions);

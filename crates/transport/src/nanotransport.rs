@@ -150,6 +150,9 @@ pub struct NanoTransport {
     events: Vec<IngressEvent>,
     generated: Vec<(SimTime, EgressMetadata)>,
     payload: Vec<u8>,
+    /// Frame buffers handed back by [`NanoTransport::recycle`], reused
+    /// for outgoing frames so that steady state does not allocate.
+    spare_frames: Vec<Vec<u8>>,
     rx_fired: Vec<(usize, (), SimTime)>,
     tx_fired: Vec<(usize, u16, SimTime)>,
     expired: Vec<Expired>,
@@ -225,6 +228,7 @@ impl NanoTransport {
             events: Vec::new(),
             generated: Vec::new(),
             payload: Vec::new(),
+            spare_frames: Vec::new(),
             rx_fired: Vec::new(),
             tx_fired: Vec::new(),
             expired: Vec::new(),
@@ -619,10 +623,30 @@ impl NanoTransport {
             },
             self.payload.len(),
         );
-        let mut frame = vec![0u8; repr.frame_len()];
+        let mut frame = self.spare_frames.pop().unwrap_or_default();
+        frame.resize(repr.frame_len(), 0);
         repr.emit(&self.payload, &mut frame)
             .expect("the frame is sized for its headers and payload");
         frame
+    }
+
+    /// Frame buffers this transport would take back for reuse.
+    pub const SPARE_FRAMES: usize = 64;
+
+    /// Gives a frame buffer (one this or another transport sent, now
+    /// consumed) back for reuse; returns it if there is no room.
+    pub fn recycle(&mut self, mut frame: Vec<u8>) -> Option<Vec<u8>> {
+        if self.spare_frames.len() >= Self::SPARE_FRAMES {
+            return Some(frame);
+        }
+        frame.clear();
+        self.spare_frames.push(frame);
+        None
+    }
+
+    /// Whether the transport would take more frame buffers.
+    pub fn wants_frames(&self) -> bool {
+        self.spare_frames.len() < Self::SPARE_FRAMES / 2
     }
 
     /// What is still held (for leak checks).
