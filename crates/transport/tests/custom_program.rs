@@ -14,19 +14,19 @@
 //!
 //! See `docs/transport-programs.md` for the walk-through.
 
-use nanopu_sim::{EventQueue, SimDuration, SimTime};
+use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::config::NDP_LATENCIES;
 use nanopu_transport::metadata::{EgressMetadata, GetRxMsgInfoReq, IngressMetadata, PacketHeaders};
 use nanopu_transport::program::{
     CreditTx, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, TransportProgram,
 };
 use nanopu_transport::state::{RawOp, Register};
-use nanopu_transport::{
-    NanoTransport, OutMessage, StageLatencies, TransportAction, TransportConfig, TransportEvent,
-    TxLink,
-};
+use nanopu_transport::{NanoTransport, StageLatencies, TransportConfig};
 use nanopu_wire::{Flags, FrameRepr};
 use std::collections::HashMap;
+
+mod harness;
+use harness::*;
 
 // ---------------------------------------------------------------------------
 // The program.
@@ -177,193 +177,21 @@ impl TransportProgram for SimpleAck {
 // A small network: hosts joined by a faulty wire (after tests/reliability.rs).
 // ---------------------------------------------------------------------------
 
-const LINK: TxLink = TxLink {
-    gbps: 200,
-    overhead_bytes: 20,
-};
 const MTU: u32 = 1024;
 
-fn ip(i: usize) -> u32 {
-    0x0a00_0001 + i as u32
-}
-
-/// Fault rates on every frame.
-#[derive(Clone, Copy, Default)]
-struct Faults {
-    loss: f64,
-    duplicate: f64,
-    reorder: f64,
-    trim: f64,
-    truncate: f64,
-}
-
-enum Ev {
-    /// A core hands a message to its host's transport.
-    Send(usize, OutMessage),
-    Frame(usize, Vec<u8>),
-    Transport(usize, TransportEvent),
-}
-
-struct Net {
-    hosts: Vec<NanoTransport>,
-    queue: EventQueue<Ev>,
-    faults: Faults,
-    rng: u64,
-    delay: SimDuration,
-    delivered: Vec<(usize, nanopu_transport::RxMessage)>,
-    sent: Vec<(usize, u16)>,
-    failed: Vec<(usize, u16)>,
-    /// (host, time, flags, frame bytes) of every frame sent.
-    transmits: Vec<(usize, SimTime, Flags, usize)>,
-    actions: Vec<TransportAction>,
-}
-
-impl Net {
-    fn new(n: usize, faults: Faults, seed: u64) -> Net {
-        let cfg = TransportConfig::default();
-        let hosts = (0..n)
-            .map(|i| {
-                // The program's registers are sized like the reassembly
-                // module's message table (one per `rx_msg_id`).
-                let program = Box::new(SimpleAck::new(cfg.max_rx_messages));
-                NanoTransport::with_program(&cfg, ip(i), MTU, LINK, program).unwrap()
-            })
-            .collect();
-        Net {
-            hosts,
-            queue: EventQueue::new(),
-            faults,
-            rng: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
-            delay: SimDuration::from_ns(100),
-            delivered: Vec::new(),
-            sent: Vec::new(),
-            failed: Vec::new(),
-            transmits: Vec::new(),
-            actions: Vec::new(),
-        }
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        // xorshift64*: deterministic, no dependency.
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
-        (r as f64 / (1u64 << 53) as f64) < p
-    }
-
-    fn apply(&mut self, host: usize) {
-        let mut actions = std::mem::take(&mut self.actions);
-        for a in actions.drain(..) {
-            match a {
-                TransportAction::Deliver { msg, .. } => self.delivered.push((host, msg)),
-                TransportAction::Transmit { frame, at } => self.wire(host, frame, at),
-                TransportAction::Schedule { at, event } => {
-                    self.queue.schedule(at, Ev::Transport(host, event))
-                }
-                TransportAction::Sent { outcome, .. } => self.sent.push((host, outcome.tx_msg_id)),
-                TransportAction::Failed { outcome, .. } => {
-                    self.failed.push((host, outcome.tx_msg_id))
-                }
-            }
-        }
-        self.actions = actions;
-    }
-
-    fn wire(&mut self, from: usize, mut frame: Vec<u8>, at: SimTime) {
-        let Ok((repr, _)) = FrameRepr::parse(&frame) else {
-            panic!("the transport sent a frame that does not parse");
-        };
-        self.transmits.push((from, at, repr.nt.flags, frame.len()));
-        let to = (repr.ip.dst_addr.to_bits() - ip(0)) as usize;
-        let f = self.faults;
-        if self.chance(f.loss) {
-            return;
-        }
-        if repr.nt.flags.contains(Flags::DATA) && self.chance(f.trim) {
-            let mut r = repr;
-            r.nt.flags.insert(Flags::CHOP);
-            r = FrameRepr::new(r.eth, r.ip, r.nt, 0);
-            frame = vec![0; r.frame_len()];
-            r.emit(&[], &mut frame).unwrap();
-        }
-        if self.chance(f.truncate) {
-            frame.truncate(frame.len() / 2);
-        }
-        let mut arrive = at + self.delay;
-        if self.chance(f.reorder) {
-            arrive += SimDuration::from_ns(700);
-        }
-        if self.chance(f.duplicate) {
-            self.queue.schedule(
-                arrive + SimDuration::from_ns(3),
-                Ev::Frame(to, frame.clone()),
-            );
-        }
-        self.queue.schedule(arrive, Ev::Frame(to, frame));
-    }
-
-    /// Queues a message for `from`'s transport at `at`. (Inputs must reach
-    /// a `NanoTransport` in time order: a message handed over early would
-    /// sit in the arbiter's round-robin ahead of its time.)
-    fn send(&mut self, from: usize, to: usize, len: u16, seed: u64, at: SimTime) {
-        let msg = OutMessage {
-            dst_ip: ip(to),
-            dst_port: (seed % 4) as u16,
-            src_port: 9,
-            len,
-            payload: pattern(len, seed),
-            tag: 0,
-        };
-        self.queue.schedule(at, Ev::Send(from, msg));
-    }
-
-    fn run(&mut self) {
-        while let Some((t, ev)) = self.queue.pop_until(SimTime::MAX) {
-            let mut actions = std::mem::take(&mut self.actions);
-            let host = match ev {
-                Ev::Send(h, msg) => {
-                    self.hosts[h].send_message(msg, t, &mut actions);
-                    h
-                }
-                Ev::Frame(h, f) => {
-                    self.hosts[h].packet_in(&f, t, &mut actions);
-                    h
-                }
-                Ev::Transport(h, e) => {
-                    self.hosts[h].handle(e, t, &mut actions);
-                    h
-                }
-            };
-            self.actions = actions;
-            self.apply(host);
-        }
-    }
-}
-
-/// Payload words of a message, derived from a seed (first word = seed).
-fn pattern(len: u16, seed: u64) -> Vec<u64> {
-    let words = (len as usize).div_ceil(8);
-    (0..words as u64)
+/// `n` hosts running SimpleAck on the test wire.
+fn simple_ack_net(n: usize, faults: Faults, seed: u64) -> Net {
+    let cfg = TransportConfig::default();
+    let hosts = (0..n)
         .map(|i| {
-            if i == 0 {
-                seed
-            } else {
-                seed.wrapping_mul(31).wrapping_add(i * 0x0101)
-            }
+            // The program's registers are sized like the reassembly
+            // module's message table (one per `rx_msg_id`).
+            let params = ProgramParams::new(&cfg, MTU, LINK);
+            let program = Box::new(SimpleAck::new(params.max_rx_messages));
+            NanoTransport::with_program(&cfg, ip(i), MTU, LINK, program).unwrap()
         })
-        .collect()
-}
-
-/// `pattern` as the receiver sees it: bytes past `len` are zero.
-fn masked(words: &[u64], len: u16) -> Vec<u64> {
-    let mut w = words.to_vec();
-    if !len.is_multiple_of(8) {
-        if let Some(last) = w.last_mut() {
-            *last &= (1u64 << ((len % 8) * 8)) - 1;
-        }
-    }
-    w
+        .collect();
+    Net::with_hosts(hosts, faults, seed)
 }
 
 /// Bytes of a message of `packets` packets (the last one partly filled,
@@ -395,9 +223,9 @@ fn exercise(net: &mut Net, messages: &[(usize, usize, u16, SimTime)], seed: u64)
         expected.insert(s, (from, to, len));
         net.send(from, to, len, s, at);
     }
-    net.run();
+    net.run(SimTime::MAX);
     let mut seen = HashMap::new();
-    for (host, msg) in &net.delivered {
+    for (host, msg, _) in &net.delivered {
         let s = msg.payload[0];
         let &(from, to, len) = expected.get(&s).expect("a message nobody sent");
         assert_eq!((*host, msg.src_ip, msg.len), (to, ip(from), len));
@@ -433,7 +261,7 @@ fn exercise(net: &mut Net, messages: &[(usize, usize, u16, SimTime)], seed: u64)
 
 #[test]
 fn every_size_from_1_to_38_packets_is_delivered_intact() {
-    let mut net = Net::new(3, Faults::default(), 1);
+    let mut net = simple_ack_net(3, Faults::default(), 1);
     // One message of each size, among three hosts, 2 us apart: each is on
     // the wire before the next starts. (Closer together, a sender's queue
     // grows past the 10 us retransmission timeout and SimpleAck, which has
@@ -462,16 +290,18 @@ fn a_whole_message_leaves_back_to_back() {
     // `initial_credit` = every packet: 38 data packets at line rate, none
     // waiting for credit (NDP and Homa stop after one BDP, 12 packets, and
     // wait for PULLs or GRANTs).
-    let mut net = Net::new(2, Faults::default(), 2);
+    let mut net = simple_ack_net(2, Faults::default(), 2);
     let o = exercise(&mut net, &[(0, 1, 38, SimTime::ZERO)], 2);
     assert_eq!((o.delivered, o.failed), (1, 0));
     assert!(38 > TransportConfig::default().bdp_packets);
     let data: Vec<_> = net.transmits.iter().filter(|t| t.0 == 0).collect();
     assert_eq!(data.len(), 38);
-    assert!(data.iter().all(|t| t.2 == Flags::DATA));
+    assert!(data
+        .iter()
+        .all(|t| FrameRepr::parse(&t.2).unwrap().0.nt.flags == Flags::DATA));
     for w in data.windows(2) {
         // The next frame starts as soon as the previous one is on the wire.
-        assert_eq!(w[1].1, w[0].1 + LINK.frame_time(w[0].3));
+        assert_eq!(w[1].1, w[0].1 + LINK.frame_time(w[0].2.len()));
     }
 }
 
@@ -481,7 +311,7 @@ fn trimmed_packets_are_recovered_by_nacks_not_timeouts() {
         trim: 0.2,
         ..Default::default()
     };
-    let mut net = Net::new(2, faults, 3);
+    let mut net = simple_ack_net(2, faults, 3);
     // One sender, messages far enough apart that none waits long behind
     // another.
     let messages: Vec<_> = (0..20u64)
@@ -515,7 +345,7 @@ fn under_faults_each_message_is_delivered_once_or_reported() {
     };
     for seed in 1..6 {
         let hosts = 4;
-        let mut net = Net::new(hosts, faults, seed);
+        let mut net = simple_ack_net(hosts, faults, seed);
         let messages: Vec<_> = (0..40u64)
             .map(|k| {
                 let from = (k as usize * 7 + seed as usize) % hosts;
@@ -550,7 +380,7 @@ fn heavy_faults_never_break_exactly_once() {
     };
     let mut failed = 0;
     for seed in 10..25 {
-        let mut net = Net::new(3, faults, seed);
+        let mut net = simple_ack_net(3, faults, seed);
         let messages: Vec<_> = (0..20u64)
             .map(|k| {
                 let from = (k + seed) as usize % 3;
@@ -576,7 +406,7 @@ fn a_black_hole_makes_every_sender_give_up() {
         loss: 1.0,
         ..Default::default()
     };
-    let mut net = Net::new(2, faults, 5);
+    let mut net = simple_ack_net(2, faults, 5);
     let messages: Vec<_> = (1..=10u16)
         .map(|p| (0, 1, p * 3, SimTime::ZERO + SimDuration::from_ns(p as u64)))
         .collect();

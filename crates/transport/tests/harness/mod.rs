@@ -28,6 +28,8 @@ pub struct Faults {
 }
 
 pub enum Ev {
+    /// A core hands a message to its host's transport.
+    Send(usize, OutMessage),
     Frame(usize, Vec<u8>),
     Transport(usize, TransportEvent),
 }
@@ -48,10 +50,16 @@ pub struct Net {
 impl Net {
     pub fn new(n: usize, protocol: Protocol, faults: Faults, seed: u64) -> Net {
         let cfg = TransportConfig::with_protocol(protocol);
+        let hosts = (0..n)
+            .map(|i| NanoTransport::new(&cfg, ip(i), 1024, LINK).unwrap())
+            .collect();
+        Net::with_hosts(hosts, faults, seed)
+    }
+
+    /// Host `i` of `hosts` gets address `ip(i)`.
+    pub fn with_hosts(hosts: Vec<NanoTransport>, faults: Faults, seed: u64) -> Net {
         Net {
-            hosts: (0..n)
-                .map(|i| NanoTransport::new(&cfg, ip(i), 1024, LINK).unwrap())
-                .collect(),
+            hosts,
             queue: EventQueue::new(),
             faults,
             rng: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
@@ -124,26 +132,28 @@ impl Net {
         self.queue.schedule(arrive, Ev::Frame(to, frame));
     }
 
+    /// Queues a message for `from`'s transport at `at` (inputs reach a
+    /// transport in time order, as in the simulator).
     pub fn send(&mut self, from: usize, to: usize, len: u16, seed: u64, at: SimTime) {
-        let payload = pattern(len, seed);
         let msg = OutMessage {
             dst_ip: ip(to),
             dst_port: (seed % 4) as u16,
             src_port: 9,
             len,
-            payload,
+            payload: pattern(len, seed),
             tag: 0,
         };
-        let mut actions = std::mem::take(&mut self.actions);
-        self.hosts[from].send_message(msg, at, &mut actions);
-        self.actions = actions;
-        self.apply(from);
+        self.queue.schedule(at, Ev::Send(from, msg));
     }
 
     pub fn run(&mut self, until: SimTime) {
         while let Some((t, ev)) = self.queue.pop_until(until) {
             let mut actions = std::mem::take(&mut self.actions);
             let host = match ev {
+                Ev::Send(h, msg) => {
+                    self.hosts[h].send_message(msg, t, &mut actions);
+                    h
+                }
                 Ev::Frame(h, f) => {
                     self.hosts[h].packet_in(&f, t, &mut actions);
                     h
