@@ -264,7 +264,7 @@ fn nt_line_rate(r: &Runner) -> Result<ExperimentResult> {
         .zip(&m)
         .map(|((p, len), x)| {
             format!(
-                "{} {} B messages ({} B packets): out of the sender {:.1} Mpps, into the receiver's cores {:.1} Mrps; \
+                "{} {} B messages ({} B packets): out of the sender {:.1} Mpps, out of the receiver's transport to core selection {:.1} Mrps; \
                  the link carries {:.1} Mpps of such packets",
                 p.name(),
                 len,
