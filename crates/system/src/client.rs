@@ -306,6 +306,14 @@ pub struct Client {
     /// Frame bits of measured replies (for Gb/s).
     measured_bits: u64,
     reply_frame_bytes: u64,
+    /// Acknowledge every data packet from the node, as a NanoTransport
+    /// receiver would, and ignore the node's control packets: needed when
+    /// the node's NIC runs a transport program (it retransmits what is not
+    /// acknowledged). Requests must then fit in the unscheduled window: the
+    /// client answers no PULL or GRANT.
+    pub acknowledge: bool,
+    /// Acknowledgements sent.
+    pub acks_sent: u64,
     pub report: LoadReport,
 }
 
@@ -356,6 +364,8 @@ impl Client {
             measured_replies: 0,
             measured_bits: 0,
             reply_frame_bytes: 0,
+            acknowledge: false,
+            acks_sent: 0,
             report: LoadReport::default(),
         }
     }
@@ -524,10 +534,18 @@ impl Client {
         last_bit_in: SimTime,
         out: &mut Vec<ClientAction>,
     ) -> bool {
-        let Ok((info, payload)) = frames::decode(frame) else {
-            self.report.unexpected_replies += 1;
-            return false;
+        let (info, payload) = match frames::decode(frame) {
+            Ok(p) => p,
+            // The node's ACKs, PULLs and GRANTs for our requests.
+            Err(frames::DropReason::NotForUs) if self.acknowledge => return false,
+            Err(_) => {
+                self.report.unexpected_replies += 1;
+                return false;
+            }
         };
+        if self.acknowledge {
+            self.ack(frame, last_bit_in, out);
+        }
         if info.dst_ip == 0 {
             if let Start::Boot = self.cfg.start {
                 self.start(last_bit_in, out);
@@ -540,6 +558,31 @@ impl Client {
             Err(_) => self.report.unexpected_replies += 1,
         }
         false
+    }
+
+    /// An ACK for the data packet `frame` (its header fields mirrored).
+    fn ack(&mut self, frame: &[u8], at: SimTime, out: &mut Vec<ClientAction>) {
+        let Ok((r, _)) = nanopu_wire::FrameRepr::parse(frame) else {
+            return;
+        };
+        let mut nt = r.nt;
+        nt.flags = nanopu_wire::Flags::ACK;
+        std::mem::swap(&mut nt.src_context, &mut nt.dst_context);
+        let mut eth = r.eth;
+        std::mem::swap(&mut eth.src_addr, &mut eth.dst_addr);
+        let mut ip = r.ip;
+        std::mem::swap(&mut ip.src_addr, &mut ip.dst_addr);
+        // Control packets at the top priority, as the shipped programs do.
+        ip.tos = nanopu_transport::protocols::CONTROL_PRIORITY;
+        let repr = nanopu_wire::FrameRepr::new(eth, ip, nt, 0);
+        let mut ack = vec![0u8; repr.frame_len()];
+        if repr.emit(&[], &mut ack).is_ok() {
+            self.acks_sent += 1;
+            out.push(ClientAction::Send {
+                frame: ack,
+                ready: at,
+            });
+        }
     }
 
     fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut Vec<ClientAction>) {

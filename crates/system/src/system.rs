@@ -133,12 +133,16 @@ impl System {
             l.validate(cfg.nic.max_message_bytes)
                 .map_err(SystemError::Config)?;
             if cfg.nic.transport.protocol != nanopu_transport::Protocol::None {
-                return Err(SystemError::Config(format!(
-                    "nic.transport.protocol = {}: the built-in client of a one-node run is a load \
-                     generator, not a transport peer (it does not acknowledge); use protocol = none \
-                     here, or `nanopu net` with hosts that run the transport",
-                    cfg.nic.transport.protocol.name()
-                )));
+                let unscheduled = cfg.nic.transport.bdp_packets as u32 * cfg.nic.mtu_payload_bytes;
+                if l.message_bytes as u32 > unscheduled {
+                    return Err(SystemError::Config(format!(
+                        "message_bytes = {}: with nic.transport.protocol = {}, the built-in client \
+                         sends only what fits in the unscheduled window ({unscheduled} bytes); it \
+                         answers no PULL or GRANT",
+                        l.message_bytes,
+                        cfg.nic.transport.protocol.name()
+                    )));
+                }
             }
         }
         node.nic_attached = true;
@@ -151,6 +155,8 @@ impl System {
             }
             let mut c = Client::new(l, CLIENT_IP, NODE_IP, cfg.nic.mtu_payload_bytes, prop);
             c.set_core_mhz(node.cfg.core.clock_mhz);
+            // A transport in the node's NIC wants its packets acknowledged.
+            c.acknowledge = cfg.nic.transport.protocol != nanopu_transport::Protocol::None;
             c
         });
         if cfg.nic_kind == NicKind::Traditional && node.icenic().is_none() {

@@ -188,3 +188,41 @@ fn prototype_style_loopback_answers_every_request() {
         assert!(s.booted_at.is_some());
     }
 }
+
+#[test]
+fn a_transport_in_the_nic_is_acknowledged_by_the_client() {
+    for protocol in [
+        nanopu_transport::Protocol::Ndp,
+        nanopu_transport::Protocol::Homa,
+        nanopu_transport::Protocol::HomaTr,
+    ] {
+        let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
+        let mut cfg = SystemConfig::default();
+        cfg.nic.transport.protocol = protocol;
+        let mut s = System::new(node, &cfg, Some(load(1500, 200))).unwrap();
+        assert_eq!(
+            s.run(SimTime::ZERO + SimDuration::from_us(1_000)).unwrap(),
+            SystemEnd::ClientDone
+        );
+        let r = s.load_report().unwrap();
+        assert_eq!(
+            (r.received, r.wrong_replies, r.unexpected_replies),
+            (200, 0, 0)
+        );
+        let t = s.nic.transport_stats().unwrap().clone();
+        // Every reply packet acknowledged: the NIC freed every message and
+        // never timed out.
+        assert_eq!(t.tx_completed, t.tx_messages, "{protocol:?}: {t:?}");
+        assert_eq!((t.tx_timeouts, t.tx_retransmissions), (0, 0));
+        assert!(s.client.as_ref().unwrap().acks_sent >= 2 * 200);
+    }
+    // Requests beyond the unscheduled window would need PULLs or GRANTs.
+    let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
+    let mut cfg = SystemConfig::default();
+    cfg.nic.transport.protocol = nanopu_transport::Protocol::Ndp;
+    cfg.nic.max_message_bytes = 60_000;
+    let e = System::new(node, &cfg, Some(load(20_000, 1)))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("unscheduled window"), "{e}");
+}

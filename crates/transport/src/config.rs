@@ -91,12 +91,13 @@ pub const MAX_TX_MESSAGES: u32 = 1024;
 /// Messages the reassembly module holds at once (receive message ids),
 /// completed ones included while they are remembered (`rx_timeout_ns`, 60
 /// us by default, so that duplicates are not delivered twice); a message
-/// that finds none free is refused and retried by its sender. Assumption:
-/// 4096 (the prototype was sized for 16 or 128, NT §5.3), about 1 MB of
-/// state per NIC here. Receiving one-packet messages at line rate for long
-/// needs 294 M/s x 60 us = 17.6 K: `nt-line-rate` sets 32768. Buffers are
-/// `buffer_classes`, not this.
-pub const MAX_RX_MESSAGES: u32 = 4096;
+/// that finds none free is refused, and its sender retries after its
+/// timeout. So it must cover the message rate times the timeout: a core
+/// answering 150 M requests/s needs 9 K; one-packet messages at line rate
+/// (294 M/s) need 17.6 K, which `nt-line-rate` sets. Assumption: 16384
+/// (the prototype was sized for 16 or 128 messages, NT §5.3); about 2 MB
+/// of state per NIC here. Buffers are `buffer_classes`, not this.
+pub const MAX_RX_MESSAGES: u32 = 16_384;
 
 /// Packets a sender may send before any credit arrives: one bandwidth-delay
 /// product. NDP and Homa both start a message with one BDP unscheduled
