@@ -345,3 +345,30 @@ fn trace_lists_every_retired_instruction() {
     assert_eq!(retired, j["instret"].as_u64().unwrap());
     assert!(text.starts_with("0 "), "{}", &text[..80.min(text.len())]);
 }
+
+#[test]
+fn the_example_network_configs_run() {
+    sdk("loopback");
+    sdk("incast_client");
+    for (name, want) in [
+        (
+            "incast.toml",
+            "11 hosts, ndp: 10 messages, 10 delivered, 0 failed",
+        ),
+        ("rpc-loopback.toml", "1500 replies"),
+        (
+            "incast-80-nodes.toml",
+            "nodes' cores: 160 messages sent, 160 received",
+        ),
+        (
+            "leaf-spine-64.toml",
+            "12800 delivered, 0 failed, 0 delivered twice",
+        ),
+    ] {
+        let cfg = repo().join("configs").join(name);
+        let o = nanopu(&["net", path(&cfg)]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(want), "{name}: {out}");
+    }
+}
