@@ -371,31 +371,7 @@ impl Cluster {
     pub fn transport_stats(&self) -> TransportStats {
         let mut t = TransportStats::default();
         for h in 0..self.hosts.len() {
-            let s = &self.transport(h).stats;
-            macro_rules! add {
-                ($($f:ident),*) => { $( t.$f += s.$f; )* };
-            }
-            add!(
-                rx_packets,
-                rx_data,
-                rx_trimmed,
-                rx_control,
-                rx_malformed,
-                rx_not_for_us,
-                rx_no_resources,
-                rx_messages,
-                rx_expired,
-                tx_messages,
-                tx_data_packets,
-                tx_retransmissions,
-                tx_control_packets,
-                tx_timeouts,
-                tx_completed,
-                tx_failed,
-                tx_waited,
-                stale_events
-            );
-            t.tx_waiting_peak = t.tx_waiting_peak.max(s.tx_waiting_peak);
+            t.add(&self.transport(h).stats);
         }
         t
     }

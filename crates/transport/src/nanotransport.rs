@@ -107,6 +107,53 @@ pub struct TransportStats {
     pub stale_events: u64,
 }
 
+impl TransportStats {
+    /// Adds `o`'s counters (peaks are maxima). Destructured, so a new
+    /// counter cannot be forgotten here.
+    pub fn add(&mut self, o: &TransportStats) {
+        let TransportStats {
+            rx_packets,
+            rx_data,
+            rx_trimmed,
+            rx_control,
+            rx_malformed,
+            rx_not_for_us,
+            rx_no_resources,
+            rx_messages,
+            rx_expired,
+            tx_messages,
+            tx_data_packets,
+            tx_retransmissions,
+            tx_control_packets,
+            tx_timeouts,
+            tx_completed,
+            tx_failed,
+            tx_waited,
+            tx_waiting_peak,
+            stale_events,
+        } = o;
+        self.rx_packets += rx_packets;
+        self.rx_data += rx_data;
+        self.rx_trimmed += rx_trimmed;
+        self.rx_control += rx_control;
+        self.rx_malformed += rx_malformed;
+        self.rx_not_for_us += rx_not_for_us;
+        self.rx_no_resources += rx_no_resources;
+        self.rx_messages += rx_messages;
+        self.rx_expired += rx_expired;
+        self.tx_messages += tx_messages;
+        self.tx_data_packets += tx_data_packets;
+        self.tx_retransmissions += tx_retransmissions;
+        self.tx_control_packets += tx_control_packets;
+        self.tx_timeouts += tx_timeouts;
+        self.tx_completed += tx_completed;
+        self.tx_failed += tx_failed;
+        self.tx_waited += tx_waited;
+        self.tx_waiting_peak = self.tx_waiting_peak.max(*tx_waiting_peak);
+        self.stale_events += stale_events;
+    }
+}
+
 /// Resources in use; all zero once traffic has stopped and timers ran out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Occupancy {
