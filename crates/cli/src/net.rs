@@ -80,6 +80,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         nic: file.nic.clone(),
         node: file.node.clone(),
         programs: file.programs.clone(),
+        clients: Vec::new(),
     };
     let mut c = Cluster::new(&cfg)?;
     let messages = file

@@ -39,9 +39,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub load_opts: LoadOpts,
     /// The node's NIC with --load: nanopu (the register-file fast path) or
-    /// traditional (the DMA NIC; run a program written for it).
-    #[arg(long, default_value = "nanopu")]
-    pub nic: String,
+    /// icenic (alias traditional: the DMA NIC; run a program written for
+    /// it). Default: the configuration's `[nic] kind` (nanopu).
+    #[arg(long)]
+    pub nic: Option<String>,
     /// Write the frames on the node's link to this pcap file (with --load).
     #[arg(long)]
     pub pcap: Option<PathBuf>,
@@ -171,12 +172,14 @@ pub fn run(a: RunArgs) -> Result<u8> {
     if a.load {
         drop(node);
         let mut cfg = cfg;
-        cfg.system.nic_kind = match a.nic.as_str() {
-            "nanopu" => NicKind::NanoPu,
-            "traditional" => NicKind::Traditional,
-            n => bail!("--nic {n}: expected nanopu or traditional"),
-        };
-        cfg.node.icenic.enabled = cfg.system.nic_kind == NicKind::Traditional;
+        if let Some(n) = &a.nic {
+            cfg.system.nic.kind = match n.as_str() {
+                "nanopu" => NicKind::Nanopu,
+                "icenic" | "traditional" => NicKind::Icenic,
+                n => bail!("--nic {n}: expected nanopu or icenic (traditional)"),
+            };
+        }
+        cfg.node.icenic.enabled = cfg.system.nic.kind == NicKind::Icenic;
         let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
         if let Some(h) = node.bus.htif.as_mut() {
             h.echo = true;
@@ -315,11 +318,11 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
             "end": format!("{end:?}"),
             "load": report,
             "nic": nic,
-            "icenic": sys.node.icenic().map(|n| n.stats.clone()),
-            "delivery_failures": sys.delivery_failures,
+            "icenic": sys.node().icenic().map(|n| n.stats.clone()),
+            "delivery_failures": sys.delivery_failures(),
             "late_events": sys.late_events(),
-            "booted_at_ns": sys.booted_at.map(|t| t.as_ns()),
-            "instret": sys.node.instret(),
+            "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),
+            "instret": sys.node().instret(),
             "wall_s": wall_s,
             "config": cfg,
         });
@@ -338,7 +341,7 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
             report.received,
             a.load_opts.count,
             a.load_opts.max_sim_ms,
-            if sys.booted_at.is_none() {
+            if sys.booted_at().is_none() {
                 " (the program never sent its boot message; use --start-ns to start without it)"
             } else {
                 ""

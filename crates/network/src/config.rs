@@ -103,6 +103,9 @@ pub struct NetworkConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum TopologyConfig {
+    /// Two hosts joined by one cable, no switch: the one-node setting of
+    /// `nanopu run --load` (a node and its load generator).
+    Direct,
     /// All hosts on one switch (the nanoPU paper's evaluation topology,
     /// nanoPU §5.2.3 and §5.3).
     SingleSwitch {
@@ -149,6 +152,7 @@ impl TopologyConfig {
     /// Number of hosts.
     pub fn hosts(&self) -> usize {
         match *self {
+            TopologyConfig::Direct => 2,
             TopologyConfig::SingleSwitch { hosts } => hosts,
             TopologyConfig::Dumbbell {
                 left_hosts,
@@ -165,6 +169,7 @@ impl TopologyConfig {
     /// Number of switches.
     pub fn switches(&self) -> usize {
         match *self {
+            TopologyConfig::Direct => 0,
             TopologyConfig::SingleSwitch { .. } => 1,
             TopologyConfig::Dumbbell { .. } => 2,
             TopologyConfig::LeafSpine { leaves, spines, .. } => leaves.saturating_add(spines),
@@ -383,6 +388,7 @@ impl NetworkConfig {
             }
         };
         match self.topology {
+            TopologyConfig::Direct => {}
             TopologyConfig::SingleSwitch { hosts } => positive("hosts", hosts)?,
             TopologyConfig::Dumbbell {
                 left_hosts,

@@ -129,7 +129,7 @@ impl Network {
         let fabric_prop = SimDuration::from_ps(cfg.link.fabric_propagation_ps);
         let mut ports = Vec::new();
         for h in 0..topo.hosts() {
-            let up = Endpoint::Switch(topo.attachment(h).switch);
+            let up = topo.uplink_peer(h);
             ports.push(OutputPort::new(None, up, host_prop, cfg.link.gbps, 1));
         }
         let mut switches = Vec::with_capacity(topo.switches());
@@ -432,7 +432,11 @@ impl Network {
     pub fn capture(&mut self, host: HostId, w: PcapWriter<Box<dyn Write + Send>>) {
         let c = Some(Capture(self.captures.len()));
         self.captures.push(Some(w));
-        let down = self.port_index(self.host_downlink(host));
+        // The port that feeds the host: its switch's, or the peer's uplink.
+        let down = match self.topo.uplink_peer(host) {
+            Endpoint::Host(peer) => peer,
+            Endpoint::Switch(_) => self.port_index(self.host_downlink(host)),
+        };
         self.ports[host].capture = c;
         self.ports[down].capture = c;
     }

@@ -3,6 +3,7 @@
 //! Switches and their ports are numbered so that routes are arithmetic (no
 //! tables, whatever the size):
 //!
+//! - **direct**: hosts 0 and 1 on one cable, no switch.
 //! - **single switch**: switch 0; port `i` goes to host `i`.
 //! - **dumbbell** (NanoTransport §5.2): switch 0 has the `left_hosts` hosts
 //!   0.. on ports 0.., then the fabric link to switch 1 on port
@@ -57,6 +58,7 @@ pub struct Topology {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
+    Direct,
     SingleSwitch {
         hosts: usize,
     },
@@ -75,6 +77,7 @@ impl Topology {
     /// The topology of a validated configuration.
     pub fn new(cfg: &TopologyConfig) -> Topology {
         let kind = match *cfg {
+            TopologyConfig::Direct => Kind::Direct,
             TopologyConfig::SingleSwitch { hosts } => Kind::SingleSwitch { hosts },
             TopologyConfig::Dumbbell {
                 left_hosts,
@@ -99,6 +102,7 @@ impl Topology {
     /// Number of hosts.
     pub fn hosts(&self) -> usize {
         match self.kind {
+            Kind::Direct => 2,
             Kind::SingleSwitch { hosts } => hosts,
             Kind::Dumbbell { left, right } => left + right,
             Kind::LeafSpine {
@@ -110,6 +114,7 @@ impl Topology {
     /// Number of switches.
     pub fn switches(&self) -> usize {
         match self.kind {
+            Kind::Direct => 0,
             Kind::SingleSwitch { .. } => 1,
             Kind::Dumbbell { .. } => 2,
             Kind::LeafSpine { leaves, spines, .. } => leaves + spines,
@@ -119,6 +124,7 @@ impl Topology {
     /// Number of ports of switch `s`.
     pub fn ports(&self, s: usize) -> usize {
         match self.kind {
+            Kind::Direct => 0,
             Kind::SingleSwitch { hosts } => hosts,
             Kind::Dumbbell { left, right } => 1 + if s == 0 { left } else { right },
             Kind::LeafSpine {
@@ -135,9 +141,20 @@ impl Topology {
         }
     }
 
-    /// The switch port a host is attached to (its downlink).
+    /// What a host's uplink leads to: its switch, or (direct) the other host.
+    pub fn uplink_peer(&self, h: HostId) -> Endpoint {
+        match self.kind {
+            Kind::Direct => Endpoint::Host(1 - h),
+            _ => Endpoint::Switch(self.attachment(h).switch),
+        }
+    }
+
+    /// The switch port a host is attached to (its downlink). In a direct
+    /// topology there is none: the other host's uplink feeds it (see
+    /// [`Topology::uplink_peer`]).
     pub fn attachment(&self, h: HostId) -> PortRef {
         let (switch, port) = match self.kind {
+            Kind::Direct => unreachable!("a direct link has no switch port"),
             Kind::SingleSwitch { .. } => (0, h),
             Kind::Dumbbell { left, .. } => {
                 if h < left {
@@ -154,6 +171,7 @@ impl Topology {
     /// What port `p` of switch `s` leads to.
     pub fn peer(&self, s: usize, p: usize) -> Endpoint {
         match self.kind {
+            Kind::Direct => unreachable!("a direct link has no switch"),
             Kind::SingleSwitch { .. } => Endpoint::Host(p),
             Kind::Dumbbell { left, right } => match (s, p) {
                 (0, p) if p < left => Endpoint::Host(p),
@@ -178,6 +196,7 @@ impl Topology {
     /// How switch `s` reaches host `dst` (which must exist).
     pub fn route(&self, s: usize, dst: HostId) -> LocalRoute {
         match self.kind {
+            Kind::Direct => unreachable!("a direct link has no switch"),
             Kind::SingleSwitch { .. } => LocalRoute::Port(dst),
             Kind::Dumbbell { left, right } => LocalRoute::Port(match (s, dst < left) {
                 (0, true) => dst,

@@ -4,10 +4,38 @@
 use nanopu_sim::SimDuration;
 use serde::{Deserialize, Serialize};
 
+/// A NIC design (`[nic] kind`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NicKind {
+    /// The nanoPU NIC: the fast path into the register file.
+    #[default]
+    #[serde(alias = "nano-pu")]
+    Nanopu,
+    /// A traditional DMA NIC (IceNIC-like).
+    #[serde(alias = "traditional")]
+    Icenic,
+}
+
+impl NicKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NicKind::Nanopu => "nanopu",
+            NicKind::Icenic => "icenic",
+        }
+    }
+}
+
 /// Per-stage latencies and sizes of the NIC fast path (nanoPU Fig. 1 and 2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
+    /// Which NIC design the nodes have: `nanopu` (the register-file fast
+    /// path, default) or `icenic` (a traditional DMA NIC, a device on the
+    /// node's bus: `node.icenic` holds its parameters). The stage latencies
+    /// below are the nanoPU NIC's; the MAC latencies, MTU and message limit
+    /// apply to every design.
+    pub kind: NicKind,
     /// Link rate. Source: nanoPU §3 ("200Gb/s links"), `nanopu-abi.md`.
     pub link_gbps: u64,
     /// Payload bytes per packet. Source: `nanopu-abi.md` (1 KB MTU payload;
@@ -63,6 +91,7 @@ pub struct NicConfig {
 impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
+            kind: NicKind::Nanopu,
             link_gbps: 200,
             mtu_payload_bytes: 1024,
             max_message_bytes: 2048,

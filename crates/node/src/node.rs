@@ -63,6 +63,20 @@ pub struct TxSink {
 /// How many sent messages a [`TxSink`] keeps.
 pub const TX_SINK_KEEP: usize = 4096;
 
+/// What a core handed its NIC through the register-file interface.
+#[derive(Debug)]
+pub enum CoreOutput<'a> {
+    /// A command (`lniccmd`/`lnicucmd`), with its cycle.
+    Command(nanopu_core::netif::CoreToNic),
+    /// A complete netTX message of `context` (header first), finished at
+    /// `cycle`. Take the words with `std::mem::take` to keep them.
+    Message {
+        context: u16,
+        cycle: u64,
+        words: &'a mut Vec<u64>,
+    },
+}
+
 /// How a run ended without error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {
@@ -426,6 +440,48 @@ impl Node {
     /// The traditional NIC, if the node has one.
     pub fn icenic(&self) -> Option<&IceNic> {
         self.bus.icenic.as_ref()
+    }
+
+    /// Register-file interface, NIC side: puts a message (RX header first)
+    /// into core `core`'s RX FIFO for `context`, visible from `cycle`.
+    pub fn deliver_to_core(
+        &mut self,
+        core: usize,
+        context: u16,
+        words: &[u64],
+        cycle: u64,
+    ) -> Result<(), nanopu_core::netif::RxError> {
+        self.harts[core].net.deliver(context, words, cycle)
+    }
+
+    /// Register-file interface, NIC side: hands over, core by core, every
+    /// command (`lniccmd`/`lnicucmd`) and every complete netTX message the
+    /// cores produced since the last call, each with the cycle it happened.
+    /// `words` is scratch for the messages (header first).
+    pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
+        let mut words = Vec::new();
+        for (core, hart) in self.harts.iter_mut().enumerate() {
+            while let Some(cmd) = hart.net.outbox.pop_front() {
+                f(core, CoreOutput::Command(cmd));
+            }
+            while let Some(m) = hart.net.take_tx_message(&mut words) {
+                f(
+                    core,
+                    CoreOutput::Message {
+                        context: m.context,
+                        cycle: m.cycle,
+                        words: &mut words,
+                    },
+                );
+                words.clear();
+            }
+        }
+    }
+
+    /// Whether any core has output for a NIC waiting (see
+    /// [`Node::take_core_output`]).
+    pub fn has_core_output(&self) -> bool {
+        self.harts.iter().any(|h| h.net.has_output())
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop) -> Result<(), NodeError> {

@@ -1,19 +1,24 @@
-//! Many hosts on a datacenter network (`nanopu_network`), each a NIC with
-//! NanoTransport: either a nanoPU node (cores running a program, the
-//! nanoPU NIC with NanoTransport) or a built-in traffic source and sink
-//! (the NIC's transport driven directly by a workload). The setting of the
-//! NanoTransport incast and the nanoPU 80-to-1 incast.
-//!
-//! Wiring (all of it happens here):
+//! The co-simulation loop: hosts on a network (`nanopu_network`), run in
+//! time order. Every setting runs here, from one node and its load
+//! generator on a cable ([`crate::System`]) to a thousand hosts on a
+//! leaf-spine. A host ([`crate::host`]) is a nanoPU node with any NIC
+//! design ([`crate::nics`]), a built-in traffic host (a NIC's transport
+//! driven by a workload), or a built-in load generator.
 //!
 //! ```text
-//!  traffic ── NanoTransport ── MAC ── host link ── switches ── … ── MAC ── NanoTransport ── sink
+//!  cores ── NIC ── MAC ── host link ── switches ── … ── MAC ── NIC ── cores
 //! ```
 //!
-//! Nodes run in time order with the events, as in [`crate::System`]: before
-//! events at time `t` are handled, every node has run to `t` or to where it
-//! could next send something, whichever is earlier. A node's boot message
-//! (to 0.0.0.0) is taken by the wiring, not sent.
+//! Time safety: before events at time `t` are handled, every node has run
+//! to `t` or to the earliest point it could next send something, whichever
+//! is earlier; nodes run ahead of the next event by at most the least time
+//! a message takes from a core to another host (the lookahead), so nothing
+//! is ever delivered into a core's past.
+//!
+//! Boot messages (to 0.0.0.0) are recorded by the wiring. On a direct link
+//! they go on to the peer (a load generator waiting for them); a switched
+//! network has no route for them, so there they stop at the wiring, and the
+//! load generators serving from that node are started instead.
 //!
 //! A built-in host has no cores: a message "from the core" enters the
 //! transport at the time the workload names, and a delivered message is
@@ -21,12 +26,16 @@
 //! index in the workload in their first payload word, so each delivery is
 //! matched to its send (messages shorter than 8 bytes are only counted).
 
+use crate::client::{Client, ClientAction, LoadConfig, Start};
+use crate::host::{BuiltinHost, ClientHost, Host, NodeHost};
+use crate::nics::icenic::IceNicPort;
+use crate::nics::nanopu::NanoPuNic;
+use crate::nics::{CustomNic, NicKind, NicNote, NodeNic, NodeNicEvent};
 use crate::SystemError;
-use nanopu_core::netif::CoreToNic;
-use nanopu_network::{host_ip, NetAction, NetEvent, Network, NetworkConfig};
+use nanopu_network::{host_ip, NetAction, NetEvent, Network, NetworkConfig, TopologyConfig};
 use nanopu_nic::mac::Mac;
-use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicConfig, NicEvent};
-use nanopu_node::{Node, NodeConfig, NodeError};
+use nanopu_nic::{NanoNic, NicConfig};
+use nanopu_node::{Node, NodeConfig};
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
 use nanopu_transport::program::{ProgramParams, TransportProgram};
 use nanopu_transport::{
@@ -35,20 +44,23 @@ use nanopu_transport::{
 use nanopu_wire::PcapWriter;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::rc::Rc;
 
-/// A network of built-in hosts.
+/// Hosts on a network: the configuration `nanopu net` reads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClusterConfig {
     pub network: NetworkConfig,
-    /// Every host's NIC: link rate, MTU, MAC latencies and `transport`
-    /// (the protocol must be a NanoTransport program).
+    /// Every host's NIC: the design (`kind`), MTU, MAC latencies and
+    /// `transport`.
     pub nic: NicConfig,
-    /// Cores and memory of the hosts that are nanoPU nodes.
+    /// Cores and memory of the hosts that are nodes.
     pub node: NodeConfig,
-    /// Hosts that are nanoPU nodes and the program each runs; every other
-    /// host is built in.
+    /// Hosts that are nodes and the program each runs; every other host is
+    /// built in.
     pub programs: Vec<HostProgram>,
+    /// Hosts that are built-in load generators, each sending to a server.
+    pub clients: Vec<ClientSpec>,
 }
 
 /// Hosts that run a program.
@@ -59,6 +71,24 @@ pub struct HostProgram {
     pub hosts: String,
     /// The program (a RISC-V ELF).
     pub program: PathBuf,
+    /// Their NIC design, if not `nic.kind`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<NicKind>,
+}
+
+/// Hosts that are built-in load generators (`nanopu run --load`'s client).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    /// Which hosts: `"2"`, `"2-5"`.
+    pub hosts: String,
+    /// The host they send requests to (a node). Clients waiting for its
+    /// boot message start when it boots.
+    pub server: usize,
+    /// What they send; each client's seed is `load.seed` plus its host
+    /// number, so clients differ but runs repeat.
+    #[serde(default)]
+    pub load: LoadConfig,
 }
 
 /// Parses a host set such as `"0,2,5-7"` (hosts of a network of `n`).
@@ -121,43 +151,44 @@ pub struct MessageRecord {
     pub reply_at: Option<SimTime>,
 }
 
+/// When [`Cluster::run_until`] stops early.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StopWhen {
+    /// Every load generator has all its replies.
+    pub clients_done: bool,
+    /// A node's program exits.
+    pub node_exits: bool,
+}
+
+/// How [`Cluster::run_until`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterEnd {
+    /// Every load generator has all its replies (with `clients_done`).
+    ClientsDone,
+    /// Host `host`'s program exited with `code` (with `node_exits`).
+    Exited { host: usize, code: u64 },
+    /// Events remain after the time limit.
+    TimeLimit,
+    /// Nothing is left to do: no event is pending and no node can run.
+    Idle,
+}
+
 enum Ev {
     Net(NetEvent),
-    Nic(usize, NicEvent),
-    /// A command a node's core gave at this time.
-    FromCore(usize, usize, CoreCommand),
-    /// A message a node's core finished writing at this time.
-    CoreMessage {
-        host: usize,
-        core: usize,
-        context: u16,
-        words: Vec<u64>,
-    },
     /// A frame's first bit reaches a host's NIC.
     AtHost(usize, Vec<u8>),
+    /// A node's NIC's event.
+    Nic(usize, NodeNicEvent),
+    /// A built-in host's transport's event.
     Transport(usize, TransportEvent),
+    /// Workload message `i` enters its sender's transport.
     Send(usize),
+    ClientTick(usize),
+    ClientStart(usize),
+    ClientTimeout(usize, u64),
 }
 
-/// A built-in host: a NIC's transport and MAC, no cores.
-struct Builtin {
-    transport: NanoTransport,
-    mac: Mac,
-}
-
-/// A nanoPU node: cores and the nanoPU NIC.
-struct NodeHost {
-    node: Node,
-    nic: NanoNic,
-    period: SimDuration,
-}
-
-enum Host {
-    Builtin(Box<Builtin>),
-    Node(Box<NodeHost>),
-}
-
-/// Built-in hosts on a network, run in time order.
+/// Hosts on a network, run in time order.
 pub struct Cluster {
     net: Network,
     hosts: Vec<Host>,
@@ -184,19 +215,28 @@ pub struct Cluster {
     pub booted: Vec<(usize, SimTime)>,
     /// Messages a NIC could not put into a core's RX FIFO.
     pub delivery_failures: u64,
-    nic_actions: Vec<NicAction>,
     /// The least time from a node's core sending to any other host's NIC
     /// receiving: how far nodes may run past each other.
     lookahead: SimDuration,
-    /// The hosts that are nanoPU nodes.
+    /// The hosts that are nodes, and those that are load generators.
     nodes: Vec<usize>,
+    clients: Vec<usize>,
+    /// Boot messages cross the wire (a direct link) instead of stopping at
+    /// the wiring.
+    boot_on_wire: bool,
     /// Consumed frame buffers, for the hosts that send to reuse (frames go
     /// from senders to receivers; this brings the buffers back).
     spare_frames: Vec<Vec<u8>>,
 }
 
+/// What a node host runs: its program (image and name) and NIC design.
+type NodeSpec = (Rc<Vec<u8>>, String, NicKind);
+
 /// Frame buffers the cluster keeps for its hosts.
 const SPARE_FRAMES: usize = 4096;
+
+/// Per-frame framing on every link: preamble and inter-frame gap.
+const LINK_OVERHEAD_BYTES: u64 = nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64;
 
 impl Cluster {
     pub fn new(cfg: &ClusterConfig) -> Result<Cluster, SystemError> {
@@ -209,89 +249,154 @@ impl Cluster {
         cfg: &ClusterConfig,
         program: impl Fn(usize, &ProgramParams) -> Option<Box<dyn TransportProgram>>,
     ) -> Result<Cluster, SystemError> {
+        Self::build(cfg, program, |_| None)
+    }
+
+    /// A cluster whose node hosts may have a NIC design of your own:
+    /// `nic` is asked for each node's (`None`: the configured kind's).
+    pub fn with_nics(
+        cfg: &ClusterConfig,
+        nic: impl Fn(usize) -> Option<CustomNic>,
+    ) -> Result<Cluster, SystemError> {
+        Self::build(cfg, |_, _| None, nic)
+    }
+
+    fn build(
+        cfg: &ClusterConfig,
+        program: impl Fn(usize, &ProgramParams) -> Option<Box<dyn TransportProgram>>,
+        custom_nic: impl Fn(usize) -> Option<CustomNic>,
+    ) -> Result<Cluster, SystemError> {
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-        let custom = |h: usize| {
-            program(
-                h,
-                &ProgramParams::new(
-                    &cfg.nic.transport,
-                    cfg.nic.mtu_payload_bytes,
-                    TxLink {
-                        gbps: cfg.network.link.gbps,
-                        overhead_bytes: (nanopu_wire::frame::PREAMBLE_LEN
-                            + nanopu_wire::frame::IFG_LEN)
-                            as u64,
-                    },
-                ),
-            )
-        };
-        let any_custom = (0..cfg.network.topology.hosts()).any(|h| custom(h).is_some());
-        if !any_custom && !NanoTransport::is_program(cfg.nic.transport.protocol) {
-            return Err(SystemError::Config(
-                "nic.transport.protocol = none: a network of hosts needs a NanoTransport program (ndp, homa or homa-tr)".into(),
-            ));
-        }
-        let net = Network::new(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         let link = TxLink {
             gbps: cfg.network.link.gbps,
-            overhead_bytes: (nanopu_wire::frame::PREAMBLE_LEN + nanopu_wire::frame::IFG_LEN) as u64,
+            overhead_bytes: LINK_OVERHEAD_BYTES,
         };
+        let params = ProgramParams::new(&cfg.nic.transport, cfg.nic.mtu_payload_bytes, link);
+        let custom = |h: usize| program(h, &params);
+        let net = Network::new(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         let n = net.hosts();
-        let mut programs: Vec<Option<(std::rc::Rc<Vec<u8>>, String)>> = vec![None; n];
+
+        // Who is what.
+        let mut programs: Vec<Option<NodeSpec>> = vec![None; n];
         for p in &cfg.programs {
             let elf = std::fs::read(&p.program).map_err(|e| {
                 SystemError::Config(format!("program {}: {e}", p.program.display()))
             })?;
-            let elf = std::rc::Rc::new(elf);
+            let elf = Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
-                programs[h] = Some((elf.clone(), name.clone()));
+                if programs[h].is_some() {
+                    return Err(SystemError::Config(format!(
+                        "programs: host {h} is named by two [[programs]] entries"
+                    )));
+                }
+                programs[h] = Some((elf.clone(), name.clone(), p.nic.unwrap_or(cfg.nic.kind)));
             }
         }
+        let mut client_of: Vec<Option<&ClientSpec>> = vec![None; n];
+        for c in &cfg.clients {
+            for h in parse_hosts(&c.hosts, n).map_err(SystemError::Config)? {
+                if programs[h].is_some() || client_of[h].is_some() {
+                    return Err(SystemError::Config(format!(
+                        "clients: host {h} is already a node or a client"
+                    )));
+                }
+                if c.server >= n || programs[c.server].is_none() {
+                    return Err(SystemError::Config(format!(
+                        "clients: server = {}: not a host that runs a program",
+                        c.server
+                    )));
+                }
+                client_of[h] = Some(c);
+            }
+        }
+        let builtins = (0..n).any(|h| programs[h].is_none() && client_of[h].is_none());
+        let any_custom = (0..n).any(|h| custom(h).is_some());
+        if builtins && !any_custom && !NanoTransport::is_program(cfg.nic.transport.protocol) {
+            return Err(SystemError::Config(
+                "nic.transport.protocol = none: built-in traffic hosts need a NanoTransport \
+                 program (ndp, homa or homa-tr)"
+                    .into(),
+            ));
+        }
+        let boot_on_wire = matches!(cfg.network.topology, TopologyConfig::Direct);
+
         let mut hosts = Vec::with_capacity(n);
         for (h, program) in programs.into_iter().enumerate() {
-            if let Some((elf, name)) = program {
-                let mut node = Node::with_program_bytes(cfg.node.clone(), &name, &elf)?;
+            if let Some((elf, name, kind)) = program {
+                let mut node_cfg = cfg.node.clone();
+                node_cfg.icenic.enabled = kind == NicKind::Icenic;
+                let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
+                    .map_err(|source| SystemError::Host { host: h, source })?;
                 node.nic_attached = true;
-                let nic = NanoNic::with_program(
-                    cfg.nic.clone(),
-                    host_ip(h),
-                    (nanopu_wire::frame::PREAMBLE_LEN + nanopu_wire::frame::IFG_LEN) as u64,
-                    custom(h),
-                )
+                let nic = match custom_nic(h) {
+                    Some(nic) => NodeNic::custom(nic),
+                    None => node_nic(kind, &cfg.nic, h, link, custom(h))?,
+                };
+                let mut host = NodeHost::new(node, nic);
+                host.io.boot_on_wire = boot_on_wire;
+                hosts.push(Host::Node(Box::new(host)));
+            } else if let Some(c) = client_of[h] {
+                let load = LoadConfig {
+                    seed: c.load.seed.wrapping_add(h as u64),
+                    ..c.load.clone()
+                };
+                // Response times are measured at the server's wire.
+                let to_server = net.idle_one_way(h, c.server, 0);
+                hosts.push(Host::Client(Box::new(client_host(
+                    load,
+                    h,
+                    c.server,
+                    &cfg.nic,
+                    cfg.network.link.gbps,
+                    to_server,
+                    cfg.node.core.clock_mhz,
+                )?)));
+            } else {
+                let transport = match custom(h) {
+                    Some(p) => NanoTransport::with_program(
+                        &cfg.nic.transport,
+                        host_ip(h),
+                        cfg.nic.mtu_payload_bytes,
+                        link,
+                        p,
+                    ),
+                    None => NanoTransport::new(
+                        &cfg.nic.transport,
+                        host_ip(h),
+                        cfg.nic.mtu_payload_bytes,
+                        link,
+                    ),
+                }
                 .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-                let period = SimDuration::clock_period_mhz(node.cfg.core.clock_mhz as u64);
-                hosts.push(Host::Node(Box::new(NodeHost { node, nic, period })));
-                continue;
+                hosts.push(Host::Builtin(Box::new(BuiltinHost {
+                    transport,
+                    mac: mac(&cfg.nic, cfg.network.link.gbps),
+                })));
             }
-            let transport = match custom(h) {
-                Some(p) => NanoTransport::with_program(
-                    &cfg.nic.transport,
-                    host_ip(h),
-                    cfg.nic.mtu_payload_bytes,
-                    link,
-                    p,
-                ),
-                None => NanoTransport::new(
-                    &cfg.nic.transport,
-                    host_ip(h),
-                    cfg.nic.mtu_payload_bytes,
-                    link,
-                ),
-            }
-            .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-            hosts.push(Host::Builtin(Box::new(Builtin {
-                transport,
-                mac: Mac {
-                    link_gbps: cfg.network.link.gbps,
-                    rx_latency: SimDuration::from_ps(cfg.nic.mac_serial_rx_ps),
-                    tx_latency: SimDuration::from_ps(cfg.nic.mac_serial_tx_ps),
-                },
-            })));
         }
-        Ok(Cluster {
+        let mut c = Cluster::from_hosts(net, hosts, Self::lookahead(cfg));
+        c.boot_on_wire = boot_on_wire;
+        for h in c.clients.clone() {
+            let start = c.hosts[h]
+                .as_client()
+                .and_then(|ch| ch.client.as_ref())
+                .map(|x| x.cfg.start);
+            if let Some(Start::AtNs(ns)) = start {
+                c.start_client_at(h, SimTime::ZERO + SimDuration::from_ns(ns));
+            }
+        }
+        Ok(c)
+    }
+
+    /// A cluster of hosts built by hand on `net` (host `i` is attached
+    /// where the network's host `i` is).
+    pub fn from_hosts(net: Network, hosts: Vec<Host>, lookahead: SimDuration) -> Cluster {
+        let n = hosts.len();
+        assert_eq!(n, net.hosts(), "one host per network attachment");
+        Cluster {
             net,
             queue: EventQueue::new(),
             specs: Vec::new(),
@@ -308,33 +413,65 @@ impl Cluster {
             node_deliveries: Vec::new(),
             booted: Vec::new(),
             delivery_failures: 0,
-            nic_actions: Vec::new(),
-            lookahead: Self::lookahead(cfg),
+            lookahead,
             spare_frames: Vec::new(),
-            nodes: (0..n)
-                .filter(|&h| matches!(hosts[h], Host::Node(_)))
-                .collect(),
+            nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
+            clients: (0..n).filter(|&h| hosts[h].as_client().is_some()).collect(),
+            boot_on_wire: false,
             hosts,
-        })
+        }
     }
 
     /// A lower bound of the time from a core's last word to another host's
-    /// NIC seeing the packet: the MACs, the host links' propagation and one
-    /// switch (at least 1 ns, so that nodes always make progress).
-    fn lookahead(cfg: &ClusterConfig) -> SimDuration {
+    /// NIC seeing the packet: the MACs, the host links' propagation and, if
+    /// there are switches, one switch (at least 1 ns, so that nodes always
+    /// make progress).
+    pub fn lookahead(cfg: &ClusterConfig) -> SimDuration {
+        let switch = if cfg.network.topology.switches() > 0 {
+            cfg.network.switch.forwarding_latency_ps
+        } else {
+            0
+        };
+        let links = if cfg.network.topology.switches() > 0 {
+            2
+        } else {
+            1
+        };
         let ps = cfg.nic.mac_serial_tx_ps
             + cfg.nic.mac_serial_rx_ps
-            + 2 * cfg.network.link.host_propagation_ps
-            + cfg.network.switch.forwarding_latency_ps;
+            + links * cfg.network.link.host_propagation_ps
+            + switch;
         SimDuration::from_ps(ps.max(1_000))
     }
 
-    /// The node of `host`, if it is a nanoPU node.
+    /// Whether boot messages cross the wire (see the module documentation;
+    /// on for a direct link).
+    pub fn set_boot_on_wire(&mut self, on: bool) {
+        self.boot_on_wire = on;
+    }
+
+    /// Starts load generator `h` at `at` (instead of at its server's boot).
+    pub fn start_client_at(&mut self, h: usize, at: SimTime) {
+        self.queue.schedule(at, Ev::ClientStart(h));
+    }
+
+    /// Events scheduled in the past (a causality slip; should stay zero).
+    pub fn late_events(&self) -> u64 {
+        self.queue.late
+    }
+
+    /// Host `h`.
+    pub fn host(&self, h: usize) -> &Host {
+        &self.hosts[h]
+    }
+
+    pub fn host_mut(&mut self, h: usize) -> &mut Host {
+        &mut self.hosts[h]
+    }
+
+    /// The node of `host`, if it is a node.
     pub fn node(&self, host: usize) -> Option<&Node> {
-        match &self.hosts[host] {
-            Host::Node(n) => Some(&n.node),
-            Host::Builtin(_) => None,
-        }
+        self.hosts[host].as_node().map(|n| &n.node)
     }
 
     /// Records the time of every frame each host's transport sends.
@@ -360,26 +497,32 @@ impl Cluster {
     }
 
     /// The transport of `host` (built in or in a node's NIC).
+    ///
+    /// # Panics
+    /// If the host runs none (a load generator, a NIC without one).
     pub fn transport(&self, host: usize) -> &NanoTransport {
-        match &self.hosts[host] {
-            Host::Builtin(b) => &b.transport,
-            Host::Node(n) => n.nic.nano_transport().expect("checked in new"),
-        }
+        self.hosts[host]
+            .transport()
+            .unwrap_or_else(|| panic!("host {host} runs no NanoTransport"))
     }
 
     /// Counters of every host's transport, summed.
     pub fn transport_stats(&self) -> TransportStats {
         let mut t = TransportStats::default();
-        for h in 0..self.hosts.len() {
-            t.add(&self.transport(h).stats);
+        for h in &self.hosts {
+            if let Some(tr) = h.transport() {
+                t.add(&tr.stats);
+            }
         }
         t
     }
 
     /// Resources still held by some host, if any (leak check).
     pub fn occupancy(&self) -> Option<(usize, Occupancy)> {
-        (0..self.hosts.len())
-            .map(|i| (i, self.transport(i).occupancy()))
+        self.hosts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.transport().map(|t| (i, t.occupancy())))
             .find(|(_, o)| !o.is_empty())
     }
 
@@ -396,7 +539,8 @@ impl Cluster {
         }
         let Host::Builtin(b) = &self.hosts[m.from] else {
             return Err(SystemError::Config(format!(
-                "a workload message from host {}: it runs a program, which sends its own",
+                "a workload message from host {}: it is not a built-in traffic host (a node \
+                 sends its own messages, a load generator its requests)",
                 m.from
             )));
         };
@@ -432,7 +576,17 @@ impl Cluster {
 
     /// Runs until no event is left or `until`; returns the last event's time.
     pub fn run(&mut self, until: SimTime) -> Result<SimTime, SystemError> {
-        loop {
+        self.run_until(until, StopWhen::default())?;
+        Ok(self.now)
+    }
+
+    /// Runs until `until`, until nothing is left to do, or until what
+    /// `stop` names happens.
+    pub fn run_until(&mut self, until: SimTime, stop: StopWhen) -> Result<ClusterEnd, SystemError> {
+        let end = loop {
+            if let Some(end) = self.stopped(stop) {
+                break end;
+            }
             let next = self.queue.peek_time().unwrap_or(SimTime::MAX);
             // Nodes run no further than the next event, nor further past the
             // earliest point some node could send than a message takes to
@@ -444,7 +598,11 @@ impl Cluster {
             }
             .min(until);
             for i in 0..self.nodes.len() {
-                self.advance_node(self.nodes[i], limit)?;
+                let h = self.nodes[i];
+                let node = self.hosts[h].as_node_mut().expect("a node");
+                node.advance(limit)
+                    .map_err(|source| SystemError::Host { host: h, source })?;
+                self.node_io(h);
             }
             // Events before every node's next possible output are final.
             let safe = self.nodes_horizon().map_or(limit, |h| h.min(limit));
@@ -457,104 +615,64 @@ impl Cluster {
             }
             if !handled && self.queue.peek_time().is_none_or(|t| t > until) {
                 // No event left before `until`: done once no node can run.
-                let running = self.nodes.iter().any(|&h| self.node_can_run(h, until));
+                let running = self.nodes.iter().any(|&h| {
+                    self.hosts[h]
+                        .as_node()
+                        .is_some_and(|n| !n.deadlocked && n.can_run(until))
+                });
                 if !running {
-                    break;
+                    break if let Some(end) = self.stopped(stop) {
+                        end
+                    } else if self.queue.is_empty() {
+                        ClusterEnd::Idle
+                    } else {
+                        ClusterEnd::TimeLimit
+                    };
                 }
             }
-        }
+        };
         self.net.finish_capture().map_err(SystemError::Pcap)?;
-        Ok(self.now)
+        Ok(end)
+    }
+
+    /// What `stop` names, if it has happened.
+    fn stopped(&self, stop: StopWhen) -> Option<ClusterEnd> {
+        if stop.clients_done && self.clients_done() {
+            return Some(ClusterEnd::ClientsDone);
+        }
+        if stop.node_exits {
+            if let Some((host, code)) = self.exited() {
+                return Some(ClusterEnd::Exited { host, code });
+            }
+        }
+        None
+    }
+
+    fn clients_done(&self) -> bool {
+        self.clients
+            .iter()
+            .all(|&h| self.hosts[h].as_client().is_some_and(|c| c.done()))
+    }
+
+    fn exited(&self) -> Option<(usize, u64)> {
+        self.nodes.iter().find_map(|&h| {
+            let n = self.hosts[h].as_node()?;
+            n.node.exit.map(|(code, _)| (h, code))
+        })
     }
 
     /// The earliest time any node could send something, if any node can.
     fn nodes_horizon(&self) -> Option<SimTime> {
         self.nodes
             .iter()
-            .filter_map(|&h| match &self.hosts[h] {
-                Host::Node(n) if n.node.exit.is_none() => n
-                    .node
-                    .output_horizon()
-                    .map(|c| SimTime::from_cycle(c, n.period)),
-                _ => None,
-            })
+            .filter_map(|&h| self.hosts[h].as_node()?.output_horizon())
             .min()
-    }
-
-    /// Whether node `h` can still do something before `until`.
-    fn node_can_run(&self, h: usize, until: SimTime) -> bool {
-        let Host::Node(n) = &self.hosts[h] else {
-            return false;
-        };
-        if n.node.exit.is_some() {
-            return false;
-        }
-        let until = until.to_cycle_ceil(n.period);
-        n.node.lead_cycle().is_some_and(|c| c < until)
-            || n.node.next_wake_cycle().is_some_and(|c| c < until)
-    }
-
-    /// Runs node `h` up to `limit`.
-    fn advance_node(&mut self, h: usize, limit: SimTime) -> Result<(), SystemError> {
-        let Host::Node(n) = &mut self.hosts[h] else {
-            return Ok(());
-        };
-        if n.node.exit.is_some() {
-            return Ok(());
-        }
-        match n.node.run(limit.to_cycle_ceil(n.period)) {
-            Ok(_) => {}
-            // Every core waits for a message: in a network one may come.
-            Err(NodeError::Deadlock(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
-        self.drain_node(h);
-        Ok(())
-    }
-
-    /// Takes node `h`'s commands and finished messages into the queue.
-    fn drain_node(&mut self, h: usize) {
-        let Host::Node(n) = &mut self.hosts[h] else {
-            return;
-        };
-        let period = n.period;
-        let mut words = Vec::new();
-        for (core, hart) in n.node.harts.iter_mut().enumerate() {
-            while let Some(cmd) = hart.net.outbox.pop_front() {
-                let (c, cycle) = match cmd {
-                    CoreToNic::Registered { context, cycle, .. } => {
-                        (CoreCommand::Registered { context }, cycle)
-                    }
-                    CoreToNic::MessageDone { context, cycle } => {
-                        (CoreCommand::MessageDone { context }, cycle)
-                    }
-                };
-                self.queue
-                    .schedule(SimTime::from_cycle(cycle, period), Ev::FromCore(h, core, c));
-            }
-            while let Some(m) = hart.net.take_tx_message(&mut words) {
-                self.queue.schedule(
-                    SimTime::from_cycle(m.cycle, period),
-                    Ev::CoreMessage {
-                        host: h,
-                        core,
-                        context: m.context,
-                        words: std::mem::take(&mut words),
-                    },
-                );
-            }
-        }
     }
 
     /// Hands spare frame buffers to the host that is about to run.
     fn top_up(&mut self, h: usize) {
         while let Some(f) = self.spare_frames.pop() {
-            let left = match &mut self.hosts[h] {
-                Host::Builtin(b) if b.transport.wants_frames() => b.transport.recycle(f),
-                Host::Node(n) if n.nic.wants_frames() => n.nic.recycle(f),
-                _ => Some(f),
-            };
-            if let Some(f) = left {
+            if let Some(f) = self.hosts[h].recycle(f) {
                 self.spare_frames.push(f);
                 return;
             }
@@ -563,85 +681,44 @@ impl Cluster {
 
     fn handle(&mut self, t: SimTime, ev: Ev) {
         match &ev {
-            Ev::AtHost(h, _) | Ev::Transport(h, _) | Ev::Nic(h, _) | Ev::FromCore(h, _, _) => {
-                self.top_up(*h)
-            }
-            Ev::CoreMessage { host, .. } => self.top_up(*host),
+            Ev::AtHost(h, _) | Ev::Transport(h, _) | Ev::Nic(h, _) => self.top_up(*h),
             Ev::Send(i) => self.top_up(self.specs[*i].from),
-            Ev::Net(_) => {}
+            _ => {}
         }
         let mut net_actions = std::mem::take(&mut self.net_actions);
-        let mut actions = std::mem::take(&mut self.actions);
-        let host = match ev {
-            Ev::Net(e) => {
-                self.net.handle(e, t, &mut net_actions);
-                None
-            }
+        match ev {
+            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
             Ev::AtHost(h, frame) => {
-                let host = match &mut self.hosts[h] {
+                match &mut self.hosts[h] {
                     Host::Builtin(b) => {
                         let in_nic = b.mac.received(t, frame.len());
-                        b.transport.packet_in(&frame, in_nic, &mut actions);
-                        Some(h)
+                        b.transport.packet_in(&frame, in_nic, &mut self.actions);
+                        self.builtin_actions(h, &mut net_actions);
                     }
                     Host::Node(n) => {
-                        let mut nic_actions = std::mem::take(&mut self.nic_actions);
-                        n.nic.frame_in(&frame, t, &mut nic_actions);
-                        self.node_actions(h, nic_actions, &mut net_actions);
-                        None
+                        n.frame_in(&frame, t);
+                        self.node_io_into(h, &mut net_actions);
                     }
-                };
+                    Host::Client(c) => {
+                        c.frame_in(&frame, t); // t: the last bit
+                        self.client_actions(h, &mut net_actions);
+                    }
+                }
                 if self.spare_frames.len() < SPARE_FRAMES {
                     self.spare_frames.push(frame);
                 }
-                host
             }
             Ev::Transport(h, e) => {
                 if let Host::Builtin(b) = &mut self.hosts[h] {
-                    b.transport.handle(e, t, &mut actions);
+                    b.transport.handle(e, t, &mut self.actions);
                 }
-                Some(h)
+                self.builtin_actions(h, &mut net_actions);
             }
             Ev::Nic(h, e) => {
-                if let Host::Node(n) = &mut self.hosts[h] {
-                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
-                    n.nic.handle(e, t, &mut nic_actions);
-                    self.node_actions(h, nic_actions, &mut net_actions);
+                if let Some(n) = self.hosts[h].as_node_mut() {
+                    n.handle(e, t);
                 }
-                None
-            }
-            Ev::FromCore(h, core, cmd) => {
-                if let Host::Node(n) = &mut self.hosts[h] {
-                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
-                    n.nic.core_command(core, cmd, t, &mut nic_actions);
-                    self.node_actions(h, nic_actions, &mut net_actions);
-                }
-                None
-            }
-            Ev::CoreMessage {
-                host: h,
-                core,
-                context,
-                words,
-            } => {
-                let header = words.first().copied().unwrap_or(0);
-                let (ip, len) = ((header >> 32) as u32, (header & 0xffff) as u16);
-                if ip == 0 {
-                    // The boot message: the node is up.
-                    self.booted.push((h, t));
-                } else if let Host::Node(n) = &mut self.hosts[h] {
-                    self.node_sends.push(NodeMessage {
-                        host: h,
-                        peer_ip: ip,
-                        len,
-                        at: t,
-                    });
-                    let mut nic_actions = std::mem::take(&mut self.nic_actions);
-                    n.nic
-                        .message_from_core(core, context, &words, t, &mut nic_actions);
-                    self.node_actions(h, nic_actions, &mut net_actions);
-                }
-                None
+                self.node_io_into(h, &mut net_actions);
             }
             Ev::Send(i) => {
                 let m = self.specs[i];
@@ -659,104 +736,180 @@ impl Cluster {
                     tag: i as u64,
                 };
                 if let Host::Builtin(b) = &mut self.hosts[m.from] {
-                    b.transport.send_message(msg, t, &mut actions);
+                    b.transport.send_message(msg, t, &mut self.actions);
                 }
-                Some(m.from)
+                self.builtin_actions(m.from, &mut net_actions);
             }
-        };
-        if let Some(h) = host {
-            for a in actions.drain(..) {
-                match a {
-                    TransportAction::Deliver { msg, at } => self.delivered(h, msg, at),
-                    TransportAction::Transmit { frame, at } => {
-                        if self.record_transmits {
-                            self.transmits[h].push(at);
-                        }
-                        let Host::Builtin(b) = &self.hosts[h] else {
-                            continue;
-                        };
-                        let ready = b.mac.transmit_ready(at);
-                        self.net.send(h, frame, ready, &mut net_actions);
-                    }
-                    TransportAction::Schedule { at, event } => {
-                        self.queue.schedule(at, Ev::Transport(h, event))
-                    }
-                    TransportAction::Sent { .. } => {}
-                    TransportAction::Failed { outcome, .. } => {
-                        if let Some(r) = self.records.get_mut(outcome.tag as usize) {
-                            r.failed = true;
+            Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h, _) => {
+                if let Host::Client(c) = &mut self.hosts[h] {
+                    if let Some(client) = c.client.as_mut() {
+                        match ev {
+                            Ev::ClientTick(_) => client.tick(t, &mut c.actions),
+                            Ev::ClientStart(_) => client.start(t, &mut c.actions),
+                            Ev::ClientTimeout(_, key) => client.timeout(key, t, &mut c.actions),
+                            _ => unreachable!(),
                         }
                     }
                 }
+                self.client_actions(h, &mut net_actions);
             }
         }
+        self.network_actions(&mut net_actions);
+        self.net_actions = net_actions;
+    }
+
+    fn network_actions(&mut self, net_actions: &mut Vec<NetAction>) {
         for a in net_actions.drain(..) {
             match a {
                 NetAction::Deliver {
                     host,
                     frame,
                     first_bit,
-                } => self.queue.schedule(first_bit, Ev::AtHost(host, frame)),
+                } => {
+                    // A load generator takes frames whole, at their last bit.
+                    let at = match &self.hosts[host] {
+                        Host::Client(c) => {
+                            first_bit + SimDuration::serialization(frame.len() as u64, c.link_gbps)
+                        }
+                        _ => first_bit,
+                    };
+                    self.queue.schedule(at, Ev::AtHost(host, frame))
+                }
                 NetAction::Schedule { at, event } => self.queue.schedule(at, Ev::Net(event)),
             }
         }
+    }
+
+    /// What node `h`'s NIC asked for, outside event handling.
+    fn node_io(&mut self, h: usize) {
+        let mut net_actions = std::mem::take(&mut self.net_actions);
+        self.node_io_into(h, &mut net_actions);
+        self.network_actions(&mut net_actions);
         self.net_actions = net_actions;
+    }
+
+    /// What node `h`'s NIC asked for: frames onto the network, events into
+    /// the queue, notes into the records.
+    fn node_io_into(&mut self, h: usize, net_actions: &mut Vec<NetAction>) {
+        let Host::Node(n) = &mut self.hosts[h] else {
+            return;
+        };
+        let mut io = std::mem::take(&mut n.io);
+        let mut requests = io.drain();
+        for (frame, ready) in requests.transmit.by_ref() {
+            if self.record_transmits {
+                self.transmits[h].push(ready);
+            }
+            self.net.send(h, frame, ready, net_actions);
+        }
+        for (at, e) in requests.schedule.by_ref() {
+            self.queue.schedule(at, Ev::Nic(h, e));
+        }
+        for note in requests.notes.by_ref() {
+            self.note(h, note);
+        }
+        drop(requests);
+        if let Host::Node(n) = &mut self.hosts[h] {
+            n.io = io;
+        }
+    }
+
+    fn note(&mut self, h: usize, note: NicNote) {
+        match note {
+            NicNote::Booted { at } => {
+                self.booted.push((h, at));
+                if !self.boot_on_wire {
+                    // No route for 0.0.0.0: the wiring starts the load
+                    // generators that wait for this node.
+                    for i in 0..self.clients.len() {
+                        let c = self.clients[i];
+                        if let Host::Client(ch) = &self.hosts[c] {
+                            let waits = ch
+                                .client
+                                .as_ref()
+                                .is_some_and(|x| matches!(x.cfg.start, Start::Boot));
+                            if ch.server == h && waits {
+                                self.queue.schedule(at, Ev::ClientStart(c));
+                            }
+                        }
+                    }
+                }
+            }
+            NicNote::Sent { dst_ip, len, at } => self.node_sends.push(NodeMessage {
+                host: h,
+                peer_ip: dst_ip,
+                len,
+                at,
+            }),
+            NicNote::Delivered {
+                src_ip,
+                len,
+                first_word,
+                at,
+            } => {
+                self.node_deliveries.push(NodeMessage {
+                    host: h,
+                    peer_ip: src_ip,
+                    len,
+                    at,
+                });
+                // A workload message from a built-in host to this node.
+                if let (true, Some(index)) = (len >= 8, first_word) {
+                    let from_builtin = nanopu_network::host_of_ip(src_ip, self.hosts.len())
+                        .is_some_and(|f| matches!(self.hosts[f], Host::Builtin(_)));
+                    if from_builtin {
+                        self.match_delivery(h, src_ip, index, at);
+                    }
+                }
+            }
+            NicNote::DeliveryFailed => self.delivery_failures += 1,
+        }
+    }
+
+    /// What built-in host `h`'s transport asked for.
+    fn builtin_actions(&mut self, h: usize, net_actions: &mut Vec<NetAction>) {
+        let mut actions = std::mem::take(&mut self.actions);
+        for a in actions.drain(..) {
+            match a {
+                TransportAction::Deliver { msg, at } => self.delivered(h, msg, at),
+                TransportAction::Transmit { frame, at } => {
+                    if self.record_transmits {
+                        self.transmits[h].push(at);
+                    }
+                    let Host::Builtin(b) = &self.hosts[h] else {
+                        continue;
+                    };
+                    let ready = b.mac.transmit_ready(at);
+                    self.net.send(h, frame, ready, net_actions);
+                }
+                TransportAction::Schedule { at, event } => {
+                    self.queue.schedule(at, Ev::Transport(h, event))
+                }
+                TransportAction::Sent { .. } => {}
+                TransportAction::Failed { outcome, .. } => {
+                    if let Some(r) = self.records.get_mut(outcome.tag as usize) {
+                        r.failed = true;
+                    }
+                }
+            }
+        }
         self.actions = actions;
     }
 
-    /// What a node's NIC asked for.
-    fn node_actions(
-        &mut self,
-        h: usize,
-        mut actions: Vec<NicAction>,
-        net_actions: &mut Vec<NetAction>,
-    ) {
-        for a in actions.drain(..) {
+    /// What load generator `h` asked for.
+    fn client_actions(&mut self, h: usize, net_actions: &mut Vec<NetAction>) {
+        let Host::Client(c) = &mut self.hosts[h] else {
+            return;
+        };
+        for a in c.actions.drain(..) {
             match a {
-                NicAction::Deliver {
-                    core,
-                    context,
-                    words,
-                    at,
-                } => {
-                    let header = words.first().copied().unwrap_or(0);
-                    let (src, len) = ((header >> 32) as u32, (header & 0xffff) as u16);
-                    self.node_deliveries.push(NodeMessage {
-                        host: h,
-                        peer_ip: src,
-                        len,
-                        at,
-                    });
-                    // A workload message from a built-in host to this node.
-                    if len >= 8 && words.len() > 1 {
-                        let from_builtin = nanopu_network::host_of_ip(src, self.hosts.len())
-                            .is_some_and(|f| matches!(self.hosts[f], Host::Builtin(_)));
-                        if from_builtin {
-                            self.match_delivery(h, src, words[1], at);
-                        }
-                    }
-                    let Host::Node(n) = &mut self.hosts[h] else {
-                        continue;
-                    };
-                    let cycle = at.to_cycle_ceil(n.period);
-                    if n.node.harts[core]
-                        .net
-                        .deliver(context, &words, cycle)
-                        .is_err()
-                    {
-                        self.delivery_failures += 1;
-                    }
+                ClientAction::Send { frame, ready } => self.net.send(h, frame, ready, net_actions),
+                ClientAction::Wake { at } => self.queue.schedule(at, Ev::ClientTick(h)),
+                ClientAction::Timeout { at, key } => {
+                    self.queue.schedule(at, Ev::ClientTimeout(h, key))
                 }
-                NicAction::Transmit { frame, ready } => {
-                    if self.record_transmits {
-                        self.transmits[h].push(ready);
-                    }
-                    self.net.send(h, frame, ready, net_actions)
-                }
-                NicAction::Schedule { at, event } => self.queue.schedule(at, Ev::Nic(h, event)),
             }
         }
-        self.nic_actions = actions;
     }
 
     fn delivered(&mut self, host: usize, msg: nanopu_transport::RxMessage, at: SimTime) {
@@ -785,4 +938,68 @@ impl Cluster {
             self.unknown_deliveries += 1;
         }
     }
+}
+
+/// The MAC and serial I/O of a host's NIC.
+pub fn mac(nic: &NicConfig, link_gbps: u64) -> Mac {
+    Mac {
+        link_gbps,
+        rx_latency: SimDuration::from_ps(nic.mac_serial_rx_ps),
+        tx_latency: SimDuration::from_ps(nic.mac_serial_tx_ps),
+    }
+}
+
+/// The NIC of a node of kind `kind` at host `h`.
+pub fn node_nic(
+    kind: NicKind,
+    cfg: &NicConfig,
+    h: usize,
+    link: TxLink,
+    program: Option<Box<dyn TransportProgram>>,
+) -> Result<NodeNic, SystemError> {
+    Ok(match kind {
+        NicKind::Nanopu => {
+            let nic = NanoNic::with_program(cfg.clone(), host_ip(h), link.overhead_bytes, program)
+                .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
+            NodeNic::nanopu(NanoPuNic::new(nic))
+        }
+        NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps))),
+    })
+}
+
+/// A load generator at host `h` sending to host `server`.
+pub fn client_host(
+    load: LoadConfig,
+    h: usize,
+    server: usize,
+    nic: &NicConfig,
+    link_gbps: u64,
+    to_server: SimDuration,
+    core_mhz: u32,
+) -> Result<ClientHost, SystemError> {
+    load.validate(nic.max_message_bytes)
+        .map_err(SystemError::Config)?;
+    if nic.transport.protocol != nanopu_transport::Protocol::None {
+        let unscheduled = nic.transport.bdp_packets as u32 * nic.mtu_payload_bytes;
+        if load.message_bytes as u32 > unscheduled {
+            return Err(SystemError::Config(format!(
+                "message_bytes = {}: with nic.transport.protocol = {}, the built-in client \
+                 sends only what fits in the unscheduled window ({unscheduled} bytes); it \
+                 answers no PULL or GRANT",
+                load.message_bytes,
+                nic.transport.protocol.name()
+            )));
+        }
+    }
+    let mut c = Client::new(
+        load,
+        host_ip(h),
+        host_ip(server),
+        nic.mtu_payload_bytes,
+        to_server,
+    );
+    c.set_core_mhz(core_mhz);
+    // A transport in the node's NIC wants its packets acknowledged.
+    c.acknowledge = nic.transport.protocol != nanopu_transport::Protocol::None;
+    Ok(ClientHost::new(Some(c), server, link_gbps))
 }

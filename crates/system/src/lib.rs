@@ -2,16 +2,19 @@
 //! end of it: everything needed to measure a program's response time and
 //! throughput through the NIC.
 //!
-//! - [`link`]: serializer plus propagation delay, per direction.
+//! - [`host`]: a node with its NIC and clock, a built-in traffic host, a load generator.
+//! - [`nics`]: the NIC interface and the designs (nanoPU, IceNIC).
 //! - [`client`]: the load generator.
 //! - [`system`]: the wiring and the run loop.
 //! - [`cluster`]: many hosts with NanoTransport on a datacenter network.
 
 pub mod client;
 pub mod cluster;
-pub mod link;
+pub mod host;
+pub mod nics;
 pub mod system;
 pub mod workload;
 
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};
-pub use system::{NicKind, System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};
+pub use nics::NicKind;
+pub use system::{System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

@@ -44,6 +44,7 @@ fn built_in_clients_get_replies_from_a_loopback_node() {
             vec![HostProgram {
                 hosts: "0".into(),
                 program: program("loopback"),
+                nic: None,
             }],
         );
         let mut c = Cluster::new(&cfg).unwrap();
@@ -89,10 +90,12 @@ fn nodes_talk_to_nodes_and_a_trimmed_incast_recovers() {
             HostProgram {
                 hosts: "0".into(),
                 program: program("loopback"),
+                nic: None,
             },
             HostProgram {
                 hosts: "1-12".into(),
                 program: program("incast_client"),
+                nic: None,
             },
         ],
     );
@@ -121,6 +124,7 @@ fn a_missing_program_is_a_clear_error() {
         vec![HostProgram {
             hosts: "1".into(),
             program: "/nonexistent/x.elf".into(),
+            nic: None,
         }],
     );
     let e = Cluster::new(&cfg).err().expect("an error").to_string();

@@ -118,7 +118,7 @@ fn a_program_that_never_boots_leaves_the_client_waiting() {
     let mut s = system("hello", load(8, 5));
     // hello exits: the run ends with its exit code, the client never started.
     assert_eq!(s.run(LIMIT).unwrap(), SystemEnd::Exited(0));
-    assert!(s.booted_at.is_none());
+    assert!(s.booted_at().is_none());
 }
 
 #[test]
@@ -185,7 +185,7 @@ fn prototype_style_loopback_answers_every_request() {
         assert_eq!(s.run(LIMIT).unwrap(), SystemEnd::ClientDone, "{bytes} B");
         let r = s.load_report().unwrap();
         assert_eq!((r.received, r.wrong_replies), (100, 0), "{bytes} B");
-        assert!(s.booted_at.is_some());
+        assert!(s.booted_at().is_some());
     }
 }
 
@@ -209,12 +209,12 @@ fn a_transport_in_the_nic_is_acknowledged_by_the_client() {
             (r.received, r.wrong_replies, r.unexpected_replies),
             (200, 0, 0)
         );
-        let t = s.nic.transport_stats().unwrap().clone();
+        let t = s.nanopu_nic().unwrap().transport_stats().unwrap().clone();
         // Every reply packet acknowledged: the NIC freed every message and
         // never timed out.
         assert_eq!(t.tx_completed, t.tx_messages, "{protocol:?}: {t:?}");
         assert_eq!((t.tx_timeouts, t.tx_retransmissions), (0, 0));
-        assert!(s.client.as_ref().unwrap().acks_sent >= 2 * 200);
+        assert!(s.client().unwrap().acks_sent >= 2 * 200);
     }
     // Requests beyond the unscheduled window would need PULLs or GRANTs.
     let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();

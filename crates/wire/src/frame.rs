@@ -52,6 +52,11 @@ pub const PREAMBLE_LEN: usize = 8;
 /// Minimum inter-frame gap, 96 bit times (IEEE 802.3 clause 4.4.2).
 pub const IFG_LEN: usize = 12;
 
+/// Bytes a frame occupies on the wire beyond its own: preamble and start
+/// delimiter plus the minimum inter-frame gap (IEEE 802.3). The one
+/// definition every link, serializer and rate calculation uses.
+pub const WIRE_OVERHEAD_LEN: usize = PREAMBLE_LEN + IFG_LEN;
+
 /// Largest payload a frame can carry: what the IPv4 total length leaves
 /// after the IPv4 and transport headers.
 pub const MAX_PAYLOAD_LEN: usize = ipv4::MAX_PAYLOAD_LEN - nanotransport::HEADER_LEN;

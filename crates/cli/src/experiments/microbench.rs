@@ -43,8 +43,8 @@ pub fn experiments() -> Vec<Experiment> {
 /// outstanding requests can find it empty (and the DMA NIC drops them).
 fn window(nic: NicKind) -> u32 {
     match nic {
-        NicKind::NanoPu => 15,
-        NicKind::Traditional => 10,
+        NicKind::Nanopu => 15,
+        NicKind::Icenic => 10,
     }
 }
 
@@ -101,13 +101,13 @@ fn w2w(r: &Runner) -> Result<ExperimentResult> {
     let pts = [
         Point {
             program: "loopback",
-            nic: NicKind::NanoPu,
+            nic: NicKind::Nanopu,
             selection: None,
             load: load(8, n, 1, Pattern::Counter, Expect::Echo),
         },
         Point {
             program: "trad_loopback",
-            nic: NicKind::Traditional,
+            nic: NicKind::Icenic,
             selection: None,
             load: load(8, n, 1, Pattern::Counter, Expect::Echo),
         },
@@ -197,13 +197,13 @@ fn latency_vs_size(r: &Runner) -> Result<ExperimentResult> {
     for &s in &sizes {
         pts.push(Point {
             program: "loopback",
-            nic: NicKind::NanoPu,
+            nic: NicKind::Nanopu,
             selection: None,
             load: load(s, n, 1, Pattern::Counter, Expect::Echo),
         });
         pts.push(Point {
             program: "trad_loopback",
-            nic: NicKind::Traditional,
+            nic: NicKind::Icenic,
             selection: None,
             load: load(s, n, 1, Pattern::Counter, Expect::Echo),
         });
@@ -262,8 +262,8 @@ fn tput(
     let mut pts = Vec::new();
     for &s in &sizes {
         for (prog, nic) in [
-            (programs[0], NicKind::NanoPu),
-            (programs[1], NicKind::Traditional),
+            (programs[0], NicKind::Nanopu),
+            (programs[1], NicKind::Icenic),
         ] {
             pts.push(Point {
                 program: prog,
@@ -407,9 +407,9 @@ fn dot_product(r: &Runner) -> Result<ExperimentResult> {
         Scale::Full => vec![1, 2, 4, 8, 16, 32, 62],
     };
     let programs = [
-        ("dot_product", NicKind::NanoPu),
-        ("dot_product_naive", NicKind::NanoPu),
-        ("trad_dot_product", NicKind::Traditional),
+        ("dot_product", NicKind::Nanopu),
+        ("dot_product_naive", NicKind::Nanopu),
+        ("trad_dot_product", NicKind::Icenic),
     ];
     let mut pts = Vec::new();
     for &p in &pairs {

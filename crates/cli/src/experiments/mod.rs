@@ -175,10 +175,10 @@ impl Runner {
     fn run_point(&self, p: &Point) -> Result<Measured> {
         let program = self.program(p.program)?;
         let mut node_cfg = self.cfg.node.clone();
-        node_cfg.icenic.enabled = p.nic == NicKind::Traditional;
+        node_cfg.icenic.enabled = p.nic == NicKind::Icenic;
         let node = nanopu_node::Node::with_program(node_cfg, &program)?;
         let mut sys_cfg = self.cfg.system.clone();
-        sys_cfg.nic_kind = p.nic;
+        sys_cfg.nic.kind = p.nic;
         if let Some(sel) = p.selection {
             sys_cfg.nic.core_selection = sel;
         }
@@ -212,7 +212,7 @@ impl Runner {
                 report.wrong_replies
             );
         }
-        let st = &sys.node.harts[0].stats;
+        let st = &sys.node().harts[0].stats;
         Ok(Measured {
             load: report,
             ctx_switches: st.ctx_switches,

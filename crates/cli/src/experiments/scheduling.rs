@@ -71,7 +71,7 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
         for (prog, _) in programs {
             pts.push(Point {
                 program: prog,
-                nic: NicKind::NanoPu,
+                nic: NicKind::Nanopu,
                 selection: None,
                 load: service_load(r, load * capacity_mrps, &[0, 1], service),
             });
@@ -199,7 +199,7 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
             l.service_by_context = vec![(1, bad)];
             pts.push(Point {
                 program: prog,
-                nic: NicKind::NanoPu,
+                nic: NicKind::Nanopu,
                 selection: None,
                 load: l,
             });
@@ -282,7 +282,7 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
         for (policy, _) in policies {
             pts.push(Point {
                 program: "service",
-                nic: NicKind::NanoPu,
+                nic: NicKind::Nanopu,
                 selection: Some(policy),
                 load: LoadConfig {
                     message_bytes: 16,

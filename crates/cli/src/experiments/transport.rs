@@ -581,12 +581,15 @@ fn incast_80_run(r: &Runner, trimming: bool) -> Result<(f64, u64, u64, usize)> {
             HostProgram {
                 hosts: "0".into(),
                 program: r.program("loopback")?,
+                nic: None,
             },
             HostProgram {
                 hosts: format!("1-{clients}"),
                 program: r.program("incast_client")?,
+                nic: None,
             },
         ],
+        clients: Vec::new(),
     };
     let mut c = Cluster::new(&cfg)?;
     c.run(SimTime::ZERO + SimDuration::from_us(10_000))?;

@@ -1,0 +1,181 @@
+//! The nanoPU NIC as a [`NicDesign`]: `nanopu_nic::NanoNic` (its stages and
+//! timing) joined to the cores' register-file interface.
+//!
+//! The cores' commands (`lniccmd`/`lnicucmd`) and finished netTX messages
+//! reach the NIC at the cycle they happened, as events; the NIC's
+//! deliveries go into the cores' RX FIFOs, visible from the cycle the NIC
+//! says.
+
+use super::{Cores, NicDesign, NicIo, NicNote};
+use nanopu_core::netif::CoreToNic;
+use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent};
+use nanopu_node::CoreOutput;
+use nanopu_sim::SimTime;
+use nanopu_transport::NanoTransport;
+
+/// The nanoPU NIC of one node.
+pub struct NanoPuNic {
+    pub nic: NanoNic,
+    actions: Vec<NicAction>,
+}
+
+/// The nanoPU NIC's events.
+#[derive(Debug)]
+pub enum NanoPuEvent {
+    /// One of the NIC's own (stages, NanoTransport).
+    Nic(NicEvent),
+    /// A command a core gave.
+    FromCore { core: usize, command: CoreCommand },
+    /// A message a core finished writing (TX header first).
+    CoreMessage {
+        core: usize,
+        context: u16,
+        words: Vec<u64>,
+    },
+}
+
+impl NanoPuNic {
+    pub fn new(nic: NanoNic) -> NanoPuNic {
+        NanoPuNic {
+            nic,
+            actions: Vec::new(),
+        }
+    }
+
+    /// What the NIC asked for, done.
+    fn carry_out(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NanoPuEvent>) {
+        for a in self.actions.drain(..) {
+            match a {
+                NicAction::Deliver {
+                    core,
+                    context,
+                    words,
+                    at,
+                } => {
+                    let header = words.first().copied().unwrap_or(0);
+                    io.note(NicNote::Delivered {
+                        src_ip: (header >> 32) as u32,
+                        len: (header & 0xffff) as u16,
+                        first_word: words.get(1).copied(),
+                        at,
+                    });
+                    let cycle = cores.cycle_at(at);
+                    if cores
+                        .node
+                        .deliver_to_core(core, context, &words, cycle)
+                        .is_err()
+                    {
+                        io.note(NicNote::DeliveryFailed);
+                    }
+                }
+                NicAction::Transmit { frame, ready } => io.transmit(frame, ready),
+                NicAction::Schedule { at, event } => io.schedule(at, NanoPuEvent::Nic(event)),
+            }
+        }
+    }
+}
+
+impl NicDesign for NanoPuNic {
+    type Event = NanoPuEvent;
+
+    fn frame_in(
+        &mut self,
+        frame: &[u8],
+        first_bit: SimTime,
+        cores: &mut Cores<'_>,
+        io: &mut NicIo<NanoPuEvent>,
+    ) {
+        self.nic.frame_in(frame, first_bit, &mut self.actions);
+        self.carry_out(cores, io);
+    }
+
+    fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NanoPuEvent>) {
+        let period = cores.period;
+        cores.node.take_core_output(|core, out| match out {
+            CoreOutput::Command(cmd) => {
+                let (command, cycle) = match cmd {
+                    CoreToNic::Registered { context, cycle, .. } => {
+                        (CoreCommand::Registered { context }, cycle)
+                    }
+                    CoreToNic::MessageDone { context, cycle } => {
+                        (CoreCommand::MessageDone { context }, cycle)
+                    }
+                };
+                io.schedule(
+                    SimTime::from_cycle(cycle, period),
+                    NanoPuEvent::FromCore { core, command },
+                );
+            }
+            CoreOutput::Message {
+                context,
+                cycle,
+                words,
+            } => io.schedule(
+                SimTime::from_cycle(cycle, period),
+                NanoPuEvent::CoreMessage {
+                    core,
+                    context,
+                    words: std::mem::take(words),
+                },
+            ),
+        });
+    }
+
+    fn handle(
+        &mut self,
+        event: NanoPuEvent,
+        now: SimTime,
+        cores: &mut Cores<'_>,
+        io: &mut NicIo<NanoPuEvent>,
+    ) {
+        match event {
+            NanoPuEvent::Nic(e) => self.nic.handle(e, now, &mut self.actions),
+            NanoPuEvent::FromCore { core, command } => {
+                self.nic.core_command(core, command, now, &mut self.actions)
+            }
+            NanoPuEvent::CoreMessage {
+                core,
+                context,
+                words,
+            } => {
+                let header = words.first().copied().unwrap_or(0);
+                let (dst_ip, len) = ((header >> 32) as u32, (header & 0xffff) as u16);
+                if dst_ip == 0 {
+                    io.note(NicNote::Booted { at: now });
+                    if !io.boot_on_wire {
+                        return;
+                    }
+                } else {
+                    io.note(NicNote::Sent {
+                        dst_ip,
+                        len,
+                        at: now,
+                    });
+                }
+                self.nic
+                    .message_from_core(core, context, &words, now, &mut self.actions)
+            }
+        }
+        self.carry_out(cores, io);
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.nic.stats).expect("counters serialize");
+        if let Some(t) = self.nic.transport_stats() {
+            v["transport"] = serde_json::to_value(t).expect("counters serialize");
+        }
+        v
+    }
+
+    fn transport(&self) -> Option<&NanoTransport> {
+        self.nic.nano_transport()
+    }
+
+    fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
+        self.nic.recycle(frame)
+    }
+
+    fn wants_frames(&self) -> bool {
+        self.nic.wants_frames()
+    }
+}
