@@ -2,7 +2,6 @@
 //! idle node, and on two networks of built-in NanoTransport hosts (an
 //! 80-to-1 incast and a 64-host leaf-spine).
 
-use crate::config_file::SimConfig;
 use anyhow::{bail, Context, Result};
 use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
 use nanopu_nic::NicConfig;
@@ -45,7 +44,7 @@ fn program(dir: &std::path::Path, name: &str) -> Result<PathBuf> {
 
 pub fn bench(a: BenchArgs) -> Result<()> {
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
-    let sim = SimConfig::default();
+    let sim = nanopu_system::Config::default();
     let cfg = sim.node;
 
     // Compute kernel: one busy hart, timing model on.
@@ -74,8 +73,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let idle_cycles_per_s = one_second as f64 / idle_s;
 
-    let incast = incast_80(&sim.system.nic).context("the incast-80 benchmark")?;
-    let leaf_spine = leaf_spine_64(&sim.system.nic).context("the leaf-spine-64 benchmark")?;
+    let incast = incast_80(&sim.nic).context("the incast-80 benchmark")?;
+    let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
 
     println!(
         "compute kernel (matmul): {instret} instructions, {cycles} cycles in {kernel_s:.3} s: {kernel_mips:.1} simulated MIPS, {:.1} M simulated cycles/s",

@@ -2,13 +2,9 @@
 //! built-in traffic hosts) from a configuration file.
 
 use anyhow::{Context, Result};
-use nanopu_network::NetworkConfig;
-use nanopu_nic::NicConfig;
-use nanopu_node::NodeConfig;
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram};
-use nanopu_system::workload::Workload;
-use serde::{Deserialize, Serialize};
+use nanopu_system::cluster::Cluster;
+use nanopu_system::Config;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -34,35 +30,8 @@ pub struct NetArgs {
     pub csv: Option<PathBuf>,
 }
 
-/// The configuration file of `nanopu net`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NetFile {
-    pub network: NetworkConfig,
-    pub nic: NicConfig,
-    pub node: NodeConfig,
-    /// Hosts that run programs (paths relative to the file).
-    pub programs: Vec<HostProgram>,
-    /// What the built-in hosts send.
-    pub workload: Workload,
-}
-
-fn parse(path: &Path) -> Result<NetFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut f: NetFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}", e.message().trim()))
-        .with_context(|| format!("config file {}", path.display()))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    for p in &mut f.programs {
-        if p.program.is_relative() {
-            p.program = dir.join(&p.program);
-        }
-    }
-    f.node
-        .validate()
-        .map_err(|e| anyhow::anyhow!("config file {}: node.{e}", path.display()))?;
-    Ok(f)
+fn parse(path: &Path) -> Result<Config> {
+    Ok(Config::load(path)?)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -75,13 +44,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 pub fn net(args: NetArgs) -> Result<u8> {
     let file = parse(&args.config)?;
-    let cfg = ClusterConfig {
-        network: file.network.clone(),
-        nic: file.nic.clone(),
-        node: file.node.clone(),
-        programs: file.programs.clone(),
-        clients: Vec::new(),
-    };
+    let cfg = file.clone();
     let mut c = Cluster::new(&cfg)?;
     let messages = file
         .workload
@@ -122,6 +85,16 @@ pub fn net(args: NetArgs) -> Result<u8> {
     rpc.sort_by(f64::total_cmp);
     let failed = c.records.iter().filter(|r| r.failed).count();
     let duplicates = c.records.iter().filter(|r| r.deliveries > 1).count();
+    let clients: Vec<(usize, nanopu_system::LoadReport)> = c
+        .client_hosts()
+        .to_vec()
+        .into_iter()
+        .filter_map(|h| c.client_report(h).map(|r| (h, r)))
+        .collect();
+    let client_failures = clients
+        .iter()
+        .filter(|(_, r)| r.received < r.sent || r.wrong_replies > 0 || r.lost > 0)
+        .count();
     let ns = c.network().stats();
     let ts = c.transport_stats();
     let packets = ns.delivered_frames;
@@ -136,6 +109,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "latency_us": {"p50": percentile(&lat, 50.0), "p99": percentile(&lat, 99.0), "max": percentile(&lat, 100.0)},
         "replies": rpc.len(),
         "rpc_us": {"p50": percentile(&rpc, 50.0), "p99": percentile(&rpc, 99.0), "max": percentile(&rpc, 100.0)},
+        "clients": clients.iter().map(|(h, r)| serde_json::json!({"host": h, "load": r})).collect::<Vec<_>>(),
         "node_messages_sent": c.node_sends.len(),
         "node_messages_delivered": c.node_deliveries.len(),
         "sim_us": end.as_ns() / 1e3,
@@ -176,6 +150,13 @@ pub fn net(args: NetArgs) -> Result<u8> {
             percentile(&rpc, 50.0),
             percentile(&rpc, 99.0),
             percentile(&rpc, 100.0)
+        );
+    }
+    for (h, r) in &clients {
+        let _ = writeln!(
+            o,
+            "client {h}: {} requests, {} replies, {} wrong, {} lost; response time at the server's wire (ns): p50 {:.1}, p99 {:.1}; {:.2} Mrps",
+            r.sent, r.received, r.wrong_replies, r.lost, r.p50_ns, r.p99_ns, r.throughput_mrps
         );
     }
     if !c.node_sends.is_empty() || !c.node_deliveries.is_empty() {
@@ -225,9 +206,11 @@ pub fn net(args: NetArgs) -> Result<u8> {
         }
         std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
     }
-    Ok(if failed > 0 || delivered + failed < messages.len() {
-        1
-    } else {
-        0
-    })
+    Ok(
+        if failed > 0 || delivered + failed < messages.len() || client_failures > 0 {
+            1
+        } else {
+            0
+        },
+    )
 }

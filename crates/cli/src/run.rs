@@ -54,89 +54,105 @@ pub struct RunArgs {
 /// Options of the built-in client (used with --load).
 #[derive(clap::Args, Clone, Debug)]
 pub struct LoadOpts {
-    /// Payload bytes per request message.
-    #[arg(long, default_value_t = 8)]
-    pub msg_bytes: u16,
-    /// Requests to send.
-    #[arg(long, default_value_t = 1000)]
-    pub count: u64,
-    /// Leading requests left out of the statistics.
-    #[arg(long, default_value_t = 10)]
-    pub warmup: u64,
+    /// Payload bytes per request message [default: 8, or `[load] message_bytes`].
+    #[arg(long)]
+    pub msg_bytes: Option<u16>,
+    /// Requests to send [default: 1000, or `[load] count`].
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Leading requests left out of the statistics [default: 10, or `[load] warmup`].
+    #[arg(long)]
+    pub warmup: Option<u64>,
     /// Closed loop: requests kept outstanding (the default mode, window 1).
     #[arg(long, conflicts_with = "rate_mrps")]
     pub window: Option<u32>,
     /// Open loop: Poisson arrivals at this rate (million requests per second).
     #[arg(long)]
     pub rate_mrps: Option<f64>,
-    /// Destination context (layer-4 port) of the requests.
-    #[arg(long, default_value_t = 0)]
-    pub context: u16,
+    /// Destination context (layer-4 port) of the requests [default: 0].
+    #[arg(long)]
+    pub context: Option<u16>,
     /// Several destination contexts, comma-separated (each request picks one
     /// at random; statistics per context). Overrides --context.
     #[arg(long, value_delimiter = ',')]
     pub contexts: Vec<u16>,
-    /// Request payload: counter, random, zeros or dot-product.
-    #[arg(long, default_value = "counter")]
-    pub pattern: String,
-    /// What a correct reply is: echo, increment, any or dot-product.
-    #[arg(long, default_value = "echo")]
-    pub expect: String,
+    /// Request payload: counter, random, zeros, dot-product or service [default: counter].
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// What a correct reply is: echo, increment, any or dot-product [default: echo].
+    #[arg(long)]
+    pub expect: Option<String>,
     /// Start at this simulated time (ns) instead of at the program's boot message.
     #[arg(long)]
     pub start_ns: Option<u64>,
-    /// Seed of arrivals and random payloads.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of arrivals and random payloads [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Service times of --pattern service requests: fixed:NS, exp:MEAN_NS or
-    /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION.
-    #[arg(long, default_value = "fixed:500")]
-    pub service: String,
-    /// A request unanswered for this long (ns) is counted as lost.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub timeout_ns: u64,
+    /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION [default: fixed:500].
+    #[arg(long)]
+    pub service: Option<String>,
+    /// A request unanswered for this long (ns) is counted as lost [default: 1000000].
+    #[arg(long)]
+    pub timeout_ns: Option<u64>,
     /// Give up after this much simulated time (ms).
     #[arg(long, default_value_t = 1000)]
     pub max_sim_ms: u64,
 }
 
 impl LoadOpts {
-    pub fn to_config(&self) -> Result<LoadConfig> {
-        let pattern = match self.pattern.as_str() {
-            "counter" => Pattern::Counter,
-            "random" => Pattern::Random,
-            "zeros" => Pattern::Zeros,
-            "dot-product" => Pattern::DotProduct,
-            "service" => Pattern::Service,
-            p => bail!("--pattern {p}: expected counter, random, zeros, dot-product or service"),
+    /// The load: the configuration's `[load]` with these options on top.
+    pub fn to_config(&self, base: &LoadConfig) -> Result<LoadConfig> {
+        let pattern = match self.pattern.as_deref() {
+            None => base.pattern,
+            Some("counter") => Pattern::Counter,
+            Some("random") => Pattern::Random,
+            Some("zeros") => Pattern::Zeros,
+            Some("dot-product") => Pattern::DotProduct,
+            Some("service") => Pattern::Service,
+            Some(p) => {
+                bail!("--pattern {p}: expected counter, random, zeros, dot-product or service")
+            }
         };
-        let expect = match self.expect.as_str() {
-            "echo" => Expect::Echo,
-            "increment" => Expect::Increment,
-            "any" => Expect::Any,
-            "dot-product" => Expect::DotProduct,
-            e => bail!("--expect {e}: expected echo, increment, any or dot-product"),
+        let expect = match self.expect.as_deref() {
+            None => base.expect,
+            Some("echo") => Expect::Echo,
+            Some("increment") => Expect::Increment,
+            Some("any") => Expect::Any,
+            Some("dot-product") => Expect::DotProduct,
+            Some(e) => bail!("--expect {e}: expected echo, increment, any or dot-product"),
         };
         let mode = match (self.window, self.rate_mrps) {
             (_, Some(rate_mrps)) => LoadMode::Open { rate_mrps },
-            (w, None) => LoadMode::Closed {
-                window: w.unwrap_or(1),
-            },
+            (Some(window), None) => LoadMode::Closed { window },
+            (None, None) => base.mode,
+        };
+        let count = self.count.unwrap_or(base.count);
+        let (context, extra_contexts) = match (self.contexts.first(), self.context) {
+            (Some(&c), _) => (c, self.contexts.iter().skip(1).copied().collect()),
+            (None, Some(c)) => (c, Vec::new()),
+            (None, None) => (base.context, base.extra_contexts.clone()),
         };
         Ok(LoadConfig {
-            message_bytes: self.msg_bytes,
-            count: self.count,
-            warmup: self.warmup.min(self.count.saturating_sub(1)),
+            message_bytes: self.msg_bytes.unwrap_or(base.message_bytes),
+            count,
+            warmup: self
+                .warmup
+                .unwrap_or(base.warmup)
+                .min(count.saturating_sub(1)),
             mode,
-            context: self.contexts.first().copied().unwrap_or(self.context),
-            extra_contexts: self.contexts.iter().skip(1).copied().collect(),
-            service_by_context: Vec::new(),
+            context,
+            extra_contexts,
             pattern,
             expect,
-            start: self.start_ns.map_or(Start::Boot, Start::AtNs),
-            seed: self.seed,
-            service: parse_service(&self.service)?,
-            timeout_ns: self.timeout_ns,
+            start: self.start_ns.map_or(base.start, Start::AtNs),
+            seed: self.seed.unwrap_or(base.seed),
+            service: match &self.service {
+                Some(s) => parse_service(s)?,
+                None => base.service,
+            },
+            timeout_ns: self.timeout_ns.unwrap_or(base.timeout_ns),
+            ..base.clone()
         })
     }
 }
@@ -173,13 +189,13 @@ pub fn run(a: RunArgs) -> Result<u8> {
         drop(node);
         let mut cfg = cfg;
         if let Some(n) = &a.nic {
-            cfg.system.nic.kind = match n.as_str() {
+            cfg.nic.kind = match n.as_str() {
                 "nanopu" => NicKind::Nanopu,
                 "icenic" | "traditional" => NicKind::Icenic,
                 n => bail!("--nic {n}: expected nanopu or icenic (traditional)"),
             };
         }
-        cfg.node.icenic.enabled = cfg.system.nic.kind == NicKind::Icenic;
+        cfg.node.icenic.enabled = cfg.nic.kind == NicKind::Icenic;
         let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
         if let Some(h) = node.bus.htif.as_mut() {
             h.echo = true;
@@ -275,9 +291,10 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
 }
 
 /// `nanopu run --load`: the program behind the NIC, driven by the client.
-fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -> Result<u8> {
-    let load = a.load_opts.to_config()?;
-    let mut sys = System::new(node, &cfg.system, Some(load))?;
+fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result<u8> {
+    let load = a.load_opts.to_config(&cfg.load)?;
+    let count = load.count;
+    let mut sys = System::new(node, cfg, Some(load))?;
     if let Some(p) = &a.pcap {
         sys.capture(p)?;
     }
@@ -339,7 +356,7 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
         SystemEnd::TimeLimit => bail!(
             "only {} of {} replies arrived within {} ms of simulated time{}",
             report.received,
-            a.load_opts.count,
+            count,
             a.load_opts.max_sim_ms,
             if sys.booted_at().is_none() {
                 " (the program never sent its boot message; use --start-ns to start without it)"

@@ -43,9 +43,8 @@ pub const DEFAULT_HOSTS: usize = 2;
 /// (one entry per host per switch) small. Assumption.
 pub const MAX_HOSTS: usize = 65_536;
 
-/// Line rate of every link. Source: nanoPU §3 (200 Gb/s links), as
-/// `nanopu-nic`'s `link_gbps`.
-pub const DEFAULT_LINK_GBPS: u64 = 200;
+/// Line rate of every link (and of every NIC's MAC: the one setting).
+pub const DEFAULT_LINK_GBPS: u64 = nanopu_wire::frame::DEFAULT_LINK_GBPS;
 /// Propagation delay of a host link (host to its switch). Source: nanoPU
 /// §5.3 (Raft): "all links have a latency of 43ns".
 pub const DEFAULT_HOST_PROPAGATION_PS: u64 = 43_000;

@@ -34,10 +34,8 @@ pub struct NicConfig {
     /// path, default) or `icenic` (a traditional DMA NIC, a device on the
     /// node's bus: `node.icenic` holds its parameters). The stage latencies
     /// below are the nanoPU NIC's; the MAC latencies, MTU and message limit
-    /// apply to every design.
+    /// apply to every design. The link rate is `[network.link] gbps`.
     pub kind: NicKind,
-    /// Link rate. Source: nanoPU §3 ("200Gb/s links"), `nanopu-abi.md`.
-    pub link_gbps: u64,
     /// Payload bytes per packet. Source: `nanopu-abi.md` (1 KB MTU payload;
     /// a 2 KB message is two packets).
     pub mtu_payload_bytes: u32,
@@ -92,7 +90,6 @@ impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
             kind: NicKind::Nanopu,
-            link_gbps: 200,
             mtu_payload_bytes: 1024,
             max_message_bytes: 2048,
             mac_serial_rx_ps: 26_000,
@@ -114,9 +111,6 @@ impl Default for NicConfig {
 
 impl NicConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.link_gbps == 0 {
-            return Err("link_gbps must be positive".into());
-        }
         if self.mtu_payload_bytes == 0
             || !self.mtu_payload_bytes.is_multiple_of(8)
             || self.mtu_payload_bytes > 9000

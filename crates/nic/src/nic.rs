@@ -110,40 +110,25 @@ pub struct NanoNic {
 }
 
 impl NanoNic {
-    /// A NIC; panics on a configuration [`NicConfig::validate`] refuses
-    /// (use [`NanoNic::try_new`] for a clear error).
+    /// A NIC on a default link (200 Gb/s, Ethernet framing); panics on a
+    /// configuration [`NicConfig::validate`] refuses (use
+    /// [`NanoNic::with_program`] for a clear error).
     pub fn new(cfg: NicConfig, ip: u32) -> NanoNic {
-        Self::try_new(cfg, ip).expect("a valid NIC configuration")
+        Self::with_program(cfg, ip, default_link(), None).expect("a valid NIC configuration")
     }
 
-    /// A NIC with its transport program; the error names what is wrong.
-    pub fn try_new(cfg: NicConfig, ip: u32) -> Result<NanoNic, String> {
-        Self::with_link_overhead(cfg, ip, 20)
-    }
-
-    /// As [`NanoNic::try_new`], with the link's per-frame framing overhead
-    /// (preamble and inter-frame gap) in bytes.
-    pub fn with_link_overhead(
-        cfg: NicConfig,
-        ip: u32,
-        overhead_bytes: u64,
-    ) -> Result<NanoNic, String> {
-        Self::with_program(cfg, ip, overhead_bytes, None)
-    }
-
-    /// As [`NanoNic::with_link_overhead`], running `program` (a transport
-    /// program of your own) instead of `cfg.transport.protocol`'s.
+    /// A NIC on `link` running `program` (a transport program of your own)
+    /// instead of `cfg.transport.protocol`'s; the error names what is wrong.
     pub fn with_program(
         cfg: NicConfig,
         ip: u32,
-        overhead_bytes: u64,
+        link: TxLink,
         program: Option<Box<dyn nanopu_transport::program::TransportProgram>>,
     ) -> Result<NanoNic, String> {
         cfg.validate()?;
-        let link = TxLink {
-            gbps: cfg.link_gbps,
-            overhead_bytes,
-        };
+        if link.gbps == 0 {
+            return Err("the link rate must be positive".into());
+        }
         let nano_transport =
             match program {
                 Some(p) => Some(NanoTransport::with_program(
@@ -162,7 +147,7 @@ impl NanoNic {
             nano_transport,
             transport_actions: Vec::new(),
             mac: Mac {
-                link_gbps: cfg.link_gbps,
+                link_gbps: link.gbps,
                 rx_latency: ps(cfg.mac_serial_rx_ps),
                 tx_latency: ps(cfg.mac_serial_tx_ps),
             },
@@ -415,6 +400,14 @@ impl NanoNic {
     }
 }
 
+/// The nanoPU's link: 200 Gb/s with Ethernet's preamble and gap.
+pub fn default_link() -> TxLink {
+    TxLink {
+        gbps: nanopu_wire::frame::DEFAULT_LINK_GBPS,
+        overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
+    }
+}
+
 fn ps(ps: u64) -> SimDuration {
     SimDuration::from_ps(ps)
 }
@@ -471,7 +464,7 @@ mod tests {
             panic!("expected the message to leave reassembly");
         };
         let expected = t0
-            + SimDuration::serialization(72, c.link_gbps)
+            + SimDuration::serialization(72, nanopu_wire::frame::DEFAULT_LINK_GBPS)
             + ps(c.mac_serial_rx_ps)
             + ps(c.ingress_ps)
             + ps(c.reassembly_ps)

@@ -130,9 +130,9 @@ impl ServiceTime {
     }
 }
 
-/// The client's parameters.
+/// The client's parameters (`[load]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct LoadConfig {
     /// Payload bytes per request (the header's length field).
     pub message_bytes: u16,
@@ -160,6 +160,12 @@ pub struct LoadConfig {
     /// a NIC without a transport (the traditional one) drops what it has no
     /// buffer for.
     pub timeout_ns: u64,
+    /// Propagation delay of the cable between the client and the node in a
+    /// one-node run (`nanopu run --load`). Response times are measured at
+    /// the node's wire, so it only shifts when things happen (and, in
+    /// closed loop, how soon the next request comes). Default: 0 (the
+    /// client is on the wire).
+    pub link_propagation_ps: u64,
 }
 
 impl Default for LoadConfig {
@@ -178,6 +184,7 @@ impl Default for LoadConfig {
             extra_contexts: Vec::new(),
             service_by_context: Vec::new(),
             timeout_ns: 1_000_000,
+            link_propagation_ps: 0,
         }
     }
 }

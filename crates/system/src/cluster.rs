@@ -32,10 +32,10 @@ use crate::nics::icenic::IceNicPort;
 use crate::nics::nanopu::NanoPuNic;
 use crate::nics::{CustomNic, NicKind, NicNote, NodeNic, NodeNicEvent};
 use crate::SystemError;
-use nanopu_network::{host_ip, NetAction, NetEvent, Network, NetworkConfig, TopologyConfig};
+use nanopu_network::{host_ip, NetAction, NetEvent, Network, TopologyConfig};
 use nanopu_nic::mac::Mac;
 use nanopu_nic::{NanoNic, NicConfig};
-use nanopu_node::{Node, NodeConfig};
+use nanopu_node::Node;
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
 use nanopu_transport::program::{ProgramParams, TransportProgram};
 use nanopu_transport::{
@@ -46,22 +46,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::rc::Rc;
 
-/// Hosts on a network: the configuration `nanopu net` reads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClusterConfig {
-    pub network: NetworkConfig,
-    /// Every host's NIC: the design (`kind`), MTU, MAC latencies and
-    /// `transport`.
-    pub nic: NicConfig,
-    /// Cores and memory of the hosts that are nodes.
-    pub node: NodeConfig,
-    /// Hosts that are nodes and the program each runs; every other host is
-    /// built in.
-    pub programs: Vec<HostProgram>,
-    /// Hosts that are built-in load generators, each sending to a server.
-    pub clients: Vec<ClientSpec>,
-}
+/// Hosts on a network: the one configuration schema ([`crate::config`]).
+pub type ClusterConfig = crate::config::Config;
 
 /// Hosts that run a program.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -467,6 +453,20 @@ impl Cluster {
 
     pub fn host_mut(&mut self, h: usize) -> &mut Host {
         &mut self.hosts[h]
+    }
+
+    /// The measurements of load generator `h` (percentiles filled in), if
+    /// `h` is one.
+    pub fn client_report(&mut self, h: usize) -> Option<crate::client::LoadReport> {
+        match self.hosts.get_mut(h)? {
+            Host::Client(c) => c.client.as_mut().map(|c| c.finish().clone()),
+            _ => None,
+        }
+    }
+
+    /// The hosts that are load generators.
+    pub fn client_hosts(&self) -> &[usize] {
+        &self.clients
     }
 
     /// The node of `host`, if it is a node.
@@ -959,7 +959,7 @@ pub fn node_nic(
 ) -> Result<NodeNic, SystemError> {
     Ok(match kind {
         NicKind::Nanopu => {
-            let nic = NanoNic::with_program(cfg.clone(), host_ip(h), link.overhead_bytes, program)
+            let nic = NanoNic::with_program(cfg.clone(), host_ip(h), link, program)
                 .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
             NodeNic::nanopu(NanoPuNic::new(nic))
         }

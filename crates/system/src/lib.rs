@@ -6,15 +6,18 @@
 //! - [`nics`]: the NIC interface and the designs (nanoPU, IceNIC).
 //! - [`client`]: the load generator.
 //! - [`system`]: the wiring and the run loop.
-//! - [`cluster`]: many hosts with NanoTransport on a datacenter network.
+//! - [`cluster`]: the co-simulation loop: hosts on a network.
+//! - [`config`]: the one configuration schema.
 
 pub mod client;
 pub mod cluster;
+pub mod config;
 pub mod host;
 pub mod nics;
 pub mod system;
 pub mod workload;
 
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};
+pub use config::{Config, ConfigError};
 pub use nics::NicKind;
-pub use system::{System, SystemConfig, SystemEnd, SystemError, CLIENT_IP, NODE_IP};
+pub use system::{System, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

@@ -9,14 +9,14 @@
 
 use crate::client::{LoadConfig, LoadReport};
 use crate::cluster::{client_host, node_nic, Cluster, ClusterEnd, StopWhen};
+use crate::config::Config;
 use crate::host::{ClientHost, Host, NodeHost};
 use crate::nics::NodeNic;
 use nanopu_network::{host_ip, LinkConfig, Network, NetworkConfig, TopologyConfig};
-use nanopu_nic::{NanoNic, NicConfig, NicKind, NicStats};
+use nanopu_nic::{NanoNic, NicKind, NicStats};
 use nanopu_node::{Node, NodeError};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::TxLink;
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The node's IPv4 address (10.0.0.1): host 0.
@@ -28,33 +28,6 @@ pub const CLIENT_IP: u32 = host_ip(CLIENT);
 const NODE: usize = 0;
 /// The client's host number.
 const CLIENT: usize = 1;
-
-/// Parameters of the system around the node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SystemConfig {
-    /// The node's NIC: `kind` and its parameters.
-    pub nic: NicConfig,
-    /// Propagation delay of the link between the client and the node.
-    /// Response times are measured at the node's wire, so it only shifts
-    /// when things happen. Default: 0 (the client is on the wire).
-    pub link_propagation_ps: u64,
-}
-
-impl SystemConfig {
-    /// The two-host network: a direct link at the NIC's rate.
-    pub fn network(&self) -> NetworkConfig {
-        NetworkConfig {
-            topology: TopologyConfig::Direct,
-            link: LinkConfig {
-                gbps: self.nic.link_gbps,
-                host_propagation_ps: self.link_propagation_ps,
-                ..LinkConfig::default()
-            },
-            ..NetworkConfig::default()
-        }
-    }
-}
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -95,10 +68,12 @@ pub struct System {
 }
 
 impl System {
-    /// Wires `node` to a NIC of `cfg.nic.kind` and, if `load` is given, a client.
+    /// Wires `node` to a NIC of `cfg.nic.kind` and, if `load` is given, a
+    /// client, on a cable of `cfg.network.link.gbps` (the rest of
+    /// `cfg.network` is for networks of hosts).
     pub fn new(
         mut node: Node,
-        cfg: &SystemConfig,
+        cfg: &Config,
         load: Option<LoadConfig>,
     ) -> Result<System, SystemError> {
         cfg.nic
@@ -110,11 +85,21 @@ impl System {
                     .into(),
             ));
         }
-        let network = cfg.network();
+        let gbps = cfg.network.link.gbps;
+        let propagation_ps = load.as_ref().map_or(0, |l| l.link_propagation_ps);
+        let network = NetworkConfig {
+            topology: TopologyConfig::Direct,
+            link: LinkConfig {
+                gbps,
+                host_propagation_ps: propagation_ps,
+                ..LinkConfig::default()
+            },
+            ..NetworkConfig::default()
+        };
         let net = Network::new(&network).map_err(|e| SystemError::Config(e.to_string()))?;
         node.nic_attached = true;
         let link = TxLink {
-            gbps: cfg.nic.link_gbps,
+            gbps,
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
         let nic = node_nic(cfg.nic.kind, &cfg.nic, NODE, link, None)?;
@@ -127,17 +112,16 @@ impl System {
                 CLIENT,
                 NODE,
                 &cfg.nic,
-                cfg.nic.link_gbps,
-                SimDuration::from_ps(cfg.link_propagation_ps),
+                gbps,
+                SimDuration::from_ps(propagation_ps),
                 core_mhz,
             )?,
-            None => ClientHost::new(None, NODE, cfg.nic.link_gbps),
+            None => ClientHost::new(None, NODE, gbps),
         };
         let start = client.client.as_ref().map(|c| c.cfg.start);
         let hosts = vec![Host::Node(Box::new(node)), Host::Client(Box::new(client))];
         let lookahead = SimDuration::from_ps(
-            (cfg.nic.mac_serial_tx_ps + cfg.nic.mac_serial_rx_ps + cfg.link_propagation_ps)
-                .max(1_000),
+            (cfg.nic.mac_serial_tx_ps + cfg.nic.mac_serial_rx_ps + propagation_ps).max(1_000),
         );
         let mut cluster = Cluster::from_hosts(net, hosts, lookahead);
         cluster.set_boot_on_wire(true);

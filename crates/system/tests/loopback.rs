@@ -27,7 +27,7 @@ fn program(name: &str) -> PathBuf {
 
 fn system(name: &str, load: LoadConfig) -> System {
     let node = Node::with_program(NodeConfig::default(), &program(name)).unwrap();
-    System::new(node, &SystemConfig::default(), Some(load)).unwrap()
+    System::new(node, &Config::default(), Some(load)).unwrap()
 }
 
 fn load(bytes: u16, count: u64) -> LoadConfig {
@@ -158,7 +158,7 @@ fn packet_trace_is_a_pcap_file() {
 #[test]
 fn a_bad_load_is_a_clear_error() {
     let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
-    let err = System::new(node, &SystemConfig::default(), Some(load(4096, 1)))
+    let err = System::new(node, &Config::default(), Some(load(4096, 1)))
         .err()
         .unwrap();
     assert!(err.to_string().contains("maximum message size"), "{err}");
@@ -181,7 +181,7 @@ fn prototype_style_loopback_answers_every_request() {
     assert!(ok, "building the prototype-style program failed");
     for bytes in [8u16, 64, 1024, 2048] {
         let node = Node::with_program(NodeConfig::default(), &elf).unwrap();
-        let mut s = System::new(node, &SystemConfig::default(), Some(load(bytes, 100))).unwrap();
+        let mut s = System::new(node, &Config::default(), Some(load(bytes, 100))).unwrap();
         assert_eq!(s.run(LIMIT).unwrap(), SystemEnd::ClientDone, "{bytes} B");
         let r = s.load_report().unwrap();
         assert_eq!((r.received, r.wrong_replies), (100, 0), "{bytes} B");
@@ -197,7 +197,7 @@ fn a_transport_in_the_nic_is_acknowledged_by_the_client() {
         nanopu_transport::Protocol::HomaTr,
     ] {
         let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
-        let mut cfg = SystemConfig::default();
+        let mut cfg = Config::default();
         cfg.nic.transport.protocol = protocol;
         let mut s = System::new(node, &cfg, Some(load(1500, 200))).unwrap();
         assert_eq!(
@@ -218,7 +218,7 @@ fn a_transport_in_the_nic_is_acknowledged_by_the_client() {
     }
     // Requests beyond the unscheduled window would need PULLs or GRANTs.
     let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
-    let mut cfg = SystemConfig::default();
+    let mut cfg = Config::default();
     cfg.nic.transport.protocol = nanopu_transport::Protocol::Ndp;
     cfg.nic.max_message_bytes = 60_000;
     let e = System::new(node, &cfg, Some(load(20_000, 1)))

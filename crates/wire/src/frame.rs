@@ -52,6 +52,11 @@ pub const PREAMBLE_LEN: usize = 8;
 /// Minimum inter-frame gap, 96 bit times (IEEE 802.3 clause 4.4.2).
 pub const IFG_LEN: usize = 12;
 
+/// Line rate of the nanoPU's links, Gb/s. Source: nanoPU §3 ("200Gb/s
+/// links"), `nanopu-abi.md`. The default of `[network.link] gbps`, the one
+/// setting every NIC, link and switch takes its rate from.
+pub const DEFAULT_LINK_GBPS: u64 = 200;
+
 /// Bytes a frame occupies on the wire beyond its own: preamble and start
 /// delimiter plus the minimum inter-frame gap (IEEE 802.3). The one
 /// definition every link, serializer and rate calculation uses.

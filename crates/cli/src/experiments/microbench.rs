@@ -83,7 +83,7 @@ fn sizes(r: &Runner) -> Vec<u16> {
 
 /// MAC and serial I/O in both directions, in ns (nanoPU footnote 10).
 fn mac_serial_ns(r: &Runner) -> f64 {
-    let n = &r.cfg.system.nic;
+    let n = &r.cfg.nic;
     (n.mac_serial_rx_ps + n.mac_serial_tx_ps) as f64 / 1000.0
 }
 
@@ -115,9 +115,9 @@ fn w2w(r: &Runner) -> Result<ExperimentResult> {
     let m = r.run("w2w-8B", &pts)?;
     let (nano, trad) = (&m[0].load, &m[1].load);
     let mac = mac_serial_ns(r);
-    let c = &r.cfg.system.nic;
+    let c = &r.cfg.nic;
     let ns = |ps: u64| ps as f64 / 1000.0;
-    let ser = 72.0 * 8.0 / c.link_gbps as f64;
+    let ser = 72.0 * 8.0 / r.cfg.network.link.gbps as f64;
     let fixed = [
         ("receive serialization (72 B at the line rate)", ser),
         ("MAC and serial I/O, receive", ns(c.mac_serial_rx_ps)),

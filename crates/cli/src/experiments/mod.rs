@@ -11,12 +11,12 @@ mod scheduling;
 mod transport;
 
 use crate::bench::sdk_build_dir;
-use crate::config_file::SimConfig;
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::Config as SimConfig;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -177,7 +177,7 @@ impl Runner {
         let mut node_cfg = self.cfg.node.clone();
         node_cfg.icenic.enabled = p.nic == NicKind::Icenic;
         let node = nanopu_node::Node::with_program(node_cfg, &program)?;
-        let mut sys_cfg = self.cfg.system.clone();
+        let mut sys_cfg = self.cfg.clone();
         sys_cfg.nic.kind = p.nic;
         if let Some(sel) = p.selection {
             sys_cfg.nic.core_selection = sel;

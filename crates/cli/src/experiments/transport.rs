@@ -41,7 +41,7 @@ pub fn experiments() -> Vec<Experiment> {
 const MTU: u32 = 1024;
 
 fn nic_with(r: &Runner, protocol: Protocol) -> NicConfig {
-    let mut nic = r.cfg.system.nic.clone();
+    let mut nic = r.cfg.nic.clone();
     nic.transport.protocol = protocol;
     nic.mtu_payload_bytes = MTU;
     nic
@@ -589,7 +589,7 @@ fn incast_80_run(r: &Runner, trimming: bool) -> Result<(f64, u64, u64, usize)> {
                 nic: None,
             },
         ],
-        clients: Vec::new(),
+        ..Default::default()
     };
     let mut c = Cluster::new(&cfg)?;
     c.run(SimTime::ZERO + SimDuration::from_us(10_000))?;

@@ -1,0 +1,201 @@
+//! The one configuration schema: what `nanopu run --config`, `nanopu net`
+//! and the experiments read, and what `nanopu config` prints. Each table is
+//! the parameter struct of the crate that owns the model, so a key's doc
+//! comment (and the source of its default) sits beside the code it sets.
+//!
+//! ```toml
+//! [node]          # cores, caches, memory, the register-file interface (nanopu-node)
+//! [nic]           # kind = "nanopu" | "icenic", MTU, stage latencies, [nic.transport]
+//! [network]       # topology, [network.link] (the one link rate), switches, faults
+//! [load]          # the load generator of `nanopu run --load` (options override)
+//! [workload]      # what the built-in traffic hosts of `nanopu net` send
+//! [[programs]]    # hosts that are nodes, the program each runs (and its NIC)
+//! [[clients]]     # hosts that are load generators, and their server
+//! ```
+
+use crate::client::LoadConfig;
+use crate::cluster::{ClientSpec, HostProgram};
+use crate::workload::Workload;
+use nanopu_network::NetworkConfig;
+use nanopu_nic::NicConfig;
+use nanopu_node::NodeConfig;
+use serde::{Deserialize, Serialize};
+
+/// Largest configuration file read, bytes.
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// Everything a run can be configured with; any subset of keys may be set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The nodes: cores, memory hierarchy, timing.
+    pub node: NodeConfig,
+    /// Every node's NIC (and the built-in hosts' transport).
+    pub nic: NicConfig,
+    /// Links and switches. `nanopu run --load` puts the node and its load
+    /// generator on one cable of `[network.link] gbps` (the topology is
+    /// ignored there).
+    pub network: NetworkConfig,
+    /// The load generator of `nanopu run --load`; its command-line options
+    /// override these.
+    pub load: LoadConfig,
+    /// What the built-in traffic hosts of `nanopu net` send.
+    pub workload: Workload,
+    /// Hosts that are nodes, and the program each runs.
+    pub programs: Vec<HostProgram>,
+    /// Hosts that are load generators.
+    pub clients: Vec<ClientSpec>,
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {bytes} bytes; configuration files are read up to {MAX_CONFIG_BYTES} bytes")]
+    TooLarge { path: String, bytes: u64 },
+    /// A key is unknown, ill-typed or missing; the message names it and its line.
+    #[error("{0}")]
+    Syntax(String),
+    /// A value cannot work; the message names the key.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Reads a configuration file (relative program paths are taken from
+    /// the file's directory); missing keys keep their defaults.
+    pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let name = path.display().to_string();
+        let read = |source| ConfigError::Read {
+            path: name.clone(),
+            source,
+        };
+        let bytes = std::fs::metadata(path).map_err(read)?.len();
+        if bytes > MAX_CONFIG_BYTES {
+            return Err(ConfigError::TooLarge { path: name, bytes });
+        }
+        let text = std::fs::read_to_string(path).map_err(read)?;
+        let mut cfg = Self::parse(&text).map_err(|e| match e {
+            ConfigError::Syntax(m) => ConfigError::Syntax(format!("{name}: {m}")),
+            ConfigError::Invalid(m) => ConfigError::Invalid(format!("{name}: {m}")),
+            e => e,
+        })?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        for p in &mut cfg.programs {
+            if p.program.is_relative() {
+                p.program = dir.join(&p.program);
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Parses and validates a configuration.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        if let Ok(toml::Value::Table(t)) = text.parse::<toml::Value>() {
+            if t.contains_key("system") {
+                return Err(ConfigError::Syntax(
+                    "the [system] table is gone: [system.nic] is now [nic] (and `nic_kind` its \
+                     `kind`), `link_propagation_ps` is [load] `link_propagation_ps`, the link \
+                     rate is [network.link] `gbps`"
+                        .into(),
+                ));
+            }
+        }
+        let cfg: Config = toml::from_str(text).map_err(|e| {
+            ConfigError::Syntax(e.message().trim().to_string() + &location(text, e.span()))
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks every table; the error names the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |table: &str, e: String| ConfigError::Invalid(format!("{table}.{e}"));
+        self.node.validate().map_err(|e| invalid("node", e))?;
+        self.nic.validate().map_err(|e| invalid("nic", e))?;
+        self.network.validate().map_err(|e| invalid("network", e))?;
+        Ok(())
+    }
+
+    /// The effective configuration as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("configuration serializes")
+    }
+}
+
+fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(r) => {
+            let start = r.start.min(text.len());
+            let line = text[..start].matches('\n').count() + 1;
+            let snippet = text[start..r.end.min(text.len())].trim();
+            format!(" (line {line}: `{snippet}`)")
+        }
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip() {
+        let c = Config::default();
+        assert_eq!(Config::parse(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn partial_file_keeps_defaults() {
+        let c = Config::parse("[node]\ncores = 2\n[node.core]\nmul_cycles = 4\n").unwrap();
+        assert_eq!(c.node.cores, 2);
+        assert_eq!(c.node.core.mul_cycles, 4);
+        assert_eq!(c.node.core.div_cycles, 64);
+    }
+
+    #[test]
+    fn one_schema_for_every_table() {
+        let c = Config::parse(
+            "[nic]\nkind = \"icenic\"\n[network.link]\ngbps = 100\n[load]\ncount = 7\n\
+             [[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.nic.kind, crate::NicKind::Icenic);
+        assert_eq!(c.network.link.gbps, 100);
+        assert_eq!(c.load.count, 7);
+        assert_eq!(c.programs.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::parse("[node]\ncoers = 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("coers"), "{e}");
+        let e = Config::parse("[node]\ncores = \"four\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        let e = Config::parse("[node]\ncores = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node.cores"), "{e}");
+        let e = Config::parse("[network.link]\ngbps = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("network.link.gbps"), "{e}");
+    }
+
+    #[test]
+    fn the_old_system_table_gets_a_hint() {
+        let e = Config::parse("[system]\nnic_kind = \"traditional\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[nic]"), "{e}");
+    }
+}
