@@ -110,7 +110,10 @@
 //! interrupt is taken at the cycle it becomes pending, give or take the
 //! instruction in flight.
 
-use crate::netif::MAX_CONTEXTS;
+/// Contexts per core (`MAX_NUM_CONTEXTS` of the prototype, nanoPU §3.2):
+/// the scheduler's table has a slot for each, and so has the register-file
+/// interface (`crate::netif`, which uses this scheduler).
+pub const MAX_CONTEXTS: usize = 4;
 use std::cell::Cell;
 
 /// The HTS view of one registered context.

@@ -19,11 +19,9 @@
 //! The core's hardware thread scheduler ([`Hts`], `hts.rs`) lives here too:
 //! it watches the same context table and FIFOs.
 
+pub use crate::hts::MAX_CONTEXTS;
 use crate::hts::{Hts, HtsEnv};
 use std::collections::VecDeque;
-
-/// Contexts per core (`MAX_NUM_CONTEXTS` of the prototype, nanoPU §3.2).
-pub const MAX_CONTEXTS: usize = 4;
 
 /// Mask of the length field of an application header.
 pub const LEN_MASK: u64 = 0xffff;
@@ -47,7 +45,7 @@ pub struct NetIfConfig {
 /// Default local RX buffering per core (nanoPU §3.2).
 pub const RX_BUFFER_BYTES_PER_CORE: u32 = 16 * 1024;
 /// Default maximum message size of the evaluated build (nanoPU §3.2).
-pub const MAX_MESSAGE_BYTES: u32 = 2048;
+pub use nanopu_wire::MAX_MESSAGE_BYTES;
 
 impl Default for NetIfConfig {
     fn default() -> Self {

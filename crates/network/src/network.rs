@@ -25,7 +25,7 @@
 
 use crate::config::{FaultScope, NetworkConfig};
 use crate::faults::{self, Fate, FaultStats};
-use crate::port::{wire_time, Charge, OutputPort, PortStats, Queued};
+use crate::port::{wire_time, Capture, Charge, OutputPort, PortStats, Queued};
 use crate::switch::{classify, Admission, Switch, SwitchStats};
 use crate::topology::{Endpoint, LocalRoute, PortRef, Topology};
 use crate::{host_of_ip, HostId};
@@ -87,10 +87,6 @@ pub struct NetworkStats {
     /// Faults injected on links.
     pub faults: FaultStats,
 }
-
-/// Index of a capture in the network's list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Capture(usize);
 
 type PcapOut = PcapWriter<Box<dyn Write + Send>>;
 

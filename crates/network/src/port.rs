@@ -21,13 +21,16 @@
 //! no limit: the NIC's own egress queue). Each port needs at most one
 //! pending event, the end of the frame it is sending.
 
-use crate::network::Capture;
 use nanopu_sim::{SimDuration, SimTime};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::VecDeque;
 
 use crate::topology::Endpoint;
+
+/// Index of a capture in the network's list (a port records into it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Capture(pub(crate) usize);
 
 /// Which allowance a queued frame's bytes are charged to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! papers give no number, the doc comment says so and what was assumed.
 
 use nanopu_sim::SimDuration;
+use nanopu_transport::config::{NDP_LATENCIES, PACKETIZE_PS, REASSEMBLY_PS};
 use serde::{Deserialize, Serialize};
 
 /// A NIC design (`[nic] kind`).
@@ -91,16 +92,16 @@ impl Default for NicConfig {
         NicConfig {
             kind: NicKind::Nanopu,
             mtu_payload_bytes: 1024,
-            max_message_bytes: 2048,
+            max_message_bytes: nanopu_wire::MAX_MESSAGE_BYTES,
             mac_serial_rx_ps: 26_000,
             mac_serial_tx_ps: 26_000,
-            ingress_ps: 5_000,
-            reassembly_ps: 940,
+            ingress_ps: NDP_LATENCIES.ingress_ps,
+            reassembly_ps: REASSEMBLY_PS,
             transport_rx_ps: 0,
             core_dispatch_ps: 312,
             tx_queue_ps: 312,
-            packetize_ps: 2_810,
-            egress_ps: 310,
+            packetize_ps: PACKETIZE_PS,
+            egress_ps: NDP_LATENCIES.egress_ps,
             jbsq_depth: 2,
             core_selection: crate::core_selection::Policy::Jbsq,
             core_selection_seed: 1,

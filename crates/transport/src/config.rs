@@ -243,3 +243,19 @@ impl TransportConfig {
         }
     }
 }
+
+/// The link the transport sends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxLink {
+    pub gbps: u64,
+    /// Bytes a frame occupies on the wire beyond its own (preamble and
+    /// inter-frame gap: 20).
+    pub overhead_bytes: u64,
+}
+
+impl TxLink {
+    /// Time a frame of `len` bytes occupies the link.
+    pub fn frame_time(&self, len: usize) -> nanopu_sim::SimDuration {
+        nanopu_sim::SimDuration::serialization(len as u64 + self.overhead_bytes, self.gbps)
+    }
+}

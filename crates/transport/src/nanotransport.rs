@@ -20,6 +20,7 @@
 //! protocols' latency depends on them). The externs' effects on the
 //! packetization module are applied when the ingress pipeline finishes.
 
+pub use crate::config::TxLink;
 use crate::config::{Protocol, StageLatencies, TransportConfig};
 use crate::metadata::{EgressMetadata, PacketHeaders};
 use crate::packetization::{OutMessage, Packetization, TxOutcome};
@@ -34,22 +35,6 @@ use nanopu_wire::{
     EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
 };
 use std::collections::VecDeque;
-
-/// The link the transport sends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TxLink {
-    pub gbps: u64,
-    /// Bytes a frame occupies on the wire beyond its own (preamble and
-    /// inter-frame gap: 20).
-    pub overhead_bytes: u64,
-}
-
-impl TxLink {
-    /// Time a frame of `len` bytes occupies the link.
-    pub fn frame_time(&self, len: usize) -> SimDuration {
-        SimDuration::serialization(len as u64 + self.overhead_bytes, self.gbps)
-    }
-}
 
 /// NanoTransport's own timed events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

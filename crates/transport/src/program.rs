@@ -83,7 +83,7 @@ impl ProgramParams {
     pub fn new(
         cfg: &crate::config::TransportConfig,
         mtu_payload: u32,
-        link: crate::nanotransport::TxLink,
+        link: crate::config::TxLink,
     ) -> ProgramParams {
         ProgramParams {
             mtu_payload,

@@ -29,6 +29,12 @@ pub mod pcap;
 
 use std::fmt;
 
+/// Largest message of the evaluated nanoPU build, bytes (nanoPU §3.2: 2 KB;
+/// configurable, 38-packet messages were tried). The one definition: the
+/// register-file interface's TX buffers and the NIC's default limit
+/// (`[nic] max_message_bytes`) take it from here.
+pub const MAX_MESSAGE_BYTES: u32 = 2048;
+
 pub use ethernet::{EthernetAddress, Repr as EthernetRepr};
 pub use frame::FrameRepr;
 pub use ipv4::{Ipv4Address, Repr as Ipv4Repr};
