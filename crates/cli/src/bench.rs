@@ -23,13 +23,7 @@ pub struct BenchArgs {
     pub programs: Option<PathBuf>,
 }
 
-/// Where `make -C sdk` puts the guest programs.
-pub fn sdk_build_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("NANOPU_SDK_BUILD") {
-        return dir.into();
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sdk/build")
-}
+pub use nanopu_experiments::sdk_build_dir;
 
 fn program(dir: &std::path::Path, name: &str) -> Result<PathBuf> {
     let p = dir.join(format!("{name}.elf"));

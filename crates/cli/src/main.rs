@@ -2,7 +2,6 @@
 
 mod bench;
 mod config_file;
-mod experiments;
 mod net;
 mod run;
 
@@ -65,7 +64,7 @@ struct ExperimentOpts {
     /// full (default): the paper's sizes and 20K requests per load point (seconds);
     /// quick: fewer points and requests, for smoke tests.
     #[arg(long, value_enum, default_value = "full")]
-    scale: experiments::Scale,
+    scale: nanopu_experiments::Scale,
     /// Host threads running points in parallel (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -84,13 +83,13 @@ fn experiment_cmd(
     report: bool,
 ) -> anyhow::Result<u8> {
     if ids.is_empty() && !report {
-        for e in experiments::all() {
+        for e in nanopu_experiments::all() {
             println!("{:<26} {}", e.id, e.title);
         }
         return Ok(0);
     }
     let cfg = config_file::load_or_default(o.config.as_deref())?;
-    experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, o.seed, report)?;
+    nanopu_experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, o.seed, report)?;
     Ok(0)
 }
 

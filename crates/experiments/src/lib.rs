@@ -10,7 +10,6 @@ mod microbench;
 mod scheduling;
 mod transport;
 
-use crate::bench::sdk_build_dir;
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nic::core_selection::Policy;
@@ -22,6 +21,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// Where `make -C sdk` puts the guest programs (`NANOPU_SDK_BUILD`
+/// overrides it).
+pub fn sdk_build_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("NANOPU_SDK_BUILD") {
+        return dir.into();
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sdk/build")
+}
 
 /// How big a run: `quick` for tests and smoke runs, `full` for the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
