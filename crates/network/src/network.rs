@@ -205,6 +205,11 @@ impl Network {
     pub fn send(&mut self, host: HostId, frame: Vec<u8>, ready: SimTime, out: &mut Vec<NetAction>) {
         assert!(host < self.hosts(), "host {host} of {}", self.hosts());
         self.sent += 1;
+        let port = &mut self.ports[host];
+        if port.capture.is_none() && port.samples.is_none() && !port.queue_in_use() {
+            let at = port.serialize_in_order(frame.len(), ready);
+            return self.depart(host, frame, at, out);
+        }
         out.push(NetAction::Schedule {
             at: ready,
             event: NetEvent(Ev::HostReady {
@@ -296,7 +301,15 @@ impl Network {
             at: last_bit,
             event: NetEvent(Ev::TxDone { port: p as u32 }),
         });
-        let mut frame = q.frame;
+        self.depart(p, q.frame, at, out);
+    }
+
+    /// Port `p`'s frame starts at `at`: inject faults, capture it, pass it
+    /// to the far end of the link.
+    fn depart(&mut self, p: usize, frame: Vec<u8>, at: SimTime, out: &mut Vec<NetAction>) {
+        let port = &mut self.ports[p];
+        let len = frame.len();
+        let mut frame = frame;
         let mut first_bit = at + port.propagation;
         let mut duplicate = false;
         if let Some(rng) = &mut port.faults {

@@ -118,6 +118,24 @@ impl OutputPort {
         }
     }
 
+    /// A host uplink's frame of `len` bytes, ready at `ready`, starts as
+    /// soon as the serializer is free, in the order frames are handed over
+    /// (the NIC hands them over in time order): returns its start. Used
+    /// instead of the queue when nothing waits in it, so a frame costs no
+    /// event on its uplink. (Such an uplink keeps no occupancy samples.)
+    pub fn serialize_in_order(&mut self, len: usize, ready: SimTime) -> SimTime {
+        let at = ready.max(self.free_at);
+        self.free_at = at + wire_time(len, self.gbps);
+        self.stats.frames += 1;
+        self.stats.bytes += len as u64;
+        at
+    }
+
+    /// Whether frames wait in the queue or one is in flight through it.
+    pub fn queue_in_use(&self) -> bool {
+        self.in_flight.is_some() || self.waiting > 0
+    }
+
     /// Number of priority bands.
     pub fn bands(&self) -> usize {
         self.bands.len()

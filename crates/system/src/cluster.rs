@@ -794,6 +794,9 @@ impl Cluster {
         let Host::Node(n) = &mut self.hosts[h] else {
             return;
         };
+        if n.io.is_empty() {
+            return;
+        }
         let mut io = std::mem::take(&mut n.io);
         let mut requests = io.drain();
         for (frame, ready) in requests.transmit.by_ref() {

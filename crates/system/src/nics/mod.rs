@@ -160,6 +160,11 @@ impl<E> NicIo<E> {
         self.notes.push(note);
     }
 
+    /// Whether nothing was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.transmit.is_empty() && self.schedule.is_empty() && self.notes.is_empty()
+    }
+
     /// Frames to send, events to schedule and notes, in the order given.
     pub fn drain(&mut self) -> NicRequests<'_, E> {
         NicRequests {
@@ -171,6 +176,9 @@ impl<E> NicIo<E> {
 
     /// Moves everything `inner` asked for into `self`, wrapping its events.
     fn absorb<F>(&mut self, inner: &mut NicIo<F>, wrap: impl Fn(F) -> E) {
+        if inner.is_empty() {
+            return;
+        }
         self.transmit.append(&mut inner.transmit);
         self.schedule
             .extend(inner.schedule.drain(..).map(|(t, e)| (t, wrap(e))));
