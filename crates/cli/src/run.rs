@@ -75,20 +75,34 @@ pub struct LoadOpts {
     /// at random; statistics per context). Overrides --context.
     #[arg(long, value_delimiter = ',')]
     pub contexts: Vec<u16>,
-    /// Request payload: counter, random, zeros or dot-product.
+    /// Request payload: counter, random, zeros, dot-product, service, or
+    /// lnic-eval (the nanoPU prototype's evaluation requests: 16 B of service
+    /// cycles and send cycle; implies --expect lnic-eval).
     #[arg(long, default_value = "counter")]
     pub pattern: String,
-    /// What a correct reply is: echo, increment, any or dot-product.
+    /// What a correct reply is: echo, increment, any, dot-product or lnic-eval.
     #[arg(long, default_value = "echo")]
     pub expect: String,
     /// Start at this simulated time (ns) instead of at the program's boot message.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "start_messages")]
     pub start_ns: Option<u64>,
+    /// Start after the program has sent this many start-up messages to the
+    /// client (as the prototype's load generator does), not at a boot message.
+    #[arg(long)]
+    pub start_messages: Option<u32>,
+    /// The node's IPv4 address (default: the configuration's, 10.0.0.1).
+    #[arg(long)]
+    pub node_ip: Option<std::net::Ipv4Addr>,
+    /// The client's IPv4 address (default: the configuration's, 10.0.0.2).
+    #[arg(long)]
+    pub client_ip: Option<std::net::Ipv4Addr>,
     /// Seed of arrivals and random payloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Service times of --pattern service requests: fixed:NS, exp:MEAN_NS or
-    /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION.
+    /// Service times of --pattern service and lnic-eval requests: fixed:NS,
+    /// exp:MEAN_NS, bimodal:SHORT_NS:LONG_NS:LONG_FRACTION, or the prototype
+    /// load generator's two clamped normals,
+    /// bimodal-normal:SHORT_NS:SHORT_SD:LONG_NS:LONG_SD:LONG_FRACTION:MIN_NS:MAX_NS.
     #[arg(long, default_value = "fixed:500")]
     pub service: String,
     /// A request unanswered for this long (ns) is counted as lost.
@@ -107,14 +121,19 @@ impl LoadOpts {
             "zeros" => Pattern::Zeros,
             "dot-product" => Pattern::DotProduct,
             "service" => Pattern::Service,
-            p => bail!("--pattern {p}: expected counter, random, zeros, dot-product or service"),
+            "lnic-eval" => Pattern::LnicEval,
+            p => bail!(
+                "--pattern {p}: expected counter, random, zeros, dot-product, service or lnic-eval"
+            ),
         };
         let expect = match self.expect.as_str() {
+            _ if pattern == Pattern::LnicEval => Expect::LnicEval,
             "echo" => Expect::Echo,
             "increment" => Expect::Increment,
             "any" => Expect::Any,
             "dot-product" => Expect::DotProduct,
-            e => bail!("--expect {e}: expected echo, increment, any or dot-product"),
+            "lnic-eval" => Expect::LnicEval,
+            e => bail!("--expect {e}: expected echo, increment, any, dot-product or lnic-eval"),
         };
         let mode = match (self.window, self.rate_mrps) {
             (_, Some(rate_mrps)) => LoadMode::Open { rate_mrps },
@@ -132,7 +151,11 @@ impl LoadOpts {
             service_by_context: Vec::new(),
             pattern,
             expect,
-            start: self.start_ns.map_or(Start::Boot, Start::AtNs),
+            start: match (self.start_ns, self.start_messages) {
+                (Some(ns), _) => Start::AtNs(ns),
+                (None, Some(n)) => Start::StartMessages(n),
+                (None, None) => Start::Boot,
+            },
             seed: self.seed,
             service: parse_service(&self.service)?,
             timeout_ns: self.timeout_ns,
@@ -150,9 +173,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     match node.bus.htif.as_mut() {
         Some(h) => {
             h.echo = true;
-            h.args = std::iter::once(a.program.display().to_string())
-                .chain(a.args.iter().cloned())
-                .collect();
+            h.args = program_args(&a);
         }
         None => eprintln!(
             "warning: {} defines no `tohost` symbol: it cannot print or report an exit code",
@@ -177,9 +198,17 @@ pub fn run(a: RunArgs) -> Result<u8> {
             n => bail!("--nic {n}: expected nanopu or traditional"),
         };
         cfg.node.icenic.enabled = cfg.system.nic_kind == NicKind::Traditional;
+        if let Some(ip) = a.load_opts.node_ip {
+            cfg.system.node_ip = ip;
+            cfg.node.icenic.ipv4 = ip;
+        }
+        if let Some(ip) = a.load_opts.client_ip {
+            cfg.system.client_ip = ip;
+        }
         let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
         if let Some(h) = node.bus.htif.as_mut() {
             h.echo = true;
+            h.args = program_args(&a);
         }
         return run_with_load(node, &cfg, &a);
     }
@@ -242,6 +271,13 @@ pub fn run(a: RunArgs) -> Result<u8> {
     })
 }
 
+/// argv of the program: its path, then the arguments after `--`.
+fn program_args(a: &RunArgs) -> Vec<String> {
+    std::iter::once(a.program.display().to_string())
+        .chain(a.args.iter().cloned())
+        .collect()
+}
+
 /// Parses `fixed:NS`, `exp:MEAN_NS` or `bimodal:SHORT_NS:LONG_NS:LONG_FRACTION`.
 fn parse_service(s: &str) -> Result<ServiceTime> {
     let parts: Vec<&str> = s.split(':').collect();
@@ -265,8 +301,18 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
             long_ns: num(2)?,
             long_fraction: num(3)?.min(1.0),
         },
+        ("bimodal-normal", 8) => ServiceTime::BimodalNormal {
+            short_ns: num(1)?,
+            short_sd_ns: num(2)?,
+            long_ns: num(3)?,
+            long_sd_ns: num(4)?,
+            long_fraction: num(5)?.min(1.0),
+            min_ns: num(6)?,
+            max_ns: num(7)?,
+        },
         _ => bail!(
-            "--service {s}: expected fixed:NS, exp:MEAN_NS or bimodal:SHORT_NS:LONG_NS:FRACTION"
+            "--service {s}: expected fixed:NS, exp:MEAN_NS, bimodal:SHORT_NS:LONG_NS:FRACTION or \
+             bimodal-normal:SHORT_NS:SHORT_SD:LONG_NS:LONG_SD:FRACTION:MIN_NS:MAX_NS"
         ),
     })
 }

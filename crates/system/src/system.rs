@@ -22,11 +22,12 @@ use nanopu_node::{Node, NodeError, RunEnd};
 use nanopu_sim::{EventQueue, SimDuration, SimTime};
 use nanopu_wire::PcapWriter;
 use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
 use std::path::Path;
 
-/// The node's IPv4 address (10.0.0.1).
+/// The node's default IPv4 address (10.0.0.1).
 pub const NODE_IP: u32 = 0x0a00_0001;
-/// The client's IPv4 address (10.0.0.2).
+/// The client's default IPv4 address (10.0.0.2).
 pub const CLIENT_IP: u32 = 0x0a00_0002;
 
 /// Which NIC the node has.
@@ -41,7 +42,7 @@ pub enum NicKind {
 }
 
 /// Parameters of the system around the node.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SystemConfig {
     /// Which NIC: `nano-pu` (default) or `traditional`.
@@ -51,6 +52,43 @@ pub struct SystemConfig {
     /// Response times are measured at the node's wire, so it only shifts
     /// when things happen. Default: 0 (the client is on the wire).
     pub link_propagation_ps: u64,
+    /// The node's IPv4 address. Default 10.0.0.1 (the nanoPU prototype's
+    /// FireSim runs put the node at 10.0.0.2 and the load generator at
+    /// 10.0.0.1: set both to run its evaluation program).
+    pub node_ip: Ipv4Addr,
+    /// The built-in client's IPv4 address. Default 10.0.0.2.
+    pub client_ip: Ipv4Addr,
+}
+
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig {
+            nic_kind: NicKind::default(),
+            nic: NicConfig::default(),
+            link_propagation_ps: 0,
+            node_ip: Ipv4Addr::from_bits(NODE_IP),
+            client_ip: Ipv4Addr::from_bits(CLIENT_IP),
+        }
+    }
+}
+
+impl SystemConfig {
+    /// Checks the addresses (and the NIC's parameters).
+    pub fn validate(&self) -> Result<(), String> {
+        self.nic.validate().map_err(|e| format!("nic.{e}"))?;
+        for (key, ip) in [("node_ip", self.node_ip), ("client_ip", self.client_ip)] {
+            if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+                return Err(format!("{key} = {ip}: not a host address"));
+            }
+        }
+        if self.node_ip == self.client_ip {
+            return Err(format!(
+                "node_ip and client_ip are both {}: they must differ",
+                self.node_ip
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Why a system run failed.
@@ -126,9 +164,8 @@ impl System {
         cfg: &SystemConfig,
         load: Option<LoadConfig>,
     ) -> Result<System, SystemError> {
-        cfg.nic
-            .validate()
-            .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
+        cfg.validate().map_err(SystemError::Config)?;
+        let (node_ip, client_ip) = (cfg.node_ip.to_bits(), cfg.client_ip.to_bits());
         if let Some(l) = &load {
             l.validate(cfg.nic.max_message_bytes)
                 .map_err(SystemError::Config)?;
@@ -153,22 +190,33 @@ impl System {
             if let crate::client::Start::AtNs(ns) = l.start {
                 queue.schedule(SimTime::ZERO + SimDuration::from_ns(ns), Event::ClientStart);
             }
-            let mut c = Client::new(l, CLIENT_IP, NODE_IP, cfg.nic.mtu_payload_bytes, prop);
+            let mut c = Client::new(l, client_ip, node_ip, cfg.nic.mtu_payload_bytes, prop);
             c.set_core_mhz(node.cfg.core.clock_mhz);
             // A transport in the node's NIC wants its packets acknowledged.
             c.acknowledge = cfg.nic.transport.protocol != nanopu_transport::Protocol::None;
             c
         });
-        if cfg.nic_kind == NicKind::Traditional && node.icenic().is_none() {
-            return Err(SystemError::Config(
-                "nic_kind = traditional needs the node's IceNIC (node.icenic.enabled = true)"
-                    .into(),
-            ));
+        if cfg.nic_kind == NicKind::Traditional {
+            match node.icenic() {
+                None => {
+                    return Err(SystemError::Config(
+                        "nic_kind = traditional needs the node's IceNIC (node.icenic.enabled = true)"
+                            .into(),
+                    ))
+                }
+                Some(n) if n.cfg.ipv4 != cfg.node_ip => {
+                    return Err(SystemError::Config(format!(
+                        "node_ip = {} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
+                        cfg.node_ip, n.cfg.ipv4
+                    )))
+                }
+                Some(_) => {}
+            }
         }
         Ok(System {
             kind: cfg.nic_kind,
             node,
-            nic: NanoNic::new(cfg.nic.clone(), NODE_IP),
+            nic: NanoNic::new(cfg.nic.clone(), node_ip),
             client,
             to_nic: LinkDirection::new(cfg.nic.link_gbps, prop),
             to_client: LinkDirection::new(cfg.nic.link_gbps, prop),

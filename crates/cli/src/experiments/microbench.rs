@@ -442,11 +442,15 @@ fn dot_product(r: &Runner) -> Result<ExperimentResult> {
     Ok(ExperimentResult {
         id: "dot-product".into(),
         title: "Dot-product throughput (Fig. 6)".into(),
-        description: "Requests carry (index, value) pairs; the program multiplies each value by a weight held in \
+        description: format!(
+            "Requests carry (index, value) pairs; the program multiplies each value by a weight held in \
                       memory (2048 weights: the 16 KB L1) and answers with the sum. Optimal: straight from netRX. \
                       Naive: copy the message to memory first. Traditional: the DMA NIC, messages in memory. One \
-                      core, 15 requests outstanding."
-            .into(),
+                      core; the client keeps {} requests outstanding ({} with the DMA NIC: see the throughput \
+                      experiments).",
+            window(NicKind::NanoPu),
+            window(NicKind::Traditional)
+        ),
         figures: vec![Figure {
             name: "dot-product-speedup".into(),
             title: "Dot-product throughput relative to the traditional NIC".into(),
