@@ -193,10 +193,15 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
     if !off.is_empty() {
         md.push_str("\nOutside their tolerance, or with no measured value (⚠), and why:\n\n");
         for (r, t) in &off {
-            let why = if t.note.trim().is_empty() {
-                "⚠ the experiment gives no explanation".to_string()
+            let more = if r.notes.is_empty() {
+                String::new()
             } else {
-                cell(t.note.trim())
+                format!(" (more in the notes of `{}`)", r.id)
+            };
+            let why = match (t.note.trim().is_empty(), r.notes.is_empty()) {
+                (true, true) => "⚠ the experiment gives no explanation".to_string(),
+                (true, false) => format!("See the notes of `{}`.", r.id),
+                (false, _) => format!("{}{more}", cell(t.note.trim())),
             };
             if !t.measured.is_finite() {
                 let _ = writeln!(

@@ -18,7 +18,7 @@
  * In the two STALL types, context 1 multiplies the service time of one
  * request in STALL_FREQ + 1 by STALL_FACTOR.
  *
- * Every serving thread first sends a start-up message [core, context]
+ * Every serving thread is announced by a start-up message [core, context]
  * (16 B) to context 0 of the load generator at 10.0.0.1. A request must come
  * from 10.0.0.1 and be 16 B: [service_cycles, sent_time]; the thread waits
  * until mcycle has advanced by service_cycles (wall time: a preempted thread
@@ -88,11 +88,17 @@ static int parse_u64(const char *s, uint64_t *out)
     return end != s && *end == '\0';
 }
 
-static void serve(int core, uint16_t context, int stalls)
+/* The start-up message of the thread serving `context` on `core`. */
+static void announce(int core, uint16_t context)
 {
     lnic_write_r(lnic_hdr(LOAD_GEN_IP, 0, REQUEST_BYTES));
     lnic_write_r((uint64_t)core);
     lnic_write_r((uint64_t)context);
+}
+
+/* Serves the running context's requests; `stalls`: context 1's stall rule. */
+static void serve(int stalls)
+{
     uint64_t since_stall = 0;
     for (;;) {
         lnic_wait();
@@ -131,7 +137,7 @@ static void serve(int core, uint16_t context, int stalls)
 static void thread_main(void *p)
 {
     struct thread_arg *a = p;
-    serve(nanopu_hartid(), a->context, a->stalls);
+    serve(a->stalls);
 }
 
 static void __attribute__((noreturn)) park(void)
@@ -140,7 +146,9 @@ static void __attribute__((noreturn)) park(void)
         __asm__ volatile ("wfi");
 }
 
-/* Two nanokernel threads on this core, contexts 0 and 1. */
+/* Two nanokernel threads on this core, contexts 0 and 1. The start-up
+ * messages are sent before the scheduler starts: under the timer baseline a
+ * thread runs only once a message is waiting for it. */
 static void __attribute__((noreturn)) two_threads(int core, uint8_t prio0, uint8_t prio1, int c1_stalls, int timer)
 {
     thread_args[core][0] = (struct thread_arg){ .context = 0, .stalls = 0 };
@@ -150,6 +158,8 @@ static void __attribute__((noreturn)) two_threads(int core, uint8_t prio0, uint8
         printf("lnic_eval: cannot create threads on core %d\n", core);
         exit(3);
     }
+    announce(core, 0);
+    announce(core, 1);
     if (timer)
         nk_start_timer(5);
     nk_start();
@@ -160,11 +170,13 @@ static void __attribute__((noreturn)) run_core(int core)
     switch (test) {
     case ONE_CONTEXT_FOUR_CORES:
         lnic_add_context(0, 0);
-        serve(core, 0, 0);
+        announce(core, 0);
+        serve(0);
         break;
     case FOUR_CONTEXTS_FOUR_CORES:
         lnic_add_context(core, 0);
-        serve(core, (uint16_t)core, 0);
+        announce(core, (uint16_t)core);
+        serve(0);
         break;
     case TWO_CONTEXTS_FOUR_SHARED_CORES:
         two_threads(core, 0, 1, 0, 0);

@@ -2,7 +2,7 @@
 //! §5.2.2-5.2.3).
 
 use super::{
-    highest_sustained, sustained, Experiment, Point, Runner, Scale, SUSTAINED_DEFINITION,
+    highest_sustained, keeps_up, sustained, Experiment, Point, Runner, Scale, SUSTAINED_DEFINITION,
     SUSTAINED_P99_FACTOR,
 };
 use anyhow::Result;
@@ -125,7 +125,21 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     let both_sustain = (0..loads.len())
         .take_while(|&li| ok(li, 0) && ok(li, 1))
         .count();
-    let high_li = both_sustain.checked_sub(1);
+    // TIS's priority-0 tail can exceed the bound at every load (it waits for
+    // the 5 us tick): then compare where both at least keep up.
+    let both_keep_up = (0..loads.len())
+        .take_while(|&li| {
+            keeps_up(&m[2 * li].load, count, 1.0) && keeps_up(&m[2 * li + 1].load, count, 1.0)
+        })
+        .count();
+    let (high_li, high_basis) = match both_sustain.checked_sub(1) {
+        Some(li) => (Some(li), "the highest both schedulers sustain"),
+        None => (
+            both_keep_up.checked_sub(1),
+            "no load is sustained by both (TIS's priority-0 p99 exceeds the bound at every load): the \
+             highest at which both keep up (every request answered, no growing backlog)",
+        ),
+    };
     let ratio = |li: usize| at(li, 1, 0) / at(li, 0, 0);
     Ok(ExperimentResult {
         id: "hts-vs-tis".into(),
@@ -158,7 +172,7 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
                 "hts-vs-tis-p99-ratio-high",
                 high_li.map_or(f64::NAN, ratio),
                 format!(
-                    "priority-0 thread, at {:.0} % load: the highest both schedulers sustain",
+                    "priority-0 thread, at {:.0} % load: {high_basis}",
                     high_li.map_or(f64::NAN, |li| loads[li] * 100.0)
                 ),
             )
