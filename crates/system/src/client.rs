@@ -343,6 +343,8 @@ pub struct LoadReport {
     /// holds about as many at both points).
     pub outstanding_at_midpoint: u64,
     pub outstanding_at_last_send: u64,
+    /// Requests sent after the midpoint one (the backlog's growth is out of these).
+    pub sent_after_midpoint: u64,
     /// Start-up messages the program sent to the client (`Start::StartMessages`).
     pub start_messages: u64,
 }
@@ -621,6 +623,7 @@ impl Client {
         }
         if seq == self.cfg.warmup + (self.cfg.count - self.cfg.warmup) / 2 {
             self.report.outstanding_at_midpoint = self.outstanding.len() as u64;
+            self.report.sent_after_midpoint = self.cfg.count - 1 - seq;
         }
         if seq + 1 == self.cfg.count {
             self.report.outstanding_at_last_send = self.outstanding.len() as u64;

@@ -62,7 +62,8 @@ pub const SUSTAINED_DEFINITION: &str = "a load is sustained when every request i
      response time stays below 10 mean service times (targets.md), and the backlog does not grow: the \
      requests outstanding just after the last send exceed those just after the send half-way through the \
      measured requests by at most 10 per server (a growth that alone would delay a request by 10 service \
-     times); the highest sustained load is the highest point of the sweep with every point up to it sustained";
+     times) or 1 % of the requests sent in between (a throughput shortfall of half the sweeps' 2 % load \
+     step), whichever is more; the highest sustained load is the highest point of the sweep with every point up to it sustained";
 
 /// Whether a load point is sustained ([`SUSTAINED_DEFINITION`]): `p99_ns` is
 /// the percentile the experiment judges (all requests, or one priority's),
@@ -80,10 +81,17 @@ pub fn sustained(
 /// The throughput half of [`sustained`]: every request answered and no
 /// growing backlog, whatever the tail.
 pub fn keeps_up(m: &LoadReport, count: u64, servers: f64) -> bool {
-    m.received == count
-        && m.lost == 0
-        && (m.backlog_growth() as f64) <= SUSTAINED_P99_FACTOR * servers
+    let allowed =
+        (SUSTAINED_P99_FACTOR * servers).max(BACKLOG_FRACTION * m.sent_after_midpoint as f64);
+    m.received == count && m.lost == 0 && (m.backlog_growth() as f64) <= allowed
 }
+
+/// The backlog may grow by this fraction of the requests sent in the second
+/// half: a 1 % shortfall of throughput is half the sweeps' 2 % load step, so
+/// a scheduler that saturates between two load points fails at the higher
+/// one, while the queue-length fluctuation of a stable queue near capacity
+/// (tens of requests) does not fail it.
+pub const BACKLOG_FRACTION: f64 = 0.01;
 
 /// The highest load of `loads` (ascending) with every load up to it
 /// sustained, if any, and whether the sweep went past it (reached a load

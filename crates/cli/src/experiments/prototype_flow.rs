@@ -49,13 +49,19 @@ const TESTS: [(&str, &str); 4] = [
     ("LOW_PRIORITY_C1_STALL", "bound off"),
 ];
 
-/// Mean inter-arrival times in cycles (`request_rate_lambda_inverse`): the
-/// prototype's runs step down from 3200 by 200; here on to 1200 (133 % of
-/// the 2 Mrps capacity), past saturation for every test type.
+/// Mean inter-arrival times in cycles (`request_rate_lambda_inverse`). The
+/// prototype's runs stepped down from 3200 by 200 (50 %, 53 %, ... of the 2
+/// Mrps capacity, ending at 100 % or 114 %); here the loads of the other
+/// scheduling sweeps from 50 % on (2 % steps up to 110 %), past saturation
+/// for every test type.
 fn lambda_inverse(r: &Runner) -> Vec<f64> {
     match r.scale {
         Scale::Quick => vec![3200.0, 2000.0, 1600.0, 1400.0],
-        Scale::Full => (0..=10).map(|i| 3200.0 - 200.0 * i as f64).collect(),
+        Scale::Full => super::scheduling::sweep_loads(r)
+            .into_iter()
+            .filter(|&l| l >= 0.5)
+            .map(|l| SERVICE_CYCLES / l)
+            .collect(),
     }
 }
 
@@ -280,7 +286,7 @@ fn prototype_flow(r: &Runner) -> Result<ExperimentResult> {
              lnic-evaluation.c (`lnic_eval MAC 10.0.0.2 TEST_TYPE {STALL_FACTOR} STALL_FREQ`) on a 4-core node at \
              10.0.0.2, the load generator at 10.0.0.1, waiting for each thread's start-up message, then 16 B \
              requests [service cycles, send cycle] with a fixed {SERVICE_CYCLES}-cycle service to context 0 or 1 at \
-             random, exponential inter-arrival times from {} down to {} cycles ({} requests per point). The \
+             random, exponential inter-arrival times from {:.0} down to {:.0} cycles ({} requests per point). The \
              program waits on mcycle (wall time) where `hts-vs-tis` spins for CPU time, and context 1 stalls \
              (x{STALL_FACTOR}) on every {}st request in the stall runs where `bounded` draws 1 % at random.",
             lambdas[0],

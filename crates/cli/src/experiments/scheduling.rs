@@ -38,11 +38,11 @@ pub(super) fn requests(r: &Runner) -> u64 {
     }
 }
 
-/// Offered loads (fractions of capacity) of the one-core scheduling sweeps:
+/// Offered loads (fractions of capacity) of the full scheduling sweeps:
 /// up to 110 %, past any load a scheduler can sustain, so that the highest
 /// sustained load is measured and not set by where the sweep stops; 2 %
 /// steps across the whole high-load region.
-pub(super) fn one_core_loads(r: &Runner) -> Vec<f64> {
+pub(super) fn sweep_loads(r: &Runner) -> Vec<f64> {
     match r.scale {
         Scale::Quick => vec![0.1, 0.5, 0.9, 1.0, 1.1],
         Scale::Full => (1..=8)
@@ -83,7 +83,7 @@ fn p99_of(m: &super::Measured, context: u16) -> f64 {
 fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     let service = ServiceTime::Fixed { ns: 500.0 };
     let capacity_mrps = 1e3 / service.mean_ns();
-    let loads = one_core_loads(r);
+    let loads = sweep_loads(r);
     let programs = [("service_hts", "HTS"), ("service_tis", "TIS")];
     let mut pts = Vec::new();
     for &load in &loads {
@@ -231,10 +231,7 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
     // 100 %"), to show where it stops holding.
     let loads: Vec<f64> = match r.scale {
         Scale::Quick => vec![0.2, 0.6, 0.95, 1.1],
-        Scale::Full => (1..=20)
-            .map(|i| i as f64 / 20.0)
-            .chain([1.05, 1.1])
-            .collect(),
+        Scale::Full => sweep_loads(r),
     };
     let programs = [
         ("service_bounded", "bound on"),
@@ -338,10 +335,7 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
     let capacity_mrps = cores / mean * 1e3;
     let loads: Vec<f64> = match r.scale {
         Scale::Quick => vec![0.1, 0.5, 0.8, 0.95, 1.05],
-        Scale::Full => (1..=20)
-            .map(|i| i as f64 / 20.0)
-            .chain([1.05, 1.1])
-            .collect(),
+        Scale::Full => sweep_loads(r),
     };
     let count = requests(r);
     let policies = [(Policy::Jbsq, "JBSQ(2)"), (Policy::Random, "random (RSS)")];
