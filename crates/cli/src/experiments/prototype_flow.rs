@@ -218,7 +218,9 @@ fn prototype_flow(r: &Runner) -> Result<ExperimentResult> {
             "hts-max-load",
             maxes[0].0.unwrap_or(f64::NAN),
             format!(
-                "{}: DIF_PRIORITY_LNIC_DRIVEN{}",
+                "{}: DIF_PRIORITY_LNIC_DRIVEN; the program waits on mcycle (wall time), as the prototype's \
+                 does: a priority-1 request preempted by priority 0 keeps counting its service time off the \
+                 core, so the core works less than {SERVICE_CYCLES} cycles a request and can go past 100 %{}",
                 imp.name,
                 if maxes[0].1 {
                     ""
