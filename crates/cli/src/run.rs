@@ -76,20 +76,36 @@ pub struct LoadOpts {
     /// at random; statistics per context). Overrides --context.
     #[arg(long, value_delimiter = ',')]
     pub contexts: Vec<u16>,
-    /// Request payload: counter, random, zeros, dot-product or service [default: counter].
+    /// Request payload: counter, random, zeros, dot-product, service, or
+    /// lnic-eval (the nanoPU prototype's evaluation requests: 16 B of service
+    /// cycles and send cycle; implies --expect lnic-eval) [default: counter].
     #[arg(long)]
     pub pattern: Option<String>,
-    /// What a correct reply is: echo, increment, any or dot-product [default: echo].
+    /// What a correct reply is: echo, increment, any, dot-product or
+    /// lnic-eval [default: echo].
     #[arg(long)]
     pub expect: Option<String>,
     /// Start at this simulated time (ns) instead of at the program's boot message.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "start_messages")]
     pub start_ns: Option<u64>,
+    /// Start after the program has sent this many start-up messages to the
+    /// client (as the prototype's load generator does), not at a boot message.
+    #[arg(long)]
+    pub start_messages: Option<u32>,
+    /// The node's IPv4 address (default 10.0.0.1).
+    #[arg(long)]
+    pub node_ip: Option<std::net::Ipv4Addr>,
+    /// The client's IPv4 address (default 10.0.0.2).
+    #[arg(long)]
+    pub client_ip: Option<std::net::Ipv4Addr>,
     /// Seed of arrivals and random payloads [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Service times of --pattern service requests: fixed:NS, exp:MEAN_NS or
-    /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION [default: fixed:500].
+    /// Service times of --pattern service and lnic-eval requests: fixed:NS,
+    /// exp:MEAN_NS, bimodal:SHORT_NS:LONG_NS:LONG_FRACTION, or the prototype
+    /// load generator's two clamped normals,
+    /// bimodal-normal:SHORT_NS:SHORT_SD:LONG_NS:LONG_SD:LONG_FRACTION:MIN_NS:MAX_NS
+    /// [default: fixed:500].
     #[arg(long)]
     pub service: Option<String>,
     /// A request unanswered for this long (ns) is counted as lost [default: 1000000].
@@ -110,17 +126,22 @@ impl LoadOpts {
             Some("zeros") => Pattern::Zeros,
             Some("dot-product") => Pattern::DotProduct,
             Some("service") => Pattern::Service,
-            Some(p) => {
-                bail!("--pattern {p}: expected counter, random, zeros, dot-product or service")
-            }
+            Some("lnic-eval") => Pattern::LnicEval,
+            Some(p) => bail!(
+                "--pattern {p}: expected counter, random, zeros, dot-product, service or lnic-eval"
+            ),
         };
         let expect = match self.expect.as_deref() {
+            _ if pattern == Pattern::LnicEval => Expect::LnicEval,
             None => base.expect,
             Some("echo") => Expect::Echo,
             Some("increment") => Expect::Increment,
             Some("any") => Expect::Any,
             Some("dot-product") => Expect::DotProduct,
-            Some(e) => bail!("--expect {e}: expected echo, increment, any or dot-product"),
+            Some("lnic-eval") => Expect::LnicEval,
+            Some(e) => {
+                bail!("--expect {e}: expected echo, increment, any, dot-product or lnic-eval")
+            }
         };
         let mode = match (self.window, self.rate_mrps) {
             (_, Some(rate_mrps)) => LoadMode::Open { rate_mrps },
@@ -145,7 +166,11 @@ impl LoadOpts {
             extra_contexts,
             pattern,
             expect,
-            start: self.start_ns.map_or(base.start, Start::AtNs),
+            start: match (self.start_ns, self.start_messages) {
+                (Some(ns), _) => Start::AtNs(ns),
+                (None, Some(n)) => Start::StartMessages(n),
+                (None, None) => base.start,
+            },
             seed: self.seed.unwrap_or(base.seed),
             service: match &self.service {
                 Some(s) => parse_service(s)?,
@@ -167,9 +192,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     match node.bus.htif.as_mut() {
         Some(h) => {
             h.echo = true;
-            h.args = std::iter::once(a.program.display().to_string())
-                .chain(a.args.iter().cloned())
-                .collect();
+            h.args = program_args(&a);
         }
         None => eprintln!(
             "warning: {} defines no `tohost` symbol: it cannot print or report an exit code",
@@ -196,9 +219,13 @@ pub fn run(a: RunArgs) -> Result<u8> {
             };
         }
         cfg.node.icenic.enabled = cfg.nic.kind == NicKind::Icenic;
+        if let Some(ip) = a.load_opts.node_ip {
+            cfg.node.icenic.ipv4 = ip;
+        }
         let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
         if let Some(h) = node.bus.htif.as_mut() {
             h.echo = true;
+            h.args = program_args(&a);
         }
         return run_with_load(node, &cfg, &a);
     }
@@ -261,6 +288,13 @@ pub fn run(a: RunArgs) -> Result<u8> {
     })
 }
 
+/// argv of the program: its path, then the arguments after `--`.
+fn program_args(a: &RunArgs) -> Vec<String> {
+    std::iter::once(a.program.display().to_string())
+        .chain(a.args.iter().cloned())
+        .collect()
+}
+
 /// Parses `fixed:NS`, `exp:MEAN_NS` or `bimodal:SHORT_NS:LONG_NS:LONG_FRACTION`.
 fn parse_service(s: &str) -> Result<ServiceTime> {
     let parts: Vec<&str> = s.split(':').collect();
@@ -284,8 +318,18 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
             long_ns: num(2)?,
             long_fraction: num(3)?.min(1.0),
         },
+        ("bimodal-normal", 8) => ServiceTime::BimodalNormal {
+            short_ns: num(1)?,
+            short_sd_ns: num(2)?,
+            long_ns: num(3)?,
+            long_sd_ns: num(4)?,
+            long_fraction: num(5)?.min(1.0),
+            min_ns: num(6)?,
+            max_ns: num(7)?,
+        },
         _ => bail!(
-            "--service {s}: expected fixed:NS, exp:MEAN_NS or bimodal:SHORT_NS:LONG_NS:FRACTION"
+            "--service {s}: expected fixed:NS, exp:MEAN_NS, bimodal:SHORT_NS:LONG_NS:FRACTION or \
+             bimodal-normal:SHORT_NS:SHORT_SD:LONG_NS:LONG_SD:FRACTION:MIN_NS:MAX_NS"
         ),
     })
 }
@@ -294,7 +338,15 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
 fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result<u8> {
     let load = a.load_opts.to_config(&cfg.load)?;
     let count = load.count;
-    let mut sys = System::new(node, cfg, Some(load))?;
+    let node_ip = a
+        .load_opts
+        .node_ip
+        .unwrap_or(std::net::Ipv4Addr::from_bits(nanopu_system::NODE_IP));
+    let client_ip = a
+        .load_opts
+        .client_ip
+        .unwrap_or(std::net::Ipv4Addr::from_bits(nanopu_system::CLIENT_IP));
+    let mut sys = System::with_addresses(node, cfg, Some(load), node_ip, client_ip)?;
     if let Some(p) = &a.pcap {
         sys.capture(p)?;
     }

@@ -1,5 +1,6 @@
 //! `nanopu reproduce` end to end at the quick scale: every experiment runs,
-//! report.md and summary.json are written with the fixed keys.
+//! report.md and summary.json are written with the fixed keys, every value
+//! is finite and sane, and a handful of results are pinned.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -20,28 +21,60 @@ fn reproduce_writes_the_report_and_summary() {
     let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
         .args(["reproduce", "--scale", "quick", "--threads", "2", "--out"])
         .arg(&out)
+        // Pins are ours: not the prototype's program, if the user has one.
+        .env_remove("NANOPU_LNIC_EVALUATION")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    for key in [
-        "w2w-8B",
-        "fastpath-8B",
-        "trad-loopback-8B",
-        "loopback-tput-8B",
-        "trad-loopback-tput-8B",
-        "loopback-tput-1KB",
-        "loopback-inc-speedup-max",
-        "dot-product-speedup-small",
-    ] {
-        let v = &summary[key];
+    let summary = summary.as_object().expect("summary.json is an object");
+    // Every fixed key of targets.md is measured.
+    for p in nanopu_report::PUBLISHED {
+        assert!(summary.contains_key(p.key), "{} is missing", p.key);
+    }
+    // Every value is finite and within a sane range for its unit.
+    for (key, v) in summary {
+        let m = v["measured"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: no finite measured value: {v}"));
+        let unit = v["unit"].as_str().unwrap_or_else(|| panic!("{key}: {v}"));
+        let (lo, hi) = match unit {
+            "ns" => (1.0, 10_000.0),
+            "us" => (0.01, 1_000.0),
+            "cycles" => (10.0, 10_000.0),
+            "Mrps" => (0.1, 1_000.0),
+            "Gb/s" => (0.1, 400.0),
+            "x" => (0.1, 100.0),
+            "fraction" => (0.05, 1.2),
+            u => panic!("{key}: unit {u:?} has no sane range here"),
+        };
+        assert!(m > lo && m < hi, "{key}: {m} {unit} outside ({lo}, {hi})");
+        assert!(v["published"].as_f64().is_some(), "{key}: {v}");
+        assert!(v["within_tolerance"].is_boolean(), "{key}: {v}");
         assert!(
-            v["measured"].as_f64().is_some_and(|m| m > 0.0),
+            v["tolerance"].as_f64().is_some_and(|t| t > 0.0),
             "{key}: {v}"
         );
-        assert!(v["published"].as_f64().is_some(), "{key}: {v}");
-        assert!(v["unit"].is_string(), "{key}: {v}");
+    }
+    // Pinned quick-scale results: the simulation is deterministic, so a change
+    // that moves one of these must explain itself (and update the pin).
+    for (key, pinned, rel) in [
+        ("w2w-8B", 72.51, 0.02),
+        ("fastpath-8B", 20.51, 0.02),
+        ("loopback-tput-8B", 147.8, 0.02),
+        ("ctx-switch-cycles", 144.3, 0.02),
+        ("nt-latency-ndp", 9.06, 0.001),
+        ("hts-max-load", 0.9, 0.001),
+        ("jbsq-vs-rss-load-gain", 1.9, 0.001),
+        ("proto-hts-max-load", 1.0, 0.001),
+    ] {
+        let m = summary[key]["measured"].as_f64().unwrap();
+        assert!(
+            (m / pinned - 1.0).abs() <= rel,
+            "{key}: {m}, pinned at {pinned} (±{} %): explain the change, then update the pin",
+            rel * 100.0
+        );
     }
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("| `w2w-8B` |"), "{report}");

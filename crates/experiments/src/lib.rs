@@ -7,6 +7,7 @@
 //! threads ran them.
 
 mod microbench;
+mod prototype_flow;
 mod scheduling;
 mod transport;
 
@@ -17,6 +18,7 @@ use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::Config as SimConfig;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -59,6 +61,54 @@ pub struct Measured {
     pub ctx_switch_mean_cycles: f64,
 }
 
+/// How many mean service times a sustained load's p99 may reach
+/// (`targets.md`: "p99 stays below 10x the mean service time").
+pub const SUSTAINED_P99_FACTOR: f64 = 10.0;
+
+/// The definition of a sustained load, as the reports state it.
+pub const SUSTAINED_DEFINITION: &str = "a load is sustained when every request is answered, the p99 \
+     response time stays below 10 mean service times (targets.md), and the backlog does not grow: the \
+     requests outstanding just after the last send exceed those just after the send half-way through the \
+     measured requests by at most 10 per server (a growth that alone would delay a request by 10 service \
+     times) or 1 % of the requests sent in between (a throughput shortfall of half the sweeps' 2 % load \
+     step), whichever is more; the highest sustained load is the highest point of the sweep with every point up to it sustained";
+
+/// Whether a load point is sustained ([`SUSTAINED_DEFINITION`]): `p99_ns` is
+/// the percentile the experiment judges (all requests, or one priority's),
+/// `servers` the cores serving the load.
+pub fn sustained(
+    m: &LoadReport,
+    count: u64,
+    p99_ns: f64,
+    mean_service_ns: f64,
+    servers: f64,
+) -> bool {
+    keeps_up(m, count, servers) && p99_ns < SUSTAINED_P99_FACTOR * mean_service_ns
+}
+
+/// The throughput half of [`sustained`]: every request answered and no
+/// growing backlog, whatever the tail.
+pub fn keeps_up(m: &LoadReport, count: u64, servers: f64) -> bool {
+    let allowed =
+        (SUSTAINED_P99_FACTOR * servers).max(BACKLOG_FRACTION * m.sent_after_midpoint as f64);
+    m.received == count && m.lost == 0 && (m.backlog_growth() as f64) <= allowed
+}
+
+/// The backlog may grow by this fraction of the requests sent in the second
+/// half: a 1 % shortfall of throughput is half the sweeps' 2 % load step, so
+/// a scheduler that saturates between two load points fails at the higher
+/// one, while the queue-length fluctuation of a stable queue near capacity
+/// (tens of requests) does not fail it.
+pub const BACKLOG_FRACTION: f64 = 0.01;
+
+/// The highest load of `loads` (ascending) with every load up to it
+/// sustained, if any, and whether the sweep went past it (reached a load
+/// that is not sustained).
+pub fn highest_sustained(loads: &[f64], ok: impl Fn(usize) -> bool) -> (Option<f64>, bool) {
+    let n = (0..loads.len()).take_while(|&i| ok(i)).count();
+    (n.checked_sub(1).map(|i| loads[i]), n < loads.len())
+}
+
 /// An experiment the CLI can run.
 pub struct Experiment {
     pub id: &'static str,
@@ -70,6 +120,7 @@ pub struct Experiment {
 pub fn all() -> Vec<Experiment> {
     let mut all = microbench::experiments();
     all.extend(scheduling::experiments());
+    all.extend(prototype_flow::experiments());
     all.extend(transport::experiments());
     all
 }
@@ -182,43 +233,71 @@ impl Runner {
 
     fn run_point(&self, p: &Point) -> Result<Measured> {
         let program = self.program(p.program)?;
+        self.run_on_node(&program, &[], p.nic, p.selection, None, &p.load)
+    }
+
+    /// Runs `program` (argv = its path and `args`) behind `nic`, driven by
+    /// `load`; `addresses` = (node, client) if not the configuration's.
+    pub fn run_on_node(
+        &self,
+        program: &Path,
+        args: &[String],
+        nic: NicKind,
+        selection: Option<Policy>,
+        addresses: Option<(Ipv4Addr, Ipv4Addr)>,
+        load: &LoadConfig,
+    ) -> Result<Measured> {
+        let name = program.display();
         let mut node_cfg = self.cfg.node.clone();
-        node_cfg.icenic.enabled = p.nic == NicKind::Icenic;
-        let node = nanopu_node::Node::with_program(node_cfg, &program)?;
+        node_cfg.icenic.enabled = nic == NicKind::Icenic;
         let mut sys_cfg = self.cfg.clone();
-        sys_cfg.nic.kind = p.nic;
-        if let Some(sel) = p.selection {
+        let (node_ip, client_ip) = addresses.unwrap_or((
+            Ipv4Addr::from_bits(nanopu_system::NODE_IP),
+            Ipv4Addr::from_bits(nanopu_system::CLIENT_IP),
+        ));
+        if addresses.is_some() {
+            node_cfg.icenic.ipv4 = node_ip;
+        }
+        let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
+        if !args.is_empty() {
+            let h = node.bus.htif.as_mut().with_context(|| {
+                format!(
+                    "{name} takes arguments but defines no `tohost` symbol to read them through"
+                )
+            })?;
+            h.args = std::iter::once(name.to_string())
+                .chain(args.iter().cloned())
+                .collect();
+        }
+        sys_cfg.nic.kind = nic;
+        if let Some(sel) = selection {
             sys_cfg.nic.core_selection = sel;
         }
         sys_cfg.nic.core_selection_seed = self.seed;
-        let mut load = p.load.clone();
+        let mut load = load.clone();
         load.seed = self.seed;
-        let mut sys = System::new(node, &sys_cfg, Some(load))?;
+        let mut sys =
+            System::with_addresses(node, &sys_cfg, Some(load.clone()), node_ip, client_ip)?;
         // Generous: a point that takes longer is broken, not slow. Open-loop
         // points last as long as their arrivals do.
-        let arrivals_us = match p.load.mode {
-            LoadMode::Open { rate_mrps } => (p.load.count as f64 / rate_mrps) as u64,
+        let arrivals_us = match load.mode {
+            LoadMode::Open { rate_mrps } => (load.count as f64 / rate_mrps) as u64,
             LoadMode::Closed { .. } => 0,
         };
         let until = SimTime::ZERO + SimDuration::from_us(100_000 + 3 * arrivals_us);
         let end = sys
             .run(until)
-            .with_context(|| format!("{} with {:?}", p.program, p.load))?;
+            .with_context(|| format!("{name} with {load:?}"))?;
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
             return Err(anyhow!(
-                "{}: {} of {} replies after {end:?}",
-                p.program,
+                "{name}: {} of {} replies after {end:?}",
                 report.received,
-                p.load.count
+                load.count
             ));
         }
         if let Some(e) = &report.first_error {
-            bail!(
-                "{}: {} wrong replies; first: {e}",
-                p.program,
-                report.wrong_replies
-            );
+            bail!("{name}: {} wrong replies; first: {e}", report.wrong_replies);
         }
         let st = &sys.node().harts[0].stats;
         Ok(Measured {

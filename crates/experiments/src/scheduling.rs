@@ -1,7 +1,10 @@
 //! Core selection and thread scheduling under open-loop load (nanoPU
 //! §5.2.2-5.2.3).
 
-use super::{Experiment, Point, Runner, Scale};
+use super::{
+    highest_sustained, keeps_up, sustained, Experiment, Point, Runner, Scale, SUSTAINED_DEFINITION,
+    SUSTAINED_P99_FACTOR,
+};
 use anyhow::Result;
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
@@ -27,12 +30,31 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-/// Service-time requests to `contexts`, open loop at `rate_mrps`.
-fn service_load(r: &Runner, rate_mrps: f64, contexts: &[u16], service: ServiceTime) -> LoadConfig {
-    let count = match r.scale {
+/// Requests per load point.
+pub(super) fn requests(r: &Runner) -> u64 {
+    match r.scale {
         Scale::Quick => 3_000,
         Scale::Full => 20_000,
-    };
+    }
+}
+
+/// Offered loads (fractions of capacity) of the full scheduling sweeps:
+/// up to 110 %, past any load a scheduler can sustain, so that the highest
+/// sustained load is measured and not set by where the sweep stops; 2 %
+/// steps across the whole high-load region.
+pub(super) fn sweep_loads(r: &Runner) -> Vec<f64> {
+    match r.scale {
+        Scale::Quick => vec![0.1, 0.5, 0.9, 1.0, 1.1],
+        Scale::Full => (1..=8)
+            .map(|i| i as f64 / 10.0)
+            .chain((41..=55).map(|i| i as f64 / 50.0))
+            .collect(),
+    }
+}
+
+/// Service-time requests to `contexts`, open loop at `rate_mrps`.
+fn service_load(r: &Runner, rate_mrps: f64, contexts: &[u16], service: ServiceTime) -> LoadConfig {
+    let count = requests(r);
     LoadConfig {
         message_bytes: 16,
         count,
@@ -61,10 +83,7 @@ fn p99_of(m: &super::Measured, context: u16) -> f64 {
 fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     let service = ServiceTime::Fixed { ns: 500.0 };
     let capacity_mrps = 1e3 / service.mean_ns();
-    let loads: Vec<f64> = match r.scale {
-        Scale::Quick => vec![0.1, 0.5, 0.9],
-        Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.96],
-    };
+    let loads = sweep_loads(r);
     let programs = [("service_hts", "HTS"), ("service_tis", "TIS")];
     let mut pts = Vec::new();
     for &load in &loads {
@@ -79,7 +98,6 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
     }
     let m = r.run("hts-vs-tis", &pts)?;
     let at = |li: usize, pi: usize, ctx: u16| p99_of(&m[2 * li + pi], ctx);
-    let overall = |li: usize, pi: usize| m[2 * li + pi].load.p99_ns;
     let series = |pi: usize, ctx: u16, name: &str| {
         Series::new(
             name,
@@ -90,29 +108,38 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
                 .collect(),
         )
     };
-    let bound = SUSTAINED_P99_FACTOR * service.mean_ns();
-    // A scheduler sustains a load while it delivers it (throughput within
-    // 5 % of the offered rate, no growing backlog) and the priority-0
-    // thread's p99 stays below the bound.
-    let delivers = |li: usize, pi: usize| {
-        m[2 * li + pi].load.throughput_mrps >= 0.95 * loads[li] * capacity_mrps
-            && overall(li, pi).is_finite()
+    let count = requests(r);
+    // Sustained (SUSTAINED_DEFINITION), judged on the priority-0 thread's
+    // p99 (the tail HTS protects), the backlog on all requests.
+    let ok = |li: usize, pi: usize| {
+        sustained(
+            &m[2 * li + pi].load,
+            count,
+            at(li, pi, 0),
+            service.mean_ns(),
+            1.0,
+        )
     };
-    let sustained = |pi: usize| {
-        loads
-            .iter()
-            .enumerate()
-            .take_while(|&(li, _)| delivers(li, pi) && at(li, pi, 0) < bound)
-            .map(|(_, &l)| l)
-            .last()
+    let (hts_max, hts_saturated) = highest_sustained(&loads, |li| ok(li, 0));
+    let (tis_max, _) = highest_sustained(&loads, |li| ok(li, 1));
+    let both_sustain = (0..loads.len())
+        .take_while(|&li| ok(li, 0) && ok(li, 1))
+        .count();
+    // TIS's priority-0 tail can exceed the bound at every load (it waits for
+    // the 5 us tick): then compare where both at least keep up.
+    let both_keep_up = (0..loads.len())
+        .take_while(|&li| {
+            keeps_up(&m[2 * li].load, count, 1.0) && keeps_up(&m[2 * li + 1].load, count, 1.0)
+        })
+        .count();
+    let (high_li, high_basis) = match both_sustain.checked_sub(1) {
+        Some(li) => (Some(li), "the highest both schedulers sustain"),
+        None => (
+            both_keep_up.checked_sub(1),
+            "no load is sustained by both (TIS's priority-0 p99 exceeds the bound at every load): the \
+             highest at which both keep up (every request answered, no growing backlog)",
+        ),
     };
-    let both_deliver = loads
-        .iter()
-        .enumerate()
-        .take_while(|&(li, _)| delivers(li, 0) && delivers(li, 1))
-        .map(|(li, _)| li)
-        .last();
-    let high_li = both_deliver;
     let ratio = |li: usize| at(li, 1, 0) / at(li, 0, 0);
     Ok(ExperimentResult {
         id: "hts-vs-tis".into(),
@@ -145,7 +172,7 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
                 "hts-vs-tis-p99-ratio-high",
                 high_li.map_or(f64::NAN, ratio),
                 format!(
-                    "priority-0 thread, at {:.0} % load: the highest both schedulers deliver",
+                    "priority-0 thread, at {:.0} % load: {high_basis}",
                     high_li.map_or(f64::NAN, |li| loads[li] * 100.0)
                 ),
             )
@@ -161,16 +188,32 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
             .unwrap_or_default(),
             Target::from_table(
                 "hts-max-load",
-                sustained(0).unwrap_or(f64::NAN),
-                "delivered, with the priority-0 thread's p99 below 5 us",
+                hts_max.unwrap_or(f64::NAN),
+                format!(
+                    "sustained, judged on the priority-0 thread's p99 (bound {:.1} us) and the backlog of all \
+                     requests{}",
+                    SUSTAINED_P99_FACTOR * service.mean_ns() / 1000.0,
+                    if hts_saturated { "" } else { "; ⚠ the sweep never reached a load HTS fails to sustain" }
+                ),
             )
             .unwrap_or_default(),
         ],
-        notes: vec![format!(
-            "TIS sustains {} by the same definition: its priority-0 thread waits for the 5 us timer tick \
-             whenever the priority-1 thread holds the core.",
-            sustained(1).map_or("no load point".to_string(), |l| format!("{:.0} %", l * 100.0))
-        )],
+        notes: vec![
+            format!("Sustained: {SUSTAINED_DEFINITION}. Here the p99 is the priority-0 thread's."),
+            format!(
+                "TIS sustains {} by the same definition: its priority-0 thread waits for the 5 us timer tick \
+                 whenever the priority-1 thread holds the core.",
+                tis_max.map_or("no load point".to_string(), |l| format!("{:.0} %", l * 100.0))
+            ),
+            format!(
+                "At the highest load point ({:.0} %), HTS: priority-0 p99 {:.1} us, priority-1 p99 {:.1} us, \
+                 backlog growth {} requests over the second half of the sends.",
+                loads[loads.len() - 1] * 100.0,
+                at(loads.len() - 1, 0, 0) / 1000.0,
+                at(loads.len() - 1, 0, 1) / 1000.0,
+                m[2 * (loads.len() - 1)].load.backlog_growth()
+            ),
+        ],
         wall_s: 0.0,
     })
 }
@@ -184,9 +227,11 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
     };
     let mean = (good.mean_ns() + bad.mean_ns()) / 2.0;
     let capacity_mrps = 1e3 / mean;
+    // Past 100 % (the published bound holds "until offered load exceeds
+    // 100 %"), to show where it stops holding.
     let loads: Vec<f64> = match r.scale {
-        Scale::Quick => vec![0.2, 0.6, 0.95],
-        Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0],
+        Scale::Quick => vec![0.2, 0.6, 0.95, 1.1],
+        Scale::Full => sweep_loads(r),
     };
     let programs = [
         ("service_bounded", "bound on"),
@@ -224,6 +269,11 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
         .map(|(li, _)| at(li, 0, 0))
         .fold(f64::NAN, f64::max)
         / 1000.0;
+    let count = requests(r);
+    let ok =
+        |li: usize, pi: usize| sustained(&m[2 * li + pi].load, count, at(li, pi, 0), mean, 1.0);
+    let bounded_max = highest_sustained(&loads, |li| ok(li, 0));
+    let unbounded_max = highest_sustained(&loads, |li| ok(li, 1));
     Ok(ExperimentResult {
         id: "bounded".into(),
         title: "Bounded message processing time (Fig. 8)".into(),
@@ -250,14 +300,29 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
             ..Default::default()
         }],
         targets: vec![Target::from_table("bounded-p99-max-us", worst, "up to 100 % load").unwrap_or_default()],
-        notes: vec![],
+        notes: vec![
+            format!("Sustained: {SUSTAINED_DEFINITION}. Here the p99 is the well-behaved thread's."),
+            format!(
+                "Highest load sustained: bound on {}, bound off {}.",
+                fmt_load(bounded_max.0, bounded_max.1),
+                fmt_load(unbounded_max.0, unbounded_max.1)
+            ),
+        ],
         wall_s: 0.0,
     })
 }
 
-/// A "sustained" load keeps p99 below this many mean service times
-/// (`targets.md`).
-const SUSTAINED_P99_FACTOR: f64 = 10.0;
+/// "X %", or "X % (the sweep's highest point: more may be sustained)", or "no load point".
+fn fmt_load(max: Option<f64>, saturated: bool) -> String {
+    match max {
+        None => "no load point".into(),
+        Some(l) if saturated => format!("{:.0} %", l * 100.0),
+        Some(l) => format!(
+            "{:.0} % (the sweep's highest point: more may be sustained)",
+            l * 100.0
+        ),
+    }
+}
 
 fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
     let cores = r.cfg.node.cores as f64;
@@ -269,13 +334,10 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
     let mean = service.mean_ns();
     let capacity_mrps = cores / mean * 1e3;
     let loads: Vec<f64> = match r.scale {
-        Scale::Quick => vec![0.1, 0.5, 0.8, 0.95],
-        Scale::Full => vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0],
+        Scale::Quick => vec![0.1, 0.5, 0.8, 0.95, 1.05],
+        Scale::Full => sweep_loads(r),
     };
-    let count = match r.scale {
-        Scale::Quick => 3_000,
-        Scale::Full => 20_000,
-    };
+    let count = requests(r);
     let policies = [(Policy::Jbsq, "JBSQ(2)"), (Policy::Random, "random (RSS)")];
     let mut pts = Vec::new();
     for &load in &loads {
@@ -316,15 +378,13 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
         )
     };
     let bound = SUSTAINED_P99_FACTOR * mean;
-    let sustained = |pi: usize| {
-        loads
-            .iter()
-            .enumerate()
-            .take_while(|&(li, _)| p99(li, pi) < bound)
-            .map(|(_, &l)| l)
-            .last()
-            .unwrap_or(f64::NAN)
+    let max_of = |pi: usize| {
+        highest_sustained(&loads, |li| {
+            sustained(&m[2 * li + pi].load, count, p99(li, pi), mean, cores)
+        })
     };
+    let (jbsq_max, rss_max) = (max_of(0), max_of(1));
+    let sustained = |pi: usize| if pi == 0 { jbsq_max.0 } else { rss_max.0 }.unwrap_or(f64::NAN);
     let ratio_low = p99(0, 1) / p99(0, 0);
     let gain = sustained(0) / sustained(1);
     Ok(ExperimentResult {
@@ -334,8 +394,8 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
             "{cores} cores each run one thread of the `service` program (context 0). Open-loop Poisson arrivals; \
              service times bimodal: 99.5 % 500 ns, 0.5 % 5 us (mean {mean:.1} ns, so {capacity_mrps:.2} Mrps is 100 % \
              load). JBSQ(2) picks the core when one has room; random assignment (RSS-style) picks a core on \
-             arrival. {count} requests per point (the first 10 % not measured). A load is sustained while p99 stays \
-             below {SUSTAINED_P99_FACTOR} times the mean service time ({:.1} us).",
+             arrival. {count} requests per point (the first 10 % not measured). Sustained: {SUSTAINED_DEFINITION} \
+             (here the p99 of all requests, bound {:.1} us).",
             bound / 1000.0
         ),
         figures: vec![Figure {
@@ -352,7 +412,11 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
             Target::from_table(
                 "jbsq-vs-rss-load-gain",
                 gain,
-                format!("sustained: JBSQ {:.0} %, random {:.0} %", sustained(0) * 100.0, sustained(1) * 100.0),
+                format!(
+                    "sustained: JBSQ {}, random {}",
+                    fmt_load(jbsq_max.0, jbsq_max.1),
+                    fmt_load(rss_max.0, rss_max.1)
+                ),
             )
             .unwrap_or_default(),
         ],

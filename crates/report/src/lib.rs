@@ -19,10 +19,10 @@
 //! - `ID.json`: the experiment's id, title, wall time, targets (with `ratio`),
 //!   figure files and notes.
 //! - `summary.json`: `{"KEY": {"measured": N, "unit": "...", "published": N,
-//!   "ratio": N}, ...}` over all targets, keys sorted. A non-finite `measured` or
+//!   "ratio": N, "tolerance": T, "within_tolerance": B}, ...}` over all targets, keys sorted. A non-finite `measured` or
 //!   an undefined `ratio` is `null`.
 //! - `report.md`: command line, per experiment its description, a results table
-//!   (rows off by more than 2x carry "⚠"), the figures and the notes; the fixed
+//!   (rows outside their tolerance carry "⚠"), the figures and the notes; the fixed
 //!   keys of targets.md that nothing measured; the effective configuration.
 //!
 //! # Example
@@ -70,7 +70,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use error::ReportError;
-pub use published::{published, Published, PUBLISHED};
+pub use published::{compared_with, published, tolerance, Published, DEFAULT_TOLERANCE, PUBLISHED};
 pub use report::write_report;
 
 /// One result compared with the paper.
@@ -112,6 +112,19 @@ impl Target {
     /// Whether `measured / published` lies in [0.5, 2].
     pub fn within_2x(&self) -> bool {
         num::within_2x(self.ratio())
+    }
+
+    /// The relative tolerance of this key ([`published::tolerance`]).
+    pub fn tolerance(&self) -> f64 {
+        published::tolerance(&self.key)
+    }
+
+    /// Whether `measured / published` lies in `[1 / (1 + t), 1 + t]` for
+    /// the key's tolerance `t`; false without a ratio.
+    pub fn within_tolerance(&self) -> bool {
+        let t = self.tolerance();
+        self.ratio()
+            .is_some_and(|r| r <= 1.0 + t && r >= 1.0 / (1.0 + t))
     }
 }
 

@@ -198,7 +198,14 @@ fn report_has_summary_table_markers_and_config() {
         ]
     );
     for (k, v) in map {
-        for field in ["measured", "unit", "published", "ratio"] {
+        for field in [
+            "measured",
+            "unit",
+            "published",
+            "ratio",
+            "tolerance",
+            "within_tolerance",
+        ] {
             assert!(v.get(field).is_some(), "{k}.{field}");
         }
     }
@@ -211,26 +218,32 @@ fn report_has_summary_table_markers_and_config() {
     let md = read(&dir.path().join("report.md"));
     assert!(md.starts_with("# "));
     assert!(md.contains("nanopu reproduce --quick"));
-    assert!(md.contains("| result | measured | published | unit | measured/published | note |"));
+    assert!(md.contains(
+        "| result | measured | published | unit | measured/published | tolerance | note |"
+    ));
     assert!(
-        md.contains("| `fastpath-8B` | 17.5 | 17 | ns | 1.03 |  |"),
+        md.contains("| `fastpath-8B` | 17.5 | 17 | ns | 1.03 | ±25 % |  |"),
         "{md}"
     );
     assert!(
-        md.contains("| `trad-loopback-8B` | 160 | 51 | ns | 3.14 ⚠ off by more than 2x | DMA path \\| modelled coarsely |"),
+        md.contains("| `trad-loopback-8B` | 160 | 51 | ns | 3.14 ⚠ outside tolerance | ±25 % | DMA path \\| modelled coarsely |"),
         "{md}"
     );
     assert!(md.contains(
-        "| `loopback-tput-1KB` | NaN | 166 | Gb/s | ⚠ no comparable value | not measured |"
+        "| `loopback-tput-1KB` | NaN | 166 | Gb/s | ⚠ no comparable value | ±10 % | not measured |"
     ));
+    assert_eq!(map["fastpath-8B"]["within_tolerance"], true);
+    assert_eq!(map["fastpath-8B"]["tolerance"], 0.25);
     assert!(md.contains("![Loopback latency vs size](latency-vs-size.svg)"));
     assert!(md.contains("[tput-vs-size.csv](tput-vs-size.csv) (2 points not drawn"));
     assert!(md.contains("- MAC and serial I/O excluded."));
     // Misses are listed up front, unmeasured fixed keys too.
+    assert!(md.contains("4 results compared with the papers: 2 within their tolerance, 2 not."));
+    // Each miss with its tolerance and the experiment's explanation.
     assert!(md.contains(
-        "4 results compared with the papers: 2 within 2x of the published value, 2 not."
-    ));
-    assert!(md.contains("- `trad-loopback-8B` (loopback): measured 160 ns, published 51 ns"));
+        "- `trad-loopback-8B` (loopback): measured 160 ns, published 51 ns — ratio 3.14, tolerance ±25 %. \
+         DMA path \\| modelled coarsely"
+    ), "{md}");
     assert!(md.contains("- `w2w-8B`: wire-to-wire latency"));
     assert!(!md.contains("- `fastpath-8B`: "));
     assert!(

@@ -47,6 +47,12 @@ pub enum Pattern {
     /// `[1, n, index0, value0, ...]` with `n = (length - 16) / 16` random
     /// (index, value) pairs; replies are matched in order.
     DotProduct,
+    /// The nanoPU prototype's evaluation requests (`lnic-evaluation.c`, the
+    /// FireSim switch's load generator): 16 bytes, `[service_cycles,
+    /// sent_cycle]`, the service time drawn from `LoadConfig::service` and the
+    /// send time in core cycles, unique (at most one request per cycle, as the
+    /// switch model sends). Replies are matched by the send time.
+    LnicEval,
 }
 
 /// Weights the dot-product programs hold (`weights[i] = i + 1`, 2048 of them).
@@ -64,6 +70,10 @@ pub enum Expect {
     Any,
     /// `[2, sum]` with the dot product of the request (`Pattern::DotProduct`).
     DotProduct,
+    /// The prototype evaluation program's reply (`Pattern::LnicEval`): the send
+    /// time echoed, and the service time or a multiple of it (a stalled
+    /// request reports its service time multiplied by the stall factor).
+    LnicEval,
 }
 
 /// When the client starts sending.
@@ -75,6 +85,10 @@ pub enum Start {
     Boot,
     /// At this simulated time, in nanoseconds.
     AtNs(u64),
+    /// After this many start-up messages addressed to the client (the
+    /// prototype's evaluation program sends one per thread before serving,
+    /// and its load generator counts them).
+    StartMessages(u32),
 }
 
 /// How long each request keeps a core busy (for `Pattern::Service`).
@@ -93,6 +107,18 @@ pub enum ServiceTime {
         long_ns: f64,
         long_fraction: f64,
     },
+    /// The prototype load generator's bimodal distribution: a normal
+    /// (`long_ns`, `long_sd_ns`) with probability `long_fraction`, else a
+    /// normal (`short_ns`, `short_sd_ns`); clamped to [`min_ns`, `max_ns`].
+    BimodalNormal {
+        short_ns: f64,
+        short_sd_ns: f64,
+        long_ns: f64,
+        long_sd_ns: f64,
+        long_fraction: f64,
+        min_ns: f64,
+        max_ns: f64,
+    },
 }
 
 impl ServiceTime {
@@ -105,6 +131,14 @@ impl ServiceTime {
                 short_ns,
                 long_ns,
                 long_fraction,
+            } => short_ns * (1.0 - long_fraction) + long_ns * long_fraction,
+            // The clamps cut only far tails (they are many deviations away in
+            // the prototype's configurations): the mean of the normals.
+            ServiceTime::BimodalNormal {
+                short_ns,
+                long_ns,
+                long_fraction,
+                ..
             } => short_ns * (1.0 - long_fraction) + long_ns * long_fraction,
         }
     }
@@ -125,6 +159,23 @@ impl ServiceTime {
                 } else {
                     short_ns
                 }
+            }
+            ServiceTime::BimodalNormal {
+                short_ns,
+                short_sd_ns,
+                long_ns,
+                long_sd_ns,
+                long_fraction,
+                min_ns,
+                max_ns,
+            } => {
+                let (mean, sd) = if rng.random::<f64>() < long_fraction {
+                    (long_ns, long_sd_ns)
+                } else {
+                    (short_ns, short_sd_ns)
+                };
+                let v = rand_distr::Normal::new(mean, sd).map_or(mean, |n| n.sample(rng));
+                v.clamp(min_ns, max_ns.max(min_ns))
             }
         }
     }
@@ -207,6 +258,27 @@ impl LoadConfig {
                 self.message_bytes
             ));
         }
+        if self.pattern == Pattern::LnicEval && self.message_bytes != 16 {
+            return Err(format!(
+                "lnic-eval requests are 16 bytes (service cycles, send cycle); got {} B",
+                self.message_bytes
+            ));
+        }
+        if (self.pattern == Pattern::LnicEval) != (self.expect == Expect::LnicEval) {
+            return Err("the lnic-eval pattern and --expect lnic-eval go together".into());
+        }
+        if let ServiceTime::BimodalNormal {
+            short_sd_ns,
+            long_sd_ns,
+            min_ns,
+            max_ns,
+            ..
+        } = self.service
+        {
+            if !(short_sd_ns >= 0.0 && long_sd_ns >= 0.0 && min_ns >= 0.0 && max_ns >= min_ns) {
+                return Err("bimodal-normal service times need sd >= 0 and 0 <= min <= max".into());
+            }
+        }
         if self.service.mean_ns().is_nan() || self.service.mean_ns() < 0.0 {
             return Err("service times must be positive".into());
         }
@@ -272,6 +344,23 @@ pub struct LoadReport {
     pub measured_ns: f64,
     /// The same percentiles for each destination context.
     pub per_context: Vec<ContextReport>,
+    /// Requests outstanding (sent, not yet answered) just after the request
+    /// half-way through the measured ones was sent, and just after the last
+    /// one was: the backlog check of a sustained load (a queue that keeps up
+    /// holds about as many at both points).
+    pub outstanding_at_midpoint: u64,
+    pub outstanding_at_last_send: u64,
+    /// Requests sent after the midpoint one (the backlog's growth is out of these).
+    pub sent_after_midpoint: u64,
+    /// Start-up messages the program sent to the client (`Start::StartMessages`).
+    pub start_messages: u64,
+}
+
+impl LoadReport {
+    /// How much the backlog grew over the second half of the sends.
+    pub fn backlog_growth(&self) -> i64 {
+        self.outstanding_at_last_send as i64 - self.outstanding_at_midpoint as i64
+    }
 }
 
 /// Response times of the requests to one context.
@@ -321,6 +410,8 @@ pub struct Client {
     pub acknowledge: bool,
     /// Acknowledgements sent.
     pub acks_sent: u64,
+    /// Send time (core cycle) of the last `Pattern::LnicEval` request.
+    last_stamp: Option<u64>,
     pub report: LoadReport,
 }
 
@@ -373,6 +464,7 @@ impl Client {
             reply_frame_bytes: 0,
             acknowledge: false,
             acks_sent: 0,
+            last_stamp: None,
             report: LoadReport::default(),
         }
     }
@@ -430,22 +522,41 @@ impl Client {
         }
     }
 
-    fn payload(&mut self, seq: u64) -> Vec<u64> {
+    /// The payload word that identifies a reply's request (when not in order).
+    fn key_word(&self) -> usize {
+        match self.cfg.pattern {
+            Pattern::LnicEval => 1,
+            _ => 0,
+        }
+    }
+
+    fn service_dist(&self) -> ServiceTime {
+        self.cfg
+            .service_by_context
+            .iter()
+            .find(|(c, _)| *c == self.current_context)
+            .map_or(self.cfg.service, |&(_, d)| d)
+    }
+
+    fn payload(&mut self, seq: u64, now: SimTime) -> Vec<u64> {
         let words = (self.cfg.message_bytes as usize).div_ceil(8);
         let mut p: Vec<u64> = match self.cfg.pattern {
             Pattern::Counter => (0..words as u64).map(|i| (seq << 16) | i).collect(),
             Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
             Pattern::Zeros => vec![0; words],
             Pattern::Service => {
-                let dist = self
-                    .cfg
-                    .service_by_context
-                    .iter()
-                    .find(|(c, _)| *c == self.current_context)
-                    .map_or(self.cfg.service, |&(_, d)| d);
-                let ns = dist.sample(&mut self.rng).max(0.0);
+                let ns = self.service_dist().sample(&mut self.rng).max(0.0);
                 let cycles = (ns * self.core_mhz as f64 / 1000.0).round() as u64;
                 return vec![seq, cycles];
+            }
+            Pattern::LnicEval => {
+                let ns = self.service_dist().sample(&mut self.rng).max(0.0);
+                // A service time of 0 tells the prototype's program to exit.
+                let cycles = ((ns * self.core_mhz as f64 / 1000.0).round() as u64).max(1);
+                let cycle = now.fs() / (1_000_000_000 / self.core_mhz as u64);
+                let stamp = self.last_stamp.map_or(cycle, |l| cycle.max(l + 1));
+                self.last_stamp = Some(stamp);
+                return vec![cycles, stamp];
             }
             Pattern::DotProduct => {
                 let n = (words - 2) / 2;
@@ -486,11 +597,12 @@ impl Client {
             }
         };
         self.current_context = context;
-        let payload = self.payload(seq);
+        let payload = self.payload(seq, now);
         let expected = match self.cfg.expect {
             Expect::Echo => payload.clone(),
             Expect::Increment => payload.iter().map(|w| w.wrapping_add(1)).collect(),
             Expect::Any => Vec::new(),
+            Expect::LnicEval => payload.clone(),
             Expect::DotProduct => {
                 let sum = payload[2..].chunks(2).fold(0u64, |acc, p| {
                     acc.wrapping_add(p[1].wrapping_mul(p[0] % DOT_WEIGHTS + 1))
@@ -502,7 +614,7 @@ impl Client {
             self.in_order.push_back(seq);
             seq
         } else {
-            expected[0]
+            expected[self.key_word()]
         };
         self.outstanding.insert(
             key,
@@ -515,6 +627,13 @@ impl Client {
         );
         if seq == self.cfg.warmup {
             self.first_measured_send = Some(now);
+        }
+        if seq == self.cfg.warmup + (self.cfg.count - self.cfg.warmup) / 2 {
+            self.report.outstanding_at_midpoint = self.outstanding.len() as u64;
+            self.report.sent_after_midpoint = self.cfg.count - 1 - seq;
+        }
+        if seq + 1 == self.cfg.count {
+            self.report.outstanding_at_last_send = self.outstanding.len() as u64;
         }
         out.push(ClientAction::Timeout {
             at: now + SimDuration::from_ns(self.cfg.timeout_ns),
@@ -558,6 +677,17 @@ impl Client {
                 self.start(last_bit_in, out);
             }
             return true;
+        }
+        if let Start::StartMessages(n) = self.cfg.start {
+            if !self.started {
+                // A start-up message (one packet each: the prototype's are 16 B).
+                self.report.start_messages += 1;
+                if self.report.start_messages >= n as u64 {
+                    self.start(last_bit_in, out);
+                    return true;
+                }
+                return false;
+            }
         }
         match self.reassembly.packet(info, payload, self.mtu_payload) {
             Ok(Some(msg)) => self.reply(msg, last_bit_in, frame.len() as u64, out),
@@ -611,14 +741,25 @@ impl Client {
                 None => self.in_order.pop_front(),
             }
         } else {
-            msg.payload.first().copied()
+            msg.payload.get(self.key_word()).copied()
         };
         let Some(req) = key.and_then(|k| self.outstanding.remove(&k)) else {
             self.report.unexpected_replies += 1;
             return;
         };
         self.report.received += 1;
-        if self.cfg.expect != Expect::Any && msg.payload != req.expected {
+        let correct = match self.cfg.expect {
+            Expect::Any => true,
+            // [service (or a multiple: a stalled request), send time]
+            Expect::LnicEval => {
+                msg.payload.len() == 2
+                    && msg.payload[1] == req.expected[1]
+                    && msg.payload[0] >= req.expected[0]
+                    && msg.payload[0].is_multiple_of(req.expected[0])
+            }
+            _ => msg.payload == req.expected,
+        };
+        if !correct {
             self.report.wrong_replies += 1;
             if self.report.first_error.is_none() {
                 self.report.first_error = Some(format!(

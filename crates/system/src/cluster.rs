@@ -319,7 +319,7 @@ impl Cluster {
                 node.nic_attached = true;
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
-                    None => node_nic(kind, &cfg.nic, h, link, custom(h))?,
+                    None => node_nic(kind, &cfg.nic, host_ip(h), link, custom(h))?,
                 };
                 let mut host = NodeHost::new(node, nic);
                 host.io.boot_on_wire = boot_on_wire;
@@ -333,7 +333,8 @@ impl Cluster {
                 let to_server = net.idle_one_way(h, c.server, 0);
                 hosts.push(Host::Client(Box::new(client_host(
                     load,
-                    h,
+                    host_ip(h),
+                    host_ip(c.server),
                     c.server,
                     &cfg.nic,
                     cfg.network.link.gbps,
@@ -952,17 +953,17 @@ pub fn mac(nic: &NicConfig, link_gbps: u64) -> Mac {
     }
 }
 
-/// The NIC of a node of kind `kind` at host `h`.
+/// The NIC of a node of kind `kind` with address `ip`.
 pub fn node_nic(
     kind: NicKind,
     cfg: &NicConfig,
-    h: usize,
+    ip: u32,
     link: TxLink,
     program: Option<Box<dyn TransportProgram>>,
 ) -> Result<NodeNic, SystemError> {
     Ok(match kind {
         NicKind::Nanopu => {
-            let nic = NanoNic::with_program(cfg.clone(), host_ip(h), link, program)
+            let nic = NanoNic::with_program(cfg.clone(), ip, link, program)
                 .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
             NodeNic::nanopu(NanoPuNic::new(nic))
         }
@@ -970,10 +971,11 @@ pub fn node_nic(
     })
 }
 
-/// A load generator at host `h` sending to host `server`.
+/// A load generator with address `ip` sending to host `server` at `server_ip`.
 pub fn client_host(
     load: LoadConfig,
-    h: usize,
+    ip: u32,
+    server_ip: u32,
     server: usize,
     nic: &NicConfig,
     link_gbps: u64,
@@ -994,13 +996,7 @@ pub fn client_host(
             )));
         }
     }
-    let mut c = Client::new(
-        load,
-        host_ip(h),
-        host_ip(server),
-        nic.mtu_payload_bytes,
-        to_server,
-    );
+    let mut c = Client::new(load, ip, server_ip, nic.mtu_payload_bytes, to_server);
     c.set_core_mhz(core_mhz);
     // A transport in the node's NIC wants its packets acknowledged.
     c.acknowledge = nic.transport.protocol != nanopu_transport::Protocol::None;

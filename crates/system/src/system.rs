@@ -17,11 +17,12 @@ use nanopu_nic::{NanoNic, NicKind, NicStats};
 use nanopu_node::{Node, NodeError};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::TxLink;
+use std::net::Ipv4Addr;
 use std::path::Path;
 
-/// The node's IPv4 address (10.0.0.1): host 0.
+/// The node's default IPv4 address (10.0.0.1); it is host 0.
 pub const NODE_IP: u32 = host_ip(NODE);
-/// The client's IPv4 address (10.0.0.2): host 1.
+/// The client's default IPv4 address (10.0.0.2); it is host 1.
 pub const CLIENT_IP: u32 = host_ip(CLIENT);
 
 /// The node's host number.
@@ -70,20 +71,60 @@ pub struct System {
 impl System {
     /// Wires `node` to a NIC of `cfg.nic.kind` and, if `load` is given, a
     /// client, on a cable of `cfg.network.link.gbps` (the rest of
-    /// `cfg.network` is for networks of hosts).
-    pub fn new(
+    /// `cfg.network` is for networks of hosts). The node is 10.0.0.1, the
+    /// client 10.0.0.2.
+    pub fn new(node: Node, cfg: &Config, load: Option<LoadConfig>) -> Result<System, SystemError> {
+        Self::with_addresses(
+            node,
+            cfg,
+            load,
+            Ipv4Addr::from_bits(NODE_IP),
+            Ipv4Addr::from_bits(CLIENT_IP),
+        )
+    }
+
+    /// As [`System::new`], with the node and the client at the addresses
+    /// given (the nanoPU prototype's FireSim runs put the node at 10.0.0.2
+    /// and the load generator at 10.0.0.1). A cable needs no routes, so
+    /// any two distinct host addresses will do.
+    pub fn with_addresses(
         mut node: Node,
         cfg: &Config,
         load: Option<LoadConfig>,
+        node_ip: Ipv4Addr,
+        client_ip: Ipv4Addr,
     ) -> Result<System, SystemError> {
+        for (key, ip) in [("node_ip", node_ip), ("client_ip", client_ip)] {
+            if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+                return Err(SystemError::Config(format!(
+                    "{key} = {ip}: not a host address"
+                )));
+            }
+        }
+        if node_ip == client_ip {
+            return Err(SystemError::Config(format!(
+                "node_ip and client_ip are both {node_ip}: they must differ"
+            )));
+        }
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-        if cfg.nic.kind == NicKind::Icenic && node.icenic().is_none() {
-            return Err(SystemError::Config(
-                "nic.kind = icenic needs the node's IceNIC device (node.icenic.enabled = true)"
-                    .into(),
-            ));
+        if cfg.nic.kind == NicKind::Icenic {
+            match node.icenic() {
+                None => {
+                    return Err(SystemError::Config(
+                        "nic.kind = icenic needs the node's IceNIC device (node.icenic.enabled = true)"
+                            .into(),
+                    ))
+                }
+                Some(n) if n.cfg.ipv4 != node_ip => {
+                    return Err(SystemError::Config(format!(
+                        "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
+                        n.cfg.ipv4
+                    )))
+                }
+                Some(_) => {}
+            }
         }
         let gbps = cfg.network.link.gbps;
         let propagation_ps = load.as_ref().map_or(0, |l| l.link_propagation_ps);
@@ -102,14 +143,15 @@ impl System {
             gbps,
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
-        let nic = node_nic(cfg.nic.kind, &cfg.nic, NODE, link, None)?;
+        let nic = node_nic(cfg.nic.kind, &cfg.nic, node_ip.to_bits(), link, None)?;
         let core_mhz = node.cfg.core.clock_mhz;
         let mut node = NodeHost::new(node, nic);
         node.io.boot_on_wire = true;
         let client = match load {
             Some(l) => client_host(
                 l,
-                CLIENT,
+                client_ip.to_bits(),
+                node_ip.to_bits(),
                 NODE,
                 &cfg.nic,
                 gbps,

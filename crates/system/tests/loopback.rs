@@ -226,3 +226,71 @@ fn a_transport_in_the_nic_is_acknowledged_by_the_client() {
         .unwrap();
     assert!(e.to_string().contains("unscheduled window"), "{e}");
 }
+
+/// Open-loop service requests to the one-core `service_hts` program.
+fn service_at(load: f64) -> LoadReport {
+    let l = LoadConfig {
+        message_bytes: 16,
+        count: 2000,
+        warmup: 200,
+        mode: LoadMode::Open {
+            rate_mrps: 2.0 * load,
+        },
+        pattern: Pattern::Service,
+        service: ServiceTime::Fixed { ns: 500.0 },
+        timeout_ns: 10_000_000,
+        ..LoadConfig::default()
+    };
+    let mut s = system("service_hts", l);
+    assert_eq!(
+        s.run(SimTime(20_000_000_000_000)).unwrap(),
+        SystemEnd::ClientDone
+    );
+    s.load_report().unwrap()
+}
+
+#[test]
+fn the_backlog_grows_only_past_capacity() {
+    let light = service_at(0.5);
+    let over = service_at(1.3);
+    // At half load a handful are outstanding at either point; at 130 % the
+    // queue grows by 0.3/1.3 of the ~900 requests sent in the second half.
+    assert!(light.backlog_growth().abs() < 10, "{light:?}");
+    assert!(over.backlog_growth() > 150, "{over:?}");
+    assert!(over.outstanding_at_last_send > over.outstanding_at_midpoint);
+}
+
+#[test]
+fn addresses_are_configurable_and_checked() {
+    let ip = |s: &str| -> std::net::Ipv4Addr { s.parse().unwrap() };
+    let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
+    let cfg = Config::default();
+    let mut s = System::with_addresses(
+        node,
+        &cfg,
+        Some(load(8, 20)),
+        ip("10.0.0.2"),
+        ip("10.0.0.1"),
+    )
+    .unwrap();
+    assert_eq!(s.run(LIMIT).unwrap(), SystemEnd::ClientDone);
+    assert_eq!(s.load_report().unwrap().received, 20);
+
+    let bad = |node_ip, client_ip| {
+        let node = Node::with_program(NodeConfig::default(), &program("loopback")).unwrap();
+        System::with_addresses(node, &cfg, Some(load(8, 1)), node_ip, client_ip)
+            .err()
+            .expect("rejected")
+            .to_string()
+    };
+    let same = bad(ip("10.0.0.1"), ip("10.0.0.1"));
+    assert!(
+        same.contains("node_ip and client_ip are both 10.0.0.1"),
+        "{same}"
+    );
+    let zero = bad(ip("0.0.0.0"), ip("10.0.0.2"));
+    assert!(
+        zero.contains("node_ip = 0.0.0.0: not a host address"),
+        "{zero}"
+    );
+}
