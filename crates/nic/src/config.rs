@@ -2,7 +2,35 @@
 //! papers give no number, the doc comment says so and what was assumed.
 
 use nanopu_sim::SimDuration;
+use nanopu_transport::TransportConfigError;
 use serde::{Deserialize, Serialize};
+
+/// A NIC parameter no NIC can work with; names the key (under `nic.`
+/// in a configuration file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NicConfigError {
+    /// `key = value` is out of its range.
+    #[error("{key} = {value}: {reason}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// The transport's parameters.
+    #[error(transparent)]
+    Transport(#[from] TransportConfigError),
+}
+
+fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -> NicConfigError {
+    NicConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Fastest link the NIC models: 100 Tb/s (as `nanopu-network`'s limit).
+pub const MAX_LINK_GBPS: u64 = 100_000;
 
 /// Per-stage latencies and sizes of the NIC fast path (nanoPU Fig. 1 and 2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,27 +112,53 @@ impl Default for NicConfig {
 }
 
 impl NicConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.link_gbps == 0 {
-            return Err("link_gbps must be positive".into());
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), NicConfigError> {
+        if self.link_gbps == 0 || self.link_gbps > MAX_LINK_GBPS {
+            return Err(invalid(
+                "link_gbps",
+                self.link_gbps,
+                format!("must be between 1 and {MAX_LINK_GBPS} Gb/s"),
+            ));
         }
         if self.mtu_payload_bytes == 0
             || !self.mtu_payload_bytes.is_multiple_of(8)
             || self.mtu_payload_bytes > 9000
         {
-            return Err(format!(
-                "mtu_payload_bytes = {}: must be a positive multiple of 8, at most 9000",
-                self.mtu_payload_bytes
+            return Err(invalid(
+                "mtu_payload_bytes",
+                self.mtu_payload_bytes,
+                "must be a positive multiple of 8, at most 9000",
             ));
         }
         if self.max_message_bytes == 0 || self.max_message_bytes > 65535 {
-            return Err(format!(
-                "max_message_bytes = {}: must be between 1 and 65535 (16-bit length field)",
-                self.max_message_bytes
+            return Err(invalid(
+                "max_message_bytes",
+                self.max_message_bytes,
+                "must be between 1 and 65535 (16-bit length field)",
             ));
         }
         if self.jbsq_depth == 0 {
-            return Err("jbsq_depth must be at least 1".into());
+            return Err(invalid("jbsq_depth", 0, "must be at least 1"));
+        }
+        for (key, ps) in [
+            ("mac_serial_rx_ps", self.mac_serial_rx_ps),
+            ("mac_serial_tx_ps", self.mac_serial_tx_ps),
+            ("ingress_ps", self.ingress_ps),
+            ("reassembly_ps", self.reassembly_ps),
+            ("transport_rx_ps", self.transport_rx_ps),
+            ("core_dispatch_ps", self.core_dispatch_ps),
+            ("tx_queue_ps", self.tx_queue_ps),
+            ("packetize_ps", self.packetize_ps),
+            ("egress_ps", self.egress_ps),
+        ] {
+            if SimDuration::try_from_ps(ps).is_err() {
+                return Err(invalid(
+                    key,
+                    ps,
+                    "too long for the simulated time base (at most about 5 hours)",
+                ));
+            }
         }
         self.transport.validate()?;
         Ok(())

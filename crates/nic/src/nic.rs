@@ -139,7 +139,7 @@ impl NanoNic {
         overhead_bytes: u64,
         program: Option<Box<dyn nanopu_transport::program::TransportProgram>>,
     ) -> Result<NanoNic, String> {
-        cfg.validate()?;
+        cfg.validate().map_err(|e| e.to_string())?;
         let link = TxLink {
             gbps: cfg.link_gbps,
             overhead_bytes,

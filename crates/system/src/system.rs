@@ -53,6 +53,22 @@ pub struct SystemConfig {
     pub link_propagation_ps: u64,
 }
 
+impl SystemConfig {
+    /// Checks the NIC's parameters and the link's; the error names the key.
+    pub fn validate(&self) -> Result<(), SystemError> {
+        self.nic
+            .validate()
+            .map_err(|e| SystemError::Config(format!("system.nic.{e}")))?;
+        SimDuration::try_from_ps(self.link_propagation_ps).map_err(|_| {
+            SystemError::Config(format!(
+                "system.link_propagation_ps = {}: too long for the simulated time base",
+                self.link_propagation_ps
+            ))
+        })?;
+        Ok(())
+    }
+}
+
 /// Why a system run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SystemError {
@@ -130,8 +146,8 @@ impl System {
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
         if let Some(l) = &load {
-            l.validate(cfg.nic.max_message_bytes)
-                .map_err(SystemError::Config)?;
+            l.validate(&cfg.nic)
+                .map_err(|e| SystemError::Config(e.to_string()))?;
             if cfg.nic.transport.protocol != nanopu_transport::Protocol::None {
                 let unscheduled = cfg.nic.transport.bdp_packets as u32 * cfg.nic.mtu_payload_bytes;
                 if l.message_bytes as u32 > unscheduled {
