@@ -1,15 +1,16 @@
 //! `nanopu net`: a network of hosts (nanoPU nodes running programs, or
 //! built-in traffic hosts) from a configuration file.
 
-use anyhow::{Context, Result};
-use nanopu_network::NetworkConfig;
+use anyhow::{bail, Context, Result};
+use nanopu_network::{Network, NetworkConfig};
 use nanopu_nic::NicConfig;
 use nanopu_node::NodeConfig;
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram};
+use nanopu_system::cluster::{parse_hosts, Cluster, ClusterConfig, HostProgram};
+use nanopu_system::memory;
 use nanopu_system::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -47,22 +48,84 @@ pub struct NetFile {
     pub workload: Workload,
 }
 
+/// Exit status of a run that stopped (`--until-us`) with workload messages
+/// neither delivered nor failed.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+impl NetFile {
+    /// Parses a configuration (any subset of keys; errors name the key and
+    /// line) and checks every part before anything is built.
+    pub fn parse(text: &str) -> Result<NetFile> {
+        let f: NetFile = crate::config_file::parse_partial(text)?;
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// Checks every part; the error names the key.
+    pub fn validate(&self) -> Result<()> {
+        Network::validate_config(&self.network)?;
+        self.nic
+            .validate()
+            .map_err(|e| anyhow::anyhow!("nic.{e}"))?;
+        self.node
+            .validate()
+            .map_err(|e| anyhow::anyhow!("node.{e}"))?;
+        let hosts = self.network.topology.hosts();
+        let mut taken = vec![false; hosts];
+        for (i, p) in self.programs.iter().enumerate() {
+            for h in
+                parse_hosts(&p.hosts, hosts).map_err(|e| anyhow::anyhow!("programs[{i}].{e}"))?
+            {
+                if std::mem::replace(&mut taken[h], true) {
+                    bail!("programs[{i}].hosts = {:?}: host {h} already runs another program; host ranges must not overlap", p.hosts);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Hosts that run programs.
+    fn nodes(&self) -> usize {
+        let hosts = self.network.topology.hosts();
+        self.programs
+            .iter()
+            .map(|p| parse_hosts(&p.hosts, hosts).map_or(0, |v| v.len()))
+            .sum()
+    }
+
+    /// The largest message the built-in hosts' NICs carry.
+    fn max_message_bytes(&self) -> u32 {
+        self.nic.max_message_bytes.min(
+            self.nic
+                .transport
+                .largest_message(self.nic.mtu_payload_bytes),
+        )
+    }
+}
+
 fn parse(path: &Path) -> Result<NetFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut f: NetFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}", e.message().trim()))
-        .with_context(|| format!("config file {}", path.display()))?;
+    let text = crate::config_file::read_limited(path)?;
+    let mut f = NetFile::parse(&text).with_context(|| format!("config file {}", path.display()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     for p in &mut f.programs {
         if p.program.is_relative() {
             p.program = dir.join(&p.program);
         }
     }
-    f.node
-        .validate()
-        .map_err(|e| anyhow::anyhow!("config file {}: node.{e}", path.display()))?;
     Ok(f)
+}
+
+/// "p50 1.234, p99 2.345, max 3.456" or "no samples".
+fn percentiles(sorted: &[f64]) -> String {
+    if sorted.is_empty() {
+        return "no samples".into();
+    }
+    format!(
+        "p50 {:.3}, p99 {:.3}, max {:.3}",
+        percentile(sorted, 50.0),
+        percentile(sorted, 99.0),
+        percentile(sorted, 100.0)
+    )
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -74,6 +137,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 pub fn net(args: NetArgs) -> Result<u8> {
+    let until = SimDuration::try_from_us(args.until_us)
+        .map_err(|e| anyhow::anyhow!("--until-us {}: {e}", args.until_us))?;
     let file = parse(&args.config)?;
     let cfg = ClusterConfig {
         network: file.network.clone(),
@@ -81,11 +146,29 @@ pub fn net(args: NetArgs) -> Result<u8> {
         node: file.node.clone(),
         programs: file.programs.clone(),
     };
+    let hosts = cfg.network.topology.hosts();
+    if args.pcap.is_some() && args.pcap_host >= hosts {
+        bail!(
+            "--pcap-host {}: the network has hosts 0..{}",
+            args.pcap_host,
+            hosts - 1
+        );
+    }
+    // Memory first: the workload's size, then the whole network's.
+    let count = file.workload.message_count(hosts);
+    memory::check(
+        &format!("a workload of {count} messages"),
+        memory::messages_estimate(count),
+    )?;
+    let messages = file.workload.generate(hosts, file.max_message_bytes())?;
+    memory::check(
+        &format!(
+            "a network of {hosts} hosts with {} messages",
+            messages.len()
+        ),
+        memory::cluster_estimate(&cfg, &messages, file.nodes()),
+    )?;
     let mut c = Cluster::new(&cfg)?;
-    let messages = file
-        .workload
-        .generate(c.hosts())
-        .map_err(|e| anyhow::anyhow!("workload.{e}"))?;
     for m in &messages {
         c.send(*m)?;
     }
@@ -101,8 +184,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let until = SimTime::ZERO + SimDuration::from_us(args.until_us);
-    let end = c.run(until)?;
+    let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
 
@@ -146,9 +228,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "transport": ts,
         "config": file,
     });
-    // A closed pipe (`| head`) is not an error worth a panic.
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(
+    let outstanding = messages.len().saturating_sub(delivered + failed);
+    let mut o = String::new();
+    writeln!(
         o,
         "{} hosts, {}: {} messages, {} delivered, {} failed, {} delivered twice",
         c.hosts(),
@@ -157,35 +239,27 @@ pub fn net(args: NetArgs) -> Result<u8> {
         delivered,
         failed,
         duplicates
-    );
-    if delivered > 0 {
-        let _ = writeln!(
-            o,
-            "latency (us): p50 {:.3}, p99 {:.3}, max {:.3}",
-            percentile(&lat, 50.0),
-            percentile(&lat, 99.0),
-            percentile(&lat, 100.0)
-        );
+    )?;
+    if !messages.is_empty() {
+        writeln!(o, "latency (us): {}", percentiles(&lat))?;
     }
     if !rpc.is_empty() {
-        let _ = writeln!(
+        writeln!(
             o,
-            "{} replies; round trip (us): p50 {:.3}, p99 {:.3}, max {:.3}",
+            "{} replies; round trip (us): {}",
             rpc.len(),
-            percentile(&rpc, 50.0),
-            percentile(&rpc, 99.0),
-            percentile(&rpc, 100.0)
-        );
+            percentiles(&rpc)
+        )?;
     }
     if !c.node_sends.is_empty() || !c.node_deliveries.is_empty() {
-        let _ = writeln!(
+        writeln!(
             o,
             "nodes' cores: {} messages sent, {} received",
             c.node_sends.len(),
             c.node_deliveries.len()
-        );
+        )?;
     }
-    let _ = writeln!(
+    writeln!(
         o,
         "network: {} packets delivered, {} trimmed, {} dropped; transport: {} retransmissions, {} timeouts",
         packets,
@@ -193,14 +267,37 @@ pub fn net(args: NetArgs) -> Result<u8> {
         ns.total.dropped.total(),
         ts.tx_retransmissions,
         ts.tx_timeouts
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         o,
         "simulated {:.3} us in {:.3} s: {:.3e} packets per host second",
         end.as_ns() / 1e3,
         wall,
         packets as f64 / wall
-    );
+    )?;
+    let code = if failed > 0 {
+        writeln!(
+            o,
+            "result: FAILED: {failed} of {} messages failed (their senders gave up); exit 1",
+            messages.len()
+        )?;
+        1
+    } else if outstanding > 0 {
+        writeln!(
+            o,
+            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
+            messages.len(),
+            args.until_us
+        )?;
+        EXIT_INCOMPLETE
+    } else if messages.is_empty() {
+        writeln!(o, "result: ok: no workload messages")?;
+        0
+    } else {
+        writeln!(o, "result: ok: every message delivered")?;
+        0
+    };
+    crate::output::write_stdout(&o)?;
     if let Some(p) = &args.json {
         std::fs::write(p, serde_json::to_string_pretty(&summary)?)
             .with_context(|| format!("cannot write {}", p.display()))?;
@@ -224,9 +321,5 @@ pub fn net(args: NetArgs) -> Result<u8> {
         }
         std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
     }
-    Ok(if failed > 0 || delivered + failed < messages.len() {
-        1
-    } else {
-        0
-    })
+    Ok(code)
 }

@@ -263,7 +263,7 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
         ("bimodal", 4) => ServiceTime::Bimodal {
             short_ns: num(1)?,
             long_ns: num(2)?,
-            long_fraction: num(3)?.min(1.0),
+            long_fraction: num(3)?,
         },
         _ => bail!(
             "--service {s}: expected fixed:NS, exp:MEAN_NS or bimodal:SHORT_NS:LONG_NS:FRACTION"
@@ -274,33 +274,48 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
 /// `nanopu run --load`: the program behind the NIC, driven by the client.
 fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -> Result<u8> {
     let load = a.load_opts.to_config()?;
+    let until = SimDuration::try_from_ms(a.load_opts.max_sim_ms)
+        .map_err(|e| anyhow::anyhow!("--max-sim-ms {}: {e}", a.load_opts.max_sim_ms))?;
+    load.validate(&cfg.system.nic)?;
+    nanopu_system::memory::check(
+        &format!(
+            "the load generator's state for up to {} outstanding requests",
+            load.max_outstanding()
+        ),
+        nanopu_system::memory::load_estimate(&load),
+    )?;
     let mut sys = System::new(node, &cfg.system, Some(load))?;
     if let Some(p) = &a.pcap {
         sys.capture(p)?;
     }
-    let until = SimTime::ZERO + SimDuration::from_ns(a.load_opts.max_sim_ms * 1_000_000);
     let start = Instant::now();
-    let end = sys.run(until)?;
+    let end = sys.run(SimTime::ZERO + until)?;
     let wall_s = start.elapsed().as_secs_f64();
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();
+    // No measured reply (all lost, or all in the warm-up): no percentiles.
+    let response = if report.max_ns > 0.0 {
+        format!(
+            "p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s",
+            report.p50_ns,
+            report.p90_ns,
+            report.p99_ns,
+            report.p999_ns,
+            report.max_ns,
+            report.throughput_mrps,
+            report.throughput_gbps
+        )
+    } else {
+        "no samples (no reply after the warm-up)".into()
+    };
     eprintln!(
         "load: {} sent, {} replies ({} wrong, {} unexpected, {} lost); response time at the node's wire: \
-         p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s \
-         ({:.3} host s)",
+         {response} ({wall_s:.3} host s)",
         report.sent,
         report.received,
         report.wrong_replies,
         report.unexpected_replies,
         report.lost,
-        report.p50_ns,
-        report.p90_ns,
-        report.p99_ns,
-        report.p999_ns,
-        report.max_ns,
-        report.throughput_mrps,
-        report.throughput_gbps,
-        wall_s
     );
     if report.per_context.len() > 1 {
         for c in &report.per_context {
@@ -347,10 +362,25 @@ fn run_with_load(node: Node, cfg: &crate::config_file::SimConfig, a: &RunArgs) -
     }
     if let Some(e) = report.first_error {
         eprintln!(
-            "error: {} of {} replies were wrong; first: {e}",
+            "result: FAILED: {} of {} replies were wrong; first: {e}; exit 1",
             report.wrong_replies, report.received
         );
         return Ok(1);
+    }
+    if report.lost > 0 {
+        eprintln!(
+            "result: INCOMPLETE: {} of {} requests got no reply within --timeout-ns {}{}; exit {}",
+            report.lost,
+            report.sent,
+            a.load_opts.timeout_ns,
+            if report.received == 0 {
+                " (all lost)"
+            } else {
+                ""
+            },
+            crate::net::EXIT_INCOMPLETE
+        );
+        return Ok(crate::net::EXIT_INCOMPLETE);
     }
     Ok(0)
 }

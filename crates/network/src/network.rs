@@ -121,6 +121,12 @@ impl fmt::Debug for Network {
 }
 
 impl Network {
+    /// Checks `cfg` as [`Network::new`] does, building nothing; the error
+    /// names the key (`network.link.gbps`).
+    pub fn validate_config(cfg: &NetworkConfig) -> Result<(), NetworkError> {
+        Ok(cfg.validate()?)
+    }
+
     /// Builds the network `cfg` describes, every queue empty.
     pub fn new(cfg: &NetworkConfig) -> Result<Network, NetworkError> {
         cfg.validate()?;

@@ -19,7 +19,7 @@
 //! transport at the time the workload names, and a delivered message is
 //! recorded when the reassembly module hands it on. Messages carry their
 //! index in the workload in their first payload word, so each delivery is
-//! matched to its send (messages shorter than 8 bytes are only counted).
+//! matched to its send (shorter messages are refused).
 
 use crate::SystemError;
 use nanopu_core::netif::CoreToNic;
@@ -209,6 +209,9 @@ impl Cluster {
         cfg: &ClusterConfig,
         program: impl Fn(usize, &ProgramParams) -> Option<Box<dyn TransportProgram>>,
     ) -> Result<Cluster, SystemError> {
+        // Before anything is derived from them (the programs' parameters
+        // divide by the link rate).
+        Network::validate_config(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
@@ -247,6 +250,11 @@ impl Cluster {
             let elf = std::rc::Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
+                if let Some((_, other)) = &programs[h] {
+                    return Err(SystemError::Config(format!(
+                        "programs: host {h} is given two programs ({other} and {name}); host ranges must not overlap"
+                    )));
+                }
                 programs[h] = Some((elf.clone(), name.clone()));
             }
         }
@@ -401,6 +409,15 @@ impl Cluster {
             )));
         };
         let max = b.transport.max_message_bytes();
+        if m.len < crate::workload::MIN_MESSAGE_BYTES {
+            return Err(SystemError::Config(format!(
+                "a message of {} bytes: workload messages need at least {} (the first word numbers them)",
+                m.len,
+                crate::workload::MIN_MESSAGE_BYTES
+            )));
+        }
+        let at = SimDuration::try_from_ns(m.at_ns)
+            .map_err(|e| SystemError::Config(format!("message at_ns: {e}")))?;
         if m.len as u32 > max {
             return Err(SystemError::Config(format!(
                 "a message of {} bytes: the transport carries at most {max}",
@@ -410,8 +427,7 @@ impl Cluster {
         let i = self.specs.len();
         self.specs.push(m);
         self.records.push(MessageRecord::default());
-        self.queue
-            .schedule(SimTime::ZERO + SimDuration::from_ns(m.at_ns), Ev::Send(i));
+        self.queue.schedule(SimTime::ZERO + at, Ev::Send(i));
         Ok(i)
     }
 
@@ -506,7 +522,7 @@ impl Cluster {
             Ok(_) => {}
             // Every core waits for a message: in a network one may come.
             Err(NodeError::Deadlock(_)) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(SystemError::Host { host: h, source: e }),
         }
         self.drain_node(h);
         Ok(())

@@ -10,6 +10,7 @@
 pub mod client;
 pub mod cluster;
 pub mod link;
+pub mod memory;
 pub mod system;
 pub mod workload;
 

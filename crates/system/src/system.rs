@@ -74,6 +74,9 @@ impl SystemConfig {
 pub enum SystemError {
     #[error(transparent)]
     Node(#[from] NodeError),
+    /// A node of a network failed (a guest fault, ...).
+    #[error("host {host} (a nanoPU node): {source}")]
+    Host { host: usize, source: NodeError },
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error("cannot write the packet trace: {0}")]

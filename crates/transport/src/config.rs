@@ -299,6 +299,29 @@ impl TransportConfig {
         Ok(())
     }
 
+    /// The largest message this transport carries with payloads of
+    /// `mtu_payload` bytes per packet (as [`crate::NanoTransport::max_message_bytes`]).
+    pub fn largest_message(&self, mtu_payload: u32) -> u32 {
+        let largest_buffer = self.buffer_classes.last().map_or(0, |c| c.bytes);
+        largest_buffer
+            .min(crate::reassembly::MAX_PACKETS.saturating_mul(mtu_payload))
+            .min(u16::MAX as u32)
+    }
+
+    /// Host memory of one transport that has used every message id and
+    /// buffer, in bytes (an estimate: tables, timers, both buffer pools).
+    pub fn busy_memory_estimate(&self) -> u64 {
+        let pool: u64 = self
+            .buffer_classes
+            .iter()
+            .map(|c| (c.bytes as u64 + 12) * c.count as u64)
+            .sum();
+        // Per receive id: message state, timer, heap items, id queue,
+        // table entry and the program's registers; per transmit id: the
+        // same for a larger state.
+        self.max_rx_messages as u64 * 160 + self.max_tx_messages as u64 * 240 + 2 * pool
+    }
+
     /// The reassembly state timeout in ns (see `rx_timeout_ns`).
     pub fn rx_timeout_ns(&self) -> u64 {
         if self.rx_timeout_ns > 0 {
