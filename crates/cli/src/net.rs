@@ -22,7 +22,7 @@ pub struct NetArgs {
     #[arg(long)]
     pub pcap: Option<PathBuf>,
     /// The host whose link `--pcap` records.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "pcap")]
     pub pcap_host: usize,
     /// Stop after this much simulated time (us).
     #[arg(long, default_value_t = 100_000)]

@@ -43,59 +43,63 @@ pub struct RunArgs {
     #[arg(long, default_value = "nanopu")]
     pub nic: String,
     /// Write the frames on the node's link to this pcap file (with --load).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub pcap: Option<PathBuf>,
     /// Arguments passed to the program (argv[1..]) through HTIF.
     #[arg(last = true)]
     pub args: Vec<String>,
 }
 
+/// Requests left out of the statistics unless `--warmup` says otherwise.
+const DEFAULT_WARMUP: u64 = 10;
+
 /// Options of the built-in client (used with --load).
 #[derive(clap::Args, Clone, Debug)]
 pub struct LoadOpts {
     /// Payload bytes per request message.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, requires = "load", default_value_t = 8)]
     pub msg_bytes: u16,
     /// Requests to send.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, requires = "load", default_value_t = 1000)]
     pub count: u64,
-    /// Leading requests left out of the statistics.
-    #[arg(long, default_value_t = 10)]
-    pub warmup: u64,
+    /// Leading requests left out of the statistics (default: 10, or all but
+    /// the last when --count is smaller).
+    #[arg(long, requires = "load")]
+    pub warmup: Option<u64>,
     /// Closed loop: requests kept outstanding (the default mode, window 1).
-    #[arg(long, conflicts_with = "rate_mrps")]
+    #[arg(long, requires = "load", conflicts_with = "rate_mrps")]
     pub window: Option<u32>,
     /// Open loop: Poisson arrivals at this rate (million requests per second).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub rate_mrps: Option<f64>,
     /// Destination context (layer-4 port) of the requests.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, requires = "load", default_value_t = 0)]
     pub context: u16,
     /// Several destination contexts, comma-separated (each request picks one
     /// at random; statistics per context). Overrides --context.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, requires = "load", value_delimiter = ',')]
     pub contexts: Vec<u16>,
     /// Request payload: counter, random, zeros or dot-product.
-    #[arg(long, default_value = "counter")]
+    #[arg(long, requires = "load", default_value = "counter")]
     pub pattern: String,
     /// What a correct reply is: echo, increment, any or dot-product.
-    #[arg(long, default_value = "echo")]
+    #[arg(long, requires = "load", default_value = "echo")]
     pub expect: String,
     /// Start at this simulated time (ns) instead of at the program's boot message.
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub start_ns: Option<u64>,
     /// Seed of arrivals and random payloads.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, requires = "load", default_value_t = 1)]
     pub seed: u64,
     /// Service times of --pattern service requests: fixed:NS, exp:MEAN_NS or
     /// bimodal:SHORT_NS:LONG_NS:LONG_FRACTION.
-    #[arg(long, default_value = "fixed:500")]
+    #[arg(long, requires = "load", default_value = "fixed:500")]
     pub service: String,
     /// A request unanswered for this long (ns) is counted as lost.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, requires = "load", default_value_t = 1_000_000)]
     pub timeout_ns: u64,
     /// Give up after this much simulated time (ms).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, requires = "load", default_value_t = 1000)]
     pub max_sim_ms: u64,
 }
 
@@ -125,7 +129,14 @@ impl LoadOpts {
         Ok(LoadConfig {
             message_bytes: self.msg_bytes,
             count: self.count,
-            warmup: self.warmup.min(self.count.saturating_sub(1)),
+            warmup: match self.warmup {
+                Some(w) if w >= self.count => bail!(
+                    "--warmup {w}: must be less than --count {} (no request would be measured)",
+                    self.count
+                ),
+                Some(w) => w,
+                None => DEFAULT_WARMUP.min(self.count.saturating_sub(1)),
+            },
             mode,
             context: self.contexts.first().copied().unwrap_or(self.context),
             extra_contexts: self.contexts.iter().skip(1).copied().collect(),

@@ -361,8 +361,10 @@ fn argv(
     // for long runs.
     match cmd {
         0 => {
-            args.push("--max-sim-ms".into());
-            args.push(["1", "0", "18446745", "-1"][extra.index(4)].into());
+            if args.iter().any(|a| a == "--load") {
+                args.push("--max-sim-ms".into());
+                args.push(["1", "0", "18446745", "-1"][extra.index(4)].into());
+            }
             if !args.iter().any(|a| a == "--max-cycles") {
                 args.push("--max-cycles".into());
                 args.push("3000000".into());

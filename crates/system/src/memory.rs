@@ -7,17 +7,21 @@ use crate::LoadConfig;
 
 /// Memory of a built-in host that sends and receives nothing: its NIC's
 /// transport with empty tables (everything is allocated on first use) and
-/// its two links' ports. Measured: about 2 KB (`nanopu net` with 4096 idle
-/// hosts); rounded up.
+/// its two links' ports. Measured: about 3.7 KB (`nanopu net` with 4096
+/// idle hosts: 19.9 MB peak); rounded up.
 pub const IDLE_HOST_BYTES: u64 = 8 << 10;
 /// Memory per workload message: its spec, its record, its send event.
 pub const MESSAGE_BYTES: u64 = 160;
-/// Memory of a nanoPU node beyond its decode cache and DRAM pages: harts,
-/// caches' tags, NIC. Assumption: generous.
-pub const NODE_BASE_BYTES: u64 = 8 << 20;
+/// Memory of a nanoPU node beyond its decode cache, cores and DRAM pages:
+/// the NIC, the program image. Measured: `configs/incast-80-nodes.toml`
+/// (81 four-core nodes) peaks at 185 MB, 2.3 MB a node, which these
+/// constants overestimate about twofold.
+pub const NODE_BASE_BYTES: u64 = 1 << 20;
+/// Memory of one core (caches' tags, predictor, FIFOs).
+pub const CORE_BYTES: u64 = 256 << 10;
 /// Memory of a node's DRAM a program touches. Assumption: the SDK's
 /// programs touch well under this (DRAM is backed only where written).
-pub const NODE_DRAM_TOUCHED_BYTES: u64 = 16 << 20;
+pub const NODE_DRAM_TOUCHED_BYTES: u64 = 2 << 20;
 
 /// The configuration needs more memory than the machine has.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -91,8 +95,8 @@ pub fn cluster_estimate(cfg: &ClusterConfig, messages: &[MessageSpec], nodes: us
     let busy = cfg.nic.transport.busy_memory_estimate();
     let node = NODE_BASE_BYTES
         + NODE_DRAM_TOUCHED_BYTES
-        + cfg.node.decode_cache_entries as u64 * 64
-        + cfg.node.cores as u64 * (1 << 20);
+        + cfg.node.decode_cache_entries as u64 * 32
+        + cfg.node.cores as u64 * CORE_BYTES;
     let switches = cfg.network.topology.switches() as u64;
     let network = (hosts as u64).saturating_mul(switches).saturating_mul(16)
         + (hosts as u64 + switches * switches) * cfg.network.switch.priority_bands as u64 * 64;
