@@ -126,11 +126,22 @@ fn argument_error_line(e: &clap::Error) -> String {
         return "no command given".into();
     }
     let rendered = e.render().to_string();
-    let first = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments");
-    first.trim_start_matches("error:").trim().to_string()
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let mut line = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error:")
+        .trim()
+        .to_string();
+    // "the following required arguments were not provided:" lists them on
+    // the lines below: bring them onto the one line.
+    if line.ends_with(':') {
+        for l in lines.take_while(|l| l.starts_with("  ")) {
+            line.push(' ');
+            line.push_str(l.trim());
+        }
+    }
+    line
 }
 
 /// `nanopu SUBCOMMAND --help` for the subcommand named on the line, if any.

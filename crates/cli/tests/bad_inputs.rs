@@ -97,8 +97,8 @@ fn cases() -> Vec<Case> {
         case("run @loopback --load --nic bogus", None, Error("--nic bogus")),
         case("run @loopback --cores 0", None, Error("cores = 0")),
         case("run @loopback --load --count 5 --warmup 5", None, Error("--warmup 5")),
-        case("run @loopback --rate-mrps 5", None, Error("--load")),
-        case("run @loopback --pcap x.pcap", None, Error("--load")),
+        case("run @loopback --rate-mrps 5", None, Error("required arguments were not provided: --load")),
+        case("run @loopback --pcap x.pcap", None, Error("required arguments were not provided: --load")),
         case("net CFG --pcap-host 1", Some(NDP2), Error("--pcap")),
         case("run @loopback --cores 100000", None, Error("cores = 100000")),
         // 2. Time never wraps.

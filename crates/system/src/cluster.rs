@@ -19,7 +19,8 @@
 //! transport at the time the workload names, and a delivered message is
 //! recorded when the reassembly module hands it on. Messages carry their
 //! index in the workload in their first payload word, so each delivery is
-//! matched to its send (shorter messages are refused).
+//! matched to its send (shorter messages are only counted, in
+//! `unmatched_deliveries`; `nanopu net`'s workloads refuse them).
 
 use crate::SystemError;
 use nanopu_core::netif::CoreToNic;
@@ -409,13 +410,6 @@ impl Cluster {
             )));
         };
         let max = b.transport.max_message_bytes();
-        if m.len < crate::workload::MIN_MESSAGE_BYTES {
-            return Err(SystemError::Config(format!(
-                "a message of {} bytes: workload messages need at least {} (the first word numbers them)",
-                m.len,
-                crate::workload::MIN_MESSAGE_BYTES
-            )));
-        }
         let at = SimDuration::try_from_ns(m.at_ns)
             .map_err(|e| SystemError::Config(format!("message at_ns: {e}")))?;
         if m.len as u32 > max {
