@@ -70,21 +70,21 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let incast = incast_80(&sim.nic).context("the incast-80 benchmark")?;
     let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
 
-    println!(
+    crate::output::write_stdout(&format!(
         "compute kernel (matmul): {instret} instructions, {cycles} cycles in {kernel_s:.3} s: {kernel_mips:.1} simulated MIPS, {:.1} M simulated cycles/s",
         kernel_cycles_per_s / 1e6
-    );
-    println!(
+    ))?;
+    crate::output::write_stdout(&format!(
         "idle node ({} harts in lnic_wait, 1 simulated second): {idle_s:.4} s: {:.3e} simulated cycles/s",
         cfg.cores, idle_cycles_per_s
-    );
+    ))?;
     incast.print(&format!(
         "incast-80 (NDP, 81 hosts on one switch, 80 x 1 KB to host 0): {} incasts",
         incast.runs
-    ));
+    ))?;
     leaf_spine.print(
         "leaf-spine-64 (NDP, 4 leaves x 2 spines x 16 hosts, 64 B-16 KB messages to random hosts)",
-    );
+    )?;
     if let Some(path) = a.json {
         let j = json!({
             "kernel_mips": kernel_mips,
@@ -159,8 +159,8 @@ impl NetBench {
         self.events as f64 / self.wall_s
     }
 
-    fn print(&self, what: &str) {
-        println!(
+    fn print(&self, what: &str) -> Result<()> {
+        crate::output::write_stdout(&format!(
             "{what}: {} messages delivered, {} packets, {:.1} simulated us in {:.3} s: {:.3e} simulated packets/s, {:.1} simulated us/s, {:.3e} events/s",
             self.messages,
             self.frames,
@@ -169,7 +169,7 @@ impl NetBench {
             self.packets_per_s(),
             self.sim_us_per_s(),
             self.events_per_s()
-        );
+        ))
     }
 
     /// Takes the counts of `c`, once its run is over; fails unless every

@@ -3,6 +3,7 @@
 mod bench;
 mod config_file;
 mod net;
+mod output;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -32,7 +33,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Simulate a network of hosts (nanoPU nodes or built-in traffic) from a config file.
     Net(net::NetArgs),
-    /// Run experiments (ids from `nanopu experiment --list`); writes CSV and plots.
+    /// Run experiments (`nanopu experiment` with no id lists them); writes CSV and plots.
     Experiment {
         /// Experiment ids; none lists them.
         ids: Vec<String>,
@@ -83,9 +84,11 @@ fn experiment_cmd(
     report: bool,
 ) -> anyhow::Result<u8> {
     if ids.is_empty() && !report {
+        let mut list = String::new();
         for e in nanopu_experiments::all() {
-            println!("{:<26} {}", e.id, e.title);
+            list.push_str(&format!("{:<26} {}\n", e.id, e.title));
         }
+        output::write_stdout(&list)?;
         return Ok(0);
     }
     let cfg = config_file::load_or_default(o.config.as_deref())?;
@@ -93,18 +96,81 @@ fn experiment_cmd(
     Ok(0)
 }
 
+/// Parses the command line. Argument errors are the simulator's own errors:
+/// one `error:` line with a hint, exit 125 (clap's 2 is what a guest
+/// exiting with 2 gives). `--help` and `--version` print and exit 0.
+fn parse_args() -> Result<Cli, ExitCode> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    Cli::try_parse_from(&args).map_err(|e| {
+        use clap::error::ErrorKind;
+        match e.kind() {
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                // Help on a closed or full stdout is not worth a panic.
+                let _ = e.print();
+                ExitCode::SUCCESS
+            }
+            _ => {
+                eprintln!("error: {}", argument_error_line(&e));
+                eprintln!("hint: see `{}`", help_command(&args));
+                ExitCode::from(EXIT_SIM_ERROR)
+            }
+        }
+    })
+}
+
+/// clap's message, on one line (its first, without the `error: ` prefix).
+fn argument_error_line(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "no command given".into();
+    }
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let mut line = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error:")
+        .trim()
+        .to_string();
+    // "the following required arguments were not provided:" lists them on
+    // the lines below: bring them onto the one line.
+    if line.ends_with(':') {
+        for l in lines.take_while(|l| l.starts_with("  ")) {
+            line.push(' ');
+            line.push_str(l.trim());
+        }
+    }
+    line
+}
+
+/// `nanopu SUBCOMMAND --help` for the subcommand named on the line, if any.
+fn help_command(args: &[std::ffi::OsString]) -> String {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let sub = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|a| cmd.get_subcommands().any(|s| s.get_name() == *a));
+    match sub {
+        Some(s) => format!("nanopu {s} --help"),
+        None => "nanopu --help".into(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_args() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Net(args) => net::net(args),
         Command::Experiment { ids, out, common } => experiment_cmd(ids, out, common, false),
         Command::Reproduce { out, common } => experiment_cmd(Vec::new(), out, common, true),
-        Command::Config { config } => config_file::load_or_default(config.as_deref()).map(|c| {
-            print!("{}", c.to_toml());
-            0
-        }),
+        Command::Config { config } => config_file::load_or_default(config.as_deref())
+            .and_then(|c| output::write_stdout(&c.to_toml()))
+            .map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

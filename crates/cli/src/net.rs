@@ -1,11 +1,12 @@
 //! `nanopu net`: a network of hosts (nanoPU nodes running programs, or
 //! built-in traffic hosts) from a configuration file.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::Cluster;
+use nanopu_system::cluster::{parse_hosts, Cluster};
+use nanopu_system::memory;
 use nanopu_system::Config;
-use std::io::Write;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -17,7 +18,7 @@ pub struct NetArgs {
     #[arg(long)]
     pub pcap: Option<PathBuf>,
     /// The host whose link `--pcap` records.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, requires = "pcap")]
     pub pcap_host: usize,
     /// Stop after this much simulated time (us).
     #[arg(long, default_value_t = 100_000)]
@@ -30,8 +31,40 @@ pub struct NetArgs {
     pub csv: Option<PathBuf>,
 }
 
+/// Exit status of a run that stopped (`--until-us`) with workload messages
+/// neither delivered nor failed, or load generators still waiting.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
 fn parse(path: &Path) -> Result<Config> {
     Ok(Config::load(path)?)
+}
+
+/// Hosts that run programs.
+fn nodes(cfg: &Config) -> usize {
+    let hosts = cfg.network.topology.hosts();
+    cfg.programs
+        .iter()
+        .map(|p| parse_hosts(&p.hosts, hosts).map_or(0, |v| v.len()))
+        .sum()
+}
+
+/// The largest message the built-in hosts' NICs carry.
+fn max_message_bytes(cfg: &Config) -> u32 {
+    cfg.nic
+        .max_message_bytes
+        .min(cfg.nic.transport.largest_message(cfg.nic.mtu_payload_bytes))
+}
+
+fn percentiles(sorted: &[f64]) -> String {
+    if sorted.is_empty() {
+        return "no samples".into();
+    }
+    format!(
+        "p50 {:.3}, p99 {:.3}, max {:.3}",
+        percentile(sorted, 50.0),
+        percentile(sorted, 99.0),
+        percentile(sorted, 100.0)
+    )
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -43,13 +76,33 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 pub fn net(args: NetArgs) -> Result<u8> {
+    let until = SimDuration::try_from_us(args.until_us)
+        .map_err(|e| anyhow::anyhow!("--until-us {}: {e}", args.until_us))?;
     let file = parse(&args.config)?;
     let cfg = file.clone();
+    let hosts = cfg.network.topology.hosts();
+    if args.pcap.is_some() && args.pcap_host >= hosts {
+        bail!(
+            "--pcap-host {}: the network has hosts 0..{}",
+            args.pcap_host,
+            hosts - 1
+        );
+    }
+    // Memory first: the workload's size, then the whole network's.
+    let count = file.workload.message_count(hosts);
+    memory::check(
+        &format!("a workload of {count} messages"),
+        memory::messages_estimate(count),
+    )?;
+    let messages = file.workload.generate(hosts, max_message_bytes(&file))?;
+    memory::check(
+        &format!(
+            "a network of {hosts} hosts with {} messages",
+            messages.len()
+        ),
+        memory::cluster_estimate(&cfg, &messages, nodes(&file)),
+    )?;
     let mut c = Cluster::new(&cfg)?;
-    let messages = file
-        .workload
-        .generate(c.hosts())
-        .map_err(|e| anyhow::anyhow!("workload.{e}"))?;
     for m in &messages {
         c.send(*m)?;
     }
@@ -65,8 +118,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let until = SimTime::ZERO + SimDuration::from_us(args.until_us);
-    let end = c.run(until)?;
+    let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
 
@@ -91,9 +143,13 @@ pub fn net(args: NetArgs) -> Result<u8> {
         .into_iter()
         .filter_map(|h| c.client_report(h).map(|r| (h, r)))
         .collect();
-    let client_failures = clients
+    let clients_wrong = clients
         .iter()
-        .filter(|(_, r)| r.received < r.sent || r.wrong_replies > 0 || r.lost > 0)
+        .filter(|(_, r)| r.wrong_replies > 0 || r.lost > 0)
+        .count();
+    let clients_waiting = clients
+        .iter()
+        .filter(|(_, r)| r.received + r.lost + r.unexpected_replies < r.sent.max(1))
         .count();
     let ns = c.network().stats();
     let ts = c.transport_stats();
@@ -121,9 +177,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "transport": ts,
         "config": file,
     });
-    // A closed pipe (`| head`) is not an error worth a panic.
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(
+    let outstanding = messages.len().saturating_sub(delivered + failed);
+    let mut o = String::new();
+    writeln!(
         o,
         "{} hosts, {}: {} messages, {} delivered, {} failed, {} delivered twice",
         c.hosts(),
@@ -132,42 +188,34 @@ pub fn net(args: NetArgs) -> Result<u8> {
         delivered,
         failed,
         duplicates
-    );
-    if delivered > 0 {
-        let _ = writeln!(
-            o,
-            "latency (us): p50 {:.3}, p99 {:.3}, max {:.3}",
-            percentile(&lat, 50.0),
-            percentile(&lat, 99.0),
-            percentile(&lat, 100.0)
-        );
+    )?;
+    if !messages.is_empty() {
+        writeln!(o, "latency (us): {}", percentiles(&lat))?;
     }
     if !rpc.is_empty() {
-        let _ = writeln!(
+        writeln!(
             o,
-            "{} replies; round trip (us): p50 {:.3}, p99 {:.3}, max {:.3}",
+            "{} replies; round trip (us): {}",
             rpc.len(),
-            percentile(&rpc, 50.0),
-            percentile(&rpc, 99.0),
-            percentile(&rpc, 100.0)
-        );
+            percentiles(&rpc)
+        )?;
     }
     for (h, r) in &clients {
-        let _ = writeln!(
+        writeln!(
             o,
             "client {h}: {} requests, {} replies, {} wrong, {} lost; response time at the server's wire (ns): p50 {:.1}, p99 {:.1}; {:.2} Mrps",
             r.sent, r.received, r.wrong_replies, r.lost, r.p50_ns, r.p99_ns, r.throughput_mrps
-        );
+        )?;
     }
     if !c.node_sends.is_empty() || !c.node_deliveries.is_empty() {
-        let _ = writeln!(
+        writeln!(
             o,
             "nodes' cores: {} messages sent, {} received",
             c.node_sends.len(),
             c.node_deliveries.len()
-        );
+        )?;
     }
-    let _ = writeln!(
+    writeln!(
         o,
         "network: {} packets delivered, {} trimmed, {} dropped; transport: {} retransmissions, {} timeouts",
         packets,
@@ -175,14 +223,53 @@ pub fn net(args: NetArgs) -> Result<u8> {
         ns.total.dropped.total(),
         ts.tx_retransmissions,
         ts.tx_timeouts
-    );
-    let _ = writeln!(
+    )?;
+    writeln!(
         o,
         "simulated {:.3} us in {:.3} s: {:.3e} packets per host second",
         end.as_ns() / 1e3,
         wall,
         packets as f64 / wall
-    );
+    )?;
+    let code = if clients_wrong > 0 {
+        writeln!(
+            o,
+            "result: FAILED: {clients_wrong} load generator(s) got wrong replies or lost requests; exit 1"
+        )?;
+        1
+    } else if failed > 0 {
+        writeln!(
+            o,
+            "result: FAILED: {failed} of {} messages failed (their senders gave up); exit 1",
+            messages.len()
+        )?;
+        1
+    } else if outstanding > 0 {
+        writeln!(
+            o,
+            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
+            messages.len(),
+            args.until_us
+        )?;
+        EXIT_INCOMPLETE
+    } else if clients_waiting > 0 {
+        writeln!(
+            o,
+            "result: INCOMPLETE: {clients_waiting} load generator(s) still waiting for replies when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
+            args.until_us
+        )?;
+        EXIT_INCOMPLETE
+    } else if messages.is_empty() && clients.is_empty() {
+        writeln!(o, "result: ok: no workload messages")?;
+        0
+    } else {
+        writeln!(
+            o,
+            "result: ok: every message delivered, every request answered"
+        )?;
+        0
+    };
+    crate::output::write_stdout(&o)?;
     if let Some(p) = &args.json {
         std::fs::write(p, serde_json::to_string_pretty(&summary)?)
             .with_context(|| format!("cannot write {}", p.display()))?;
@@ -206,11 +293,5 @@ pub fn net(args: NetArgs) -> Result<u8> {
         }
         std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
     }
-    Ok(
-        if failed > 0 || delivered + failed < messages.len() || client_failures > 0 {
-            1
-        } else {
-            0
-        },
-    )
+    Ok(code)
 }

@@ -44,7 +44,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub nic: Option<String>,
     /// Write the frames on the node's link to this pcap file (with --load).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub pcap: Option<PathBuf>,
     /// Arguments passed to the program (argv[1..]) through HTIF.
     #[arg(last = true)]
@@ -55,64 +55,64 @@ pub struct RunArgs {
 #[derive(clap::Args, Clone, Debug)]
 pub struct LoadOpts {
     /// Payload bytes per request message [default: 8, or `[load] message_bytes`].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub msg_bytes: Option<u16>,
     /// Requests to send [default: 1000, or `[load] count`].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub count: Option<u64>,
     /// Leading requests left out of the statistics [default: 10, or `[load] warmup`].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub warmup: Option<u64>,
     /// Closed loop: requests kept outstanding (the default mode, window 1).
-    #[arg(long, conflicts_with = "rate_mrps")]
+    #[arg(long, requires = "load", conflicts_with = "rate_mrps")]
     pub window: Option<u32>,
     /// Open loop: Poisson arrivals at this rate (million requests per second).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub rate_mrps: Option<f64>,
     /// Destination context (layer-4 port) of the requests [default: 0].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub context: Option<u16>,
     /// Several destination contexts, comma-separated (each request picks one
     /// at random; statistics per context). Overrides --context.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, requires = "load", value_delimiter = ',')]
     pub contexts: Vec<u16>,
     /// Request payload: counter, random, zeros, dot-product, service, or
     /// lnic-eval (the nanoPU prototype's evaluation requests: 16 B of service
     /// cycles and send cycle; implies --expect lnic-eval) [default: counter].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub pattern: Option<String>,
     /// What a correct reply is: echo, increment, any, dot-product or
     /// lnic-eval [default: echo].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub expect: Option<String>,
     /// Start at this simulated time (ns) instead of at the program's boot message.
-    #[arg(long, conflicts_with = "start_messages")]
+    #[arg(long, requires = "load", conflicts_with = "start_messages")]
     pub start_ns: Option<u64>,
     /// Start after the program has sent this many start-up messages to the
     /// client (as the prototype's load generator does), not at a boot message.
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub start_messages: Option<u32>,
     /// The node's IPv4 address (default 10.0.0.1).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub node_ip: Option<std::net::Ipv4Addr>,
     /// The client's IPv4 address (default 10.0.0.2).
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub client_ip: Option<std::net::Ipv4Addr>,
     /// Seed of arrivals and random payloads [default: 1].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub seed: Option<u64>,
     /// Service times of --pattern service and lnic-eval requests: fixed:NS,
     /// exp:MEAN_NS, bimodal:SHORT_NS:LONG_NS:LONG_FRACTION, or the prototype
     /// load generator's two clamped normals,
     /// bimodal-normal:SHORT_NS:SHORT_SD:LONG_NS:LONG_SD:LONG_FRACTION:MIN_NS:MAX_NS
     /// [default: fixed:500].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub service: Option<String>,
     /// A request unanswered for this long (ns) is counted as lost [default: 1000000].
-    #[arg(long)]
+    #[arg(long, requires = "load")]
     pub timeout_ns: Option<u64>,
     /// Give up after this much simulated time (ms).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, requires = "load", default_value_t = 1000)]
     pub max_sim_ms: u64,
 }
 
@@ -157,10 +157,13 @@ impl LoadOpts {
         Ok(LoadConfig {
             message_bytes: self.msg_bytes.unwrap_or(base.message_bytes),
             count,
-            warmup: self
-                .warmup
-                .unwrap_or(base.warmup)
-                .min(count.saturating_sub(1)),
+            warmup: match self.warmup {
+                Some(w) if w >= count => bail!(
+                    "--warmup {w}: must be less than --count {count} (no request would be measured)"
+                ),
+                Some(w) => w,
+                None => base.warmup.min(count.saturating_sub(1)),
+            },
             mode,
             context,
             extra_contexts,
@@ -316,7 +319,7 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
         ("bimodal", 4) => ServiceTime::Bimodal {
             short_ns: num(1)?,
             long_ns: num(2)?,
-            long_fraction: num(3)?.min(1.0),
+            long_fraction: num(3)?,
         },
         ("bimodal-normal", 8) => ServiceTime::BimodalNormal {
             short_ns: num(1)?,
@@ -337,7 +340,17 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
 /// `nanopu run --load`: the program behind the NIC, driven by the client.
 fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result<u8> {
     let load = a.load_opts.to_config(&cfg.load)?;
-    let count = load.count;
+    let (count, timeout_ns) = (load.count, load.timeout_ns);
+    let until = SimDuration::try_from_ms(a.load_opts.max_sim_ms)
+        .map_err(|e| anyhow::anyhow!("--max-sim-ms {}: {e}", a.load_opts.max_sim_ms))?;
+    load.validate(&cfg.nic, cfg.network.link.gbps)?;
+    nanopu_system::memory::check(
+        &format!(
+            "the load generator's state for up to {} outstanding requests",
+            load.max_outstanding()
+        ),
+        nanopu_system::memory::load_estimate(&load),
+    )?;
     let node_ip = a
         .load_opts
         .node_ip
@@ -350,29 +363,34 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
     if let Some(p) = &a.pcap {
         sys.capture(p)?;
     }
-    let until = SimTime::ZERO + SimDuration::from_ns(a.load_opts.max_sim_ms * 1_000_000);
     let start = Instant::now();
-    let end = sys.run(until)?;
+    let end = sys.run(SimTime::ZERO + until)?;
     let wall_s = start.elapsed().as_secs_f64();
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();
+    // No measured reply (all lost, or all in the warm-up): no percentiles.
+    let response = if report.max_ns > 0.0 {
+        format!(
+            "p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s",
+            report.p50_ns,
+            report.p90_ns,
+            report.p99_ns,
+            report.p999_ns,
+            report.max_ns,
+            report.throughput_mrps,
+            report.throughput_gbps
+        )
+    } else {
+        "no samples (no reply after the warm-up)".into()
+    };
     eprintln!(
         "load: {} sent, {} replies ({} wrong, {} unexpected, {} lost); response time at the node's wire: \
-         p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns, p99.9 {:.1} ns, max {:.1} ns; throughput {:.2} Mrps, {:.2} Gb/s \
-         ({:.3} host s)",
+         {response} ({wall_s:.3} host s)",
         report.sent,
         report.received,
         report.wrong_replies,
         report.unexpected_replies,
         report.lost,
-        report.p50_ns,
-        report.p90_ns,
-        report.p99_ns,
-        report.p999_ns,
-        report.max_ns,
-        report.throughput_mrps,
-        report.throughput_gbps,
-        wall_s
     );
     if report.per_context.len() > 1 {
         for c in &report.per_context {
@@ -419,10 +437,25 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
     }
     if let Some(e) = report.first_error {
         eprintln!(
-            "error: {} of {} replies were wrong; first: {e}",
+            "result: FAILED: {} of {} replies were wrong; first: {e}; exit 1",
             report.wrong_replies, report.received
         );
         return Ok(1);
+    }
+    if report.lost > 0 {
+        eprintln!(
+            "result: INCOMPLETE: {} of {} requests got no reply within --timeout-ns {}{}; exit {}",
+            report.lost,
+            report.sent,
+            timeout_ns,
+            if report.received == 0 {
+                " (all lost)"
+            } else {
+                ""
+            },
+            crate::net::EXIT_INCOMPLETE
+        );
+        return Ok(crate::net::EXIT_INCOMPLETE);
     }
     Ok(0)
 }

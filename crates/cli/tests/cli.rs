@@ -259,6 +259,8 @@ fn net_runs_a_config_file_and_writes_json_csv_and_pcap() {
 [network.topology]
 kind = "single-switch"
 hosts = 4
+[nic]
+max_message_bytes = 20000
 [nic.transport]
 protocol = "homa"
 [[workload.incast]]

@@ -58,6 +58,37 @@ impl Default for NetIfConfig {
     }
 }
 
+/// A network interface setting no core can work with; names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value}: {reason}")]
+pub struct NetIfConfigError {
+    pub key: &'static str,
+    pub value: u32,
+    pub reason: &'static str,
+}
+
+impl NetIfConfig {
+    /// Checks the buffer sizes: each context slot needs room for at least a
+    /// header and one word, or no message could ever arrive or leave.
+    pub fn validate(&self) -> Result<(), NetIfConfigError> {
+        if (self.rx_buffer_bytes_per_core as usize) < MAX_CONTEXTS * 16 {
+            return Err(NetIfConfigError {
+                key: "rx_buffer_bytes_per_core",
+                value: self.rx_buffer_bytes_per_core,
+                reason: "must be at least 64 (16 bytes, a header and a word, for each of the 4 context slots)",
+            });
+        }
+        if self.tx_buffer_bytes_per_context < 16 {
+            return Err(NetIfConfigError {
+                key: "tx_buffer_bytes_per_context",
+                value: self.tx_buffer_bytes_per_context,
+                reason: "must be at least 16 (a header and a word)",
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Something the core tells the NIC (through `lniccmd` / `lnicucmd`), with
 /// the core cycle at which it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

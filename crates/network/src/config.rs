@@ -33,7 +33,42 @@
 //! scope = "all-links"        # or "host-links"
 //! ```
 
+use nanopu_sim::SimDuration;
 use serde::{Deserialize, Serialize};
+
+/// A network configuration value no network can be built from; names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `key = value` is out of its range.
+    #[error("{key} = {value}: {reason}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// The topology has more hosts than host addresses allow.
+    #[error("topology: {hosts} hosts: must be at most {MAX_HOSTS}")]
+    TooManyHosts { hosts: usize },
+}
+
+fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// A time in picoseconds that must fit the femtosecond time base.
+fn check_ps(key: &'static str, ps: u64) -> Result<(), ConfigError> {
+    SimDuration::try_from_ps(ps).map(|_| ()).map_err(|_| {
+        invalid(
+            key,
+            ps,
+            "too long for the simulated time base (at most about 5 hours)",
+        )
+    })
+}
 
 /// Hosts on the default single switch: the smallest network that carries
 /// a request and its reply. Assumption.
@@ -45,6 +80,10 @@ pub const MAX_HOSTS: usize = 65_536;
 
 /// Line rate of every link (and of every NIC's MAC: the one setting).
 pub const DEFAULT_LINK_GBPS: u64 = nanopu_wire::frame::DEFAULT_LINK_GBPS;
+/// Fastest link: 100 Tb/s. Assumption: far beyond any link the papers
+/// model, and it keeps a 64-byte frame's serialization time above one
+/// femtosecond.
+pub const MAX_LINK_GBPS: u64 = 100_000;
 /// Propagation delay of a host link (host to its switch). Source: nanoPU
 /// §5.3 (Raft): "all links have a latency of 43ns".
 pub const DEFAULT_HOST_PROPAGATION_PS: u64 = 43_000;
@@ -333,89 +372,101 @@ impl FaultConfig {
             || self.truncate > 0.0
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), ConfigError> {
         for (name, p) in [
-            ("loss", self.loss),
-            ("duplicate", self.duplicate),
-            ("reorder", self.reorder),
-            ("trim", self.trim),
-            ("truncate", self.truncate),
+            ("faults.loss", self.loss),
+            ("faults.duplicate", self.duplicate),
+            ("faults.reorder", self.reorder),
+            ("faults.trim", self.trim),
+            ("faults.truncate", self.truncate),
         ] {
             if !(0.0..=1.0).contains(&p) {
-                return Err(format!(
-                    "faults.{name} = {p}: must be a probability in [0, 1]"
-                ));
+                return Err(invalid(name, p, "must be a probability in [0, 1]"));
             }
         }
-        Ok(())
+        check_ps("faults.reorder_delay_ps", self.reorder_delay_ps)
     }
 }
 
 impl NetworkConfig {
-    /// Checks every field; the message names the first bad one.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.validate_topology()?;
-        if self.link.gbps == 0 {
-            return Err("link.gbps = 0: must be positive".into());
+        let l = &self.link;
+        for (key, gbps) in [("link.gbps", l.gbps), ("link.fabric_gbps", l.fabric_gbps)] {
+            if gbps > MAX_LINK_GBPS || (gbps == 0 && key == "link.gbps") {
+                return Err(invalid(
+                    key,
+                    gbps,
+                    format!("must be between 1 and {MAX_LINK_GBPS} Gb/s"),
+                ));
+            }
         }
+        check_ps("link.host_propagation_ps", l.host_propagation_ps)?;
+        check_ps("link.fabric_propagation_ps", l.fabric_propagation_ps)?;
         let s = &self.switch;
+        check_ps("switch.forwarding_latency_ps", s.forwarding_latency_ps)?;
         if s.priority_bands == 0 || s.priority_bands > MAX_PRIORITY_BANDS {
-            return Err(format!(
-                "switch.priority_bands = {}: must be between 1 and {MAX_PRIORITY_BANDS}",
-                s.priority_bands
+            return Err(invalid(
+                "switch.priority_bands",
+                s.priority_bands,
+                format!("must be between 1 and {MAX_PRIORITY_BANDS}"),
             ));
         }
         if s.buffer_bytes == 0 {
-            return Err("switch.buffer_bytes = 0: must be positive".into());
+            return Err(invalid("switch.buffer_bytes", 0, "must be positive"));
         }
         if s.trimming && s.trim_queue_bytes < nanopu_wire::frame::HEADER_LEN as u64 {
-            return Err(format!(
-                "switch.trim_queue_bytes = {}: must hold at least one {}-byte header when trimming is on",
+            return Err(invalid(
+                "switch.trim_queue_bytes",
                 s.trim_queue_bytes,
-                nanopu_wire::frame::HEADER_LEN
+                format!(
+                    "must hold at least one {}-byte header when trimming is on",
+                    nanopu_wire::frame::HEADER_LEN
+                ),
             ));
         }
         self.faults.validate()
     }
 
-    fn validate_topology(&self) -> Result<(), String> {
-        let positive = |name: &str, v: usize| {
+    fn validate_topology(&self) -> Result<(), ConfigError> {
+        let positive = |name: &'static str, v: usize| {
             if v == 0 {
-                Err(format!("topology.{name} = 0: must be at least 1"))
+                Err(invalid(name, 0, "must be at least 1"))
             } else {
                 Ok(())
             }
         };
         match self.topology {
             TopologyConfig::Direct => {}
-            TopologyConfig::SingleSwitch { hosts } => positive("hosts", hosts)?,
+            TopologyConfig::SingleSwitch { hosts } => positive("topology.hosts", hosts)?,
             TopologyConfig::Dumbbell {
                 left_hosts,
                 right_hosts,
             } => {
-                positive("left_hosts", left_hosts)?;
-                positive("right_hosts", right_hosts)?;
+                positive("topology.left_hosts", left_hosts)?;
+                positive("topology.right_hosts", right_hosts)?;
             }
             TopologyConfig::LeafSpine {
                 leaves,
                 spines,
                 hosts_per_leaf,
             } => {
-                positive("leaves", leaves)?;
-                positive("spines", spines)?;
-                positive("hosts_per_leaf", hosts_per_leaf)?;
+                positive("topology.leaves", leaves)?;
+                positive("topology.spines", spines)?;
+                positive("topology.hosts_per_leaf", hosts_per_leaf)?;
                 if spines > MAX_HOSTS {
-                    return Err(format!(
-                        "topology.spines = {spines}: must be at most {MAX_HOSTS}"
+                    return Err(invalid(
+                        "topology.spines",
+                        spines,
+                        format!("must be at most {MAX_HOSTS}"),
                     ));
                 }
             }
         }
         let hosts = self.topology.hosts();
         if hosts > MAX_HOSTS {
-            return Err(format!(
-                "topology: {hosts} hosts: must be at most {MAX_HOSTS}"
-            ));
+            return Err(ConfigError::TooManyHosts { hosts });
         }
         Ok(())
     }
@@ -454,7 +505,7 @@ mod tests {
         let bad = |f: &dyn Fn(&mut NetworkConfig)| {
             let mut c = NetworkConfig::default();
             f(&mut c);
-            c.validate().unwrap_err()
+            c.validate().unwrap_err().to_string()
         };
         assert_eq!(
             bad(&|c| c.switch.buffer_bytes = 0),
@@ -467,6 +518,16 @@ mod tests {
         assert!(bad(&|c| c.faults.loss = 1.5).starts_with("faults.loss = 1.5"));
         assert!(bad(&|c| c.faults.truncate = f64::NAN).starts_with("faults.truncate"));
         assert!(bad(&|c| c.faults.reorder = -0.1).starts_with("faults.reorder"));
+        assert!(bad(&|c| c.link.gbps = 1 << 40).starts_with("link.gbps"));
+        assert!(bad(&|c| c.link.fabric_gbps = 1 << 40).starts_with("link.fabric_gbps"));
+        assert!(
+            bad(&|c| c.link.host_propagation_ps = u64::MAX).starts_with("link.host_propagation_ps")
+        );
+        assert!(bad(&|c| c.switch.forwarding_latency_ps = u64::MAX)
+            .starts_with("switch.forwarding_latency_ps"));
+        assert!(
+            bad(&|c| c.faults.reorder_delay_ps = u64::MAX).starts_with("faults.reorder_delay_ps")
+        );
         assert!(
             bad(&|c| c.topology = TopologyConfig::SingleSwitch { hosts: 0 })
                 .starts_with("topology.hosts = 0")

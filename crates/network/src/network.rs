@@ -39,8 +39,8 @@ use std::io::{self, Write};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NetworkError {
     /// The configuration does not validate; the message names the field.
-    #[error("invalid network configuration: {0}")]
-    Config(String),
+    #[error("network.{0}")]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// An event the network asked to be handed back (opaque; a frame moves
@@ -117,9 +117,15 @@ impl fmt::Debug for Network {
 }
 
 impl Network {
+    /// Checks `cfg` as [`Network::new`] does, building nothing; the error
+    /// names the key (`network.link.gbps`).
+    pub fn validate_config(cfg: &NetworkConfig) -> Result<(), NetworkError> {
+        Ok(cfg.validate()?)
+    }
+
     /// Builds the network `cfg` describes, every queue empty.
     pub fn new(cfg: &NetworkConfig) -> Result<Network, NetworkError> {
-        cfg.validate().map_err(NetworkError::Config)?;
+        cfg.validate()?;
         let topo = Topology::new(&cfg.topology);
         let host_prop = SimDuration::from_ps(cfg.link.host_propagation_ps);
         let fabric_prop = SimDuration::from_ps(cfg.link.fabric_propagation_ps);
@@ -509,7 +515,7 @@ mod tests {
         let mut cfg = NetworkConfig::default();
         cfg.link.gbps = 0;
         assert!(
-            matches!(Network::new(&cfg), Err(NetworkError::Config(m)) if m.starts_with("link.gbps"))
+            matches!(Network::new(&cfg), Err(e) if e.to_string().starts_with("network.link.gbps = 0"))
         );
     }
 }

@@ -3,6 +3,7 @@
 
 use nanopu_sim::SimDuration;
 use nanopu_transport::config::{NDP_LATENCIES, PACKETIZE_PS, REASSEMBLY_PS};
+use nanopu_transport::TransportConfigError;
 use serde::{Deserialize, Serialize};
 
 /// A NIC design (`[nic] kind`).
@@ -24,6 +25,30 @@ impl NicKind {
             NicKind::Nanopu => "nanopu",
             NicKind::Icenic => "icenic",
         }
+    }
+}
+
+/// A NIC parameter no NIC can work with; names the key (under `nic.`
+/// in a configuration file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NicConfigError {
+    /// `key = value` is out of its range.
+    #[error("{key} = {value}: {reason}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// The transport's parameters.
+    #[error(transparent)]
+    Transport(#[from] TransportConfigError),
+}
+
+fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -> NicConfigError {
+    NicConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        reason: reason.into(),
     }
 }
 
@@ -111,24 +136,46 @@ impl Default for NicConfig {
 }
 
 impl NicConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), NicConfigError> {
         if self.mtu_payload_bytes == 0
             || !self.mtu_payload_bytes.is_multiple_of(8)
             || self.mtu_payload_bytes > 9000
         {
-            return Err(format!(
-                "mtu_payload_bytes = {}: must be a positive multiple of 8, at most 9000",
-                self.mtu_payload_bytes
+            return Err(invalid(
+                "mtu_payload_bytes",
+                self.mtu_payload_bytes,
+                "must be a positive multiple of 8, at most 9000",
             ));
         }
         if self.max_message_bytes == 0 || self.max_message_bytes > 65535 {
-            return Err(format!(
-                "max_message_bytes = {}: must be between 1 and 65535 (16-bit length field)",
-                self.max_message_bytes
+            return Err(invalid(
+                "max_message_bytes",
+                self.max_message_bytes,
+                "must be between 1 and 65535 (16-bit length field)",
             ));
         }
         if self.jbsq_depth == 0 {
-            return Err("jbsq_depth must be at least 1".into());
+            return Err(invalid("jbsq_depth", 0, "must be at least 1"));
+        }
+        for (key, ps) in [
+            ("mac_serial_rx_ps", self.mac_serial_rx_ps),
+            ("mac_serial_tx_ps", self.mac_serial_tx_ps),
+            ("ingress_ps", self.ingress_ps),
+            ("reassembly_ps", self.reassembly_ps),
+            ("transport_rx_ps", self.transport_rx_ps),
+            ("core_dispatch_ps", self.core_dispatch_ps),
+            ("tx_queue_ps", self.tx_queue_ps),
+            ("packetize_ps", self.packetize_ps),
+            ("egress_ps", self.egress_ps),
+        ] {
+            if SimDuration::try_from_ps(ps).is_err() {
+                return Err(invalid(
+                    key,
+                    ps,
+                    "too long for the simulated time base (at most about 5 hours)",
+                ));
+            }
         }
         self.transport.validate()?;
         Ok(())

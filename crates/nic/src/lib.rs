@@ -21,6 +21,6 @@ pub mod packetizer;
 pub mod reassembly;
 pub mod transport;
 
-pub use config::{NicConfig, NicKind};
+pub use config::{NicConfig, NicConfigError, NicKind};
 pub use message::{Message, PacketInfo};
 pub use nic::{CoreCommand, NanoNic, NicAction, NicEvent, NicStats};

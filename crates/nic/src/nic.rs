@@ -125,7 +125,7 @@ impl NanoNic {
         link: TxLink,
         program: Option<Box<dyn nanopu_transport::program::TransportProgram>>,
     ) -> Result<NanoNic, String> {
-        cfg.validate()?;
+        cfg.validate().map_err(|e| e.to_string())?;
         if link.gbps == 0 {
             return Err("the link rate must be positive".into());
         }

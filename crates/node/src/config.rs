@@ -117,6 +117,7 @@ impl NodeConfig {
         }
         self.l2.validate("l2")?;
         self.icenic.validate().map_err(|e| format!("icenic.{e}"))?;
+        self.netif.validate().map_err(|e| format!("netif.{e}"))?;
         self.core.validate().map_err(|e| format!("core.{e}"))
     }
 

@@ -5,4 +5,4 @@ mod queue;
 mod time;
 
 pub use queue::EventQueue;
-pub use time::{SimDuration, SimTime};
+pub use time::{SimDuration, SimTime, TimeRangeError, MAX_NS};

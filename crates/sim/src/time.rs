@@ -8,6 +8,31 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+/// The largest time the femtosecond time base holds, in whole units.
+pub const MAX_NS: u64 = u64::MAX / 1_000_000;
+
+/// A user-given time that does not fit the femtosecond time base (a u64 of
+/// femtoseconds: about 5.1 hours), or is negative or not a number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeRangeError {
+    /// The value as given.
+    pub value: String,
+    /// Its unit.
+    pub unit: &'static str,
+}
+
+impl fmt::Display for TimeRangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} is out of range: simulated time is at most {} ns (about 5.1 hours) and not negative",
+            self.value, self.unit, MAX_NS
+        )
+    }
+}
+
+impl std::error::Error for TimeRangeError {}
+
 /// An instant of simulated time, in femtoseconds since the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTime(pub u64);
@@ -68,6 +93,65 @@ impl SimDuration {
     /// The period of a clock of `mhz` MHz (exact when it divides 10^9).
     pub const fn clock_period_mhz(mhz: u64) -> SimDuration {
         SimDuration(1_000_000_000 / mhz)
+    }
+
+    /// `ps` picoseconds, or an error if that does not fit the time base
+    /// (about 5 hours); for values a user gives (configs, options).
+    pub fn try_from_ps(ps: u64) -> Result<SimDuration, TimeRangeError> {
+        Self::scaled(ps, 1_000, "ps")
+    }
+
+    /// `ns` nanoseconds, or an error if that does not fit the time base.
+    pub fn try_from_ns(ns: u64) -> Result<SimDuration, TimeRangeError> {
+        Self::scaled(ns, 1_000_000, "ns")
+    }
+
+    /// `us` microseconds, or an error if that does not fit the time base.
+    pub fn try_from_us(us: u64) -> Result<SimDuration, TimeRangeError> {
+        Self::scaled(us, 1_000_000_000, "us")
+    }
+
+    /// `ms` milliseconds, or an error if that does not fit the time base.
+    pub fn try_from_ms(ms: u64) -> Result<SimDuration, TimeRangeError> {
+        Self::scaled(ms, 1_000_000_000_000, "ms")
+    }
+
+    /// `ns` nanoseconds given as a float (a mean, a service time), rounded
+    /// to a femtosecond; an error if negative, not finite or too large.
+    pub fn try_from_ns_f64(ns: f64) -> Result<SimDuration, TimeRangeError> {
+        let fs = ns * 1e6;
+        if !fs.is_finite() || fs < 0.0 || fs >= u64::MAX as f64 {
+            return Err(TimeRangeError {
+                value: ns.to_string(),
+                unit: "ns",
+            });
+        }
+        Ok(SimDuration(fs.round() as u64))
+    }
+
+    fn scaled(v: u64, fs_per_unit: u64, unit: &'static str) -> Result<SimDuration, TimeRangeError> {
+        v.checked_mul(fs_per_unit)
+            .map(SimDuration)
+            .ok_or(TimeRangeError {
+                value: v.to_string(),
+                unit,
+            })
+    }
+
+    /// Time to serialize `bytes` at `gbps` Gb/s, or an error if the rate is
+    /// zero or the time does not fit (for values a user gives).
+    pub fn try_serialization(bytes: u64, gbps: u64) -> Result<SimDuration, TimeRangeError> {
+        let err = || TimeRangeError {
+            value: format!("{bytes} bytes at {gbps} Gb/s"),
+            unit: "serialization time",
+        };
+        if gbps == 0 {
+            return Err(err());
+        }
+        bytes
+            .checked_mul(8_000_000)
+            .map(|b| SimDuration(b.div_ceil(gbps)))
+            .ok_or_else(err)
     }
 
     /// Time to serialize `bytes` at `gbps` Gb/s (rounded up to a femtosecond).
@@ -138,6 +222,37 @@ mod tests {
         assert_eq!(
             SimDuration::serialization(72, 200),
             SimDuration::from_ps(2880)
+        );
+    }
+
+    #[test]
+    fn checked_conversions_refuse_what_does_not_fit() {
+        assert_eq!(SimDuration::try_from_ns(5), Ok(SimDuration::from_ns(5)));
+        assert_eq!(SimDuration::try_from_ps(7), Ok(SimDuration::from_ps(7)));
+        assert_eq!(SimDuration::try_from_us(3), Ok(SimDuration::from_us(3)));
+        assert_eq!(
+            SimDuration::try_from_ms(2),
+            Ok(SimDuration::from_ns(2_000_000))
+        );
+        assert!(SimDuration::try_from_ns(MAX_NS).is_ok());
+        assert!(SimDuration::try_from_ns(MAX_NS + 1).is_err());
+        // `--max-sim-ms 18446745` is more than 2^64 fs.
+        let e = SimDuration::try_from_ms(18_446_745).unwrap_err();
+        assert!(e.to_string().contains("18446745 ms"), "{e}");
+        assert!(SimDuration::try_from_us(u64::MAX).is_err());
+        assert!(SimDuration::try_from_ps(u64::MAX).is_err());
+        assert!(SimDuration::try_from_ns_f64(f64::INFINITY).is_err());
+        assert!(SimDuration::try_from_ns_f64(f64::NAN).is_err());
+        assert!(SimDuration::try_from_ns_f64(-1.0).is_err());
+        assert_eq!(
+            SimDuration::try_from_ns_f64(1.5),
+            Ok(SimDuration(1_500_000))
+        );
+        assert!(SimDuration::try_serialization(72, 0).is_err());
+        assert!(SimDuration::try_serialization(u64::MAX, 1).is_err());
+        assert_eq!(
+            SimDuration::try_serialization(72, 200),
+            Ok(SimDuration::from_ps(2880))
         );
     }
 

@@ -12,12 +12,13 @@ use nanopu_nic::frames;
 use nanopu_nic::packetizer::Packetizer;
 use nanopu_nic::reassembly::Reassembly;
 use nanopu_nic::Message;
+use nanopu_nic::NicConfig;
 use nanopu_sim::{SimDuration, SimTime};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// How requests are paced.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -240,71 +241,220 @@ impl Default for LoadConfig {
     }
 }
 
+/// Most requests the closed loop keeps outstanding: the client keeps state
+/// for each. Assumption: far more than any NIC buffers (a node's cores hold
+/// a few dozen messages), small enough that the state fits in memory.
+pub const MAX_WINDOW: u32 = 1 << 20;
+
+/// A load generator setting that cannot work; names the option.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LoadConfigError {
+    /// `option value` is out of its range.
+    #[error("{option} {value}: {reason}")]
+    Invalid {
+        option: &'static str,
+        value: String,
+        reason: String,
+    },
+}
+
+fn invalid(
+    option: &'static str,
+    value: impl ToString,
+    reason: impl Into<String>,
+) -> LoadConfigError {
+    LoadConfigError::Invalid {
+        option,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+const TOO_LONG: &str = "too long for the simulated time base (at most about 5 hours)";
+
+impl ServiceTime {
+    /// Checks that every time is a finite, non-negative number of ns that
+    /// fits the time base and the fraction is a probability.
+    pub fn validate(&self) -> Result<(), LoadConfigError> {
+        let times: &[f64] = match self {
+            ServiceTime::Fixed { ns } => &[*ns],
+            ServiceTime::Exponential { mean_ns } => &[*mean_ns],
+            ServiceTime::Bimodal {
+                short_ns, long_ns, ..
+            } => &[*short_ns, *long_ns],
+            ServiceTime::BimodalNormal {
+                short_ns,
+                short_sd_ns,
+                long_ns,
+                long_sd_ns,
+                min_ns,
+                max_ns,
+                ..
+            } => &[
+                *short_ns,
+                *short_sd_ns,
+                *long_ns,
+                *long_sd_ns,
+                *min_ns,
+                *max_ns,
+            ],
+        };
+        for &t in times {
+            if SimDuration::try_from_ns_f64(t).is_err() {
+                return Err(invalid(
+                    "--service",
+                    format!("{self:?}"),
+                    format!("time {t} ns must be finite, non-negative and at most about 5 hours"),
+                ));
+            }
+        }
+        if let ServiceTime::BimodalNormal { min_ns, max_ns, .. } = *self {
+            if max_ns < min_ns {
+                return Err(invalid(
+                    "--service",
+                    format!("{self:?}"),
+                    "bimodal-normal service times need min <= max",
+                ));
+            }
+        }
+        if let ServiceTime::Bimodal { long_fraction, .. }
+        | ServiceTime::BimodalNormal { long_fraction, .. } = *self
+        {
+            if !(0.0..=1.0).contains(&long_fraction) {
+                return Err(invalid(
+                    "--service",
+                    format!("{self:?}"),
+                    format!("the long fraction {long_fraction} must be in [0, 1]"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl LoadConfig {
-    pub fn validate(&self, max_message_bytes: u32) -> Result<(), String> {
+    /// The highest rate the link can carry these requests at, in million
+    /// requests per second: one message's frames back to back (a 72-byte
+    /// packet every 2.88 ns at 200 Gb/s for an 8-byte request).
+    pub fn max_rate_mrps(&self, nic: &NicConfig, link_gbps: u64) -> f64 {
+        let packets = nic.packets_for(self.message_bytes as u32) as u64;
+        let bytes = packets * nanopu_wire::frame::HEADER_LEN as u64 + self.message_bytes as u64;
+        let fs = SimDuration::serialization(bytes, link_gbps.max(1)).fs();
+        1e9 / fs.max(1) as f64
+    }
+
+    /// Checks the client's settings against the NIC it drives; the error
+    /// names the option.
+    pub fn validate(&self, nic: &NicConfig, link_gbps: u64) -> Result<(), LoadConfigError> {
+        let max_message_bytes = nic.max_message_bytes;
         if self.pattern == Pattern::DotProduct
             && (self.message_bytes < 32
                 || !self.message_bytes.is_multiple_of(16)
                 || self.expect != Expect::DotProduct)
         {
-            return Err(format!(
-                "dot-product requests need a length of 16 + 16n bytes (n >= 1), and --expect dot-product; got {} B",
-                self.message_bytes
+            return Err(invalid(
+                "--msg-bytes",
+                self.message_bytes,
+                "dot-product requests need a length of 16 + 16n bytes (n >= 1), and --expect dot-product",
             ));
         }
         if self.pattern == Pattern::Service && self.message_bytes != 16 {
-            return Err(format!(
-                "service requests are 16 bytes (number, cycles); got {} B",
-                self.message_bytes
+            return Err(invalid(
+                "--msg-bytes",
+                self.message_bytes,
+                "service requests are 16 bytes (number, cycles)",
             ));
         }
         if self.pattern == Pattern::LnicEval && self.message_bytes != 16 {
-            return Err(format!(
-                "lnic-eval requests are 16 bytes (service cycles, send cycle); got {} B",
-                self.message_bytes
+            return Err(invalid(
+                "--msg-bytes",
+                self.message_bytes,
+                "lnic-eval requests are 16 bytes (service cycles, send cycle)",
             ));
         }
         if (self.pattern == Pattern::LnicEval) != (self.expect == Expect::LnicEval) {
-            return Err("the lnic-eval pattern and --expect lnic-eval go together".into());
+            return Err(invalid(
+                "--expect",
+                format!("{:?}", self.expect),
+                "the lnic-eval pattern and --expect lnic-eval go together",
+            ));
         }
-        if let ServiceTime::BimodalNormal {
-            short_sd_ns,
-            long_sd_ns,
-            min_ns,
-            max_ns,
-            ..
-        } = self.service
-        {
-            if !(short_sd_ns >= 0.0 && long_sd_ns >= 0.0 && min_ns >= 0.0 && max_ns >= min_ns) {
-                return Err("bimodal-normal service times need sd >= 0 and 0 <= min <= max".into());
-            }
-        }
-        if self.service.mean_ns().is_nan() || self.service.mean_ns() < 0.0 {
-            return Err("service times must be positive".into());
+        self.service.validate()?;
+        for (_, s) in &self.service_by_context {
+            s.validate()?;
         }
         if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
-            return Err(format!(
-                "message size {} B: at least 8 bytes are needed to number requests (or use the zeros pattern)",
-                self.message_bytes
+            return Err(invalid(
+                "--msg-bytes",
+                self.message_bytes,
+                "at least 8 bytes are needed to number requests (or use --pattern zeros)",
             ));
         }
         if self.message_bytes as u32 > max_message_bytes {
-            return Err(format!(
-                "message size {} B exceeds the NIC's maximum message size {max_message_bytes} B",
-                self.message_bytes
+            return Err(invalid(
+                "--msg-bytes",
+                self.message_bytes,
+                format!("exceeds the NIC's maximum message size {max_message_bytes} B (nic.max_message_bytes)"),
             ));
         }
         if self.count == 0 {
-            return Err("the request count must be at least 1".into());
+            return Err(invalid("--count", 0, "must be at least 1"));
+        }
+        if self.timeout_ns == 0 {
+            return Err(invalid("--timeout-ns", 0, "must be positive"));
+        }
+        if SimDuration::try_from_ns(self.timeout_ns).is_err() {
+            return Err(invalid("--timeout-ns", self.timeout_ns, TOO_LONG));
+        }
+        if let Start::AtNs(ns) = self.start {
+            if SimDuration::try_from_ns(ns).is_err() {
+                return Err(invalid("--start-ns", ns, TOO_LONG));
+            }
         }
         match self.mode {
-            LoadMode::Closed { window: 0 } => Err("the window must be at least 1".into()),
-            _ if self.timeout_ns == 0 => Err("the timeout must be positive".into()),
+            LoadMode::Closed { window } if window == 0 || window > MAX_WINDOW => Err(invalid(
+                "--window",
+                window,
+                format!("must be between 1 and {MAX_WINDOW} (the client keeps state for every outstanding request)"),
+            )),
             LoadMode::Open { rate_mrps } if !(rate_mrps > 0.0 && rate_mrps.is_finite()) => {
-                Err(format!("rate {rate_mrps} Mrps: must be positive"))
+                Err(invalid("--rate-mrps", rate_mrps, "must be positive and finite"))
             }
+            LoadMode::Open { rate_mrps } if rate_mrps > self.max_rate_mrps(nic, link_gbps) => Err(invalid(
+                "--rate-mrps",
+                rate_mrps,
+                format!(
+                    "more than the {} Gb/s link can carry: {:.1} Mrps of {}-byte requests",
+                    link_gbps,
+                    self.max_rate_mrps(nic, link_gbps),
+                    self.message_bytes
+                ),
+            )),
             _ => Ok(()),
         }
+    }
+
+    /// Requests that can be outstanding at once: the window, or (open loop)
+    /// what arrives within one timeout; at most `count`.
+    pub fn max_outstanding(&self) -> u64 {
+        let bound = match self.mode {
+            LoadMode::Closed { window } => window as u64,
+            LoadMode::Open { rate_mrps } => {
+                (rate_mrps * self.timeout_ns as f64 / 1e3)
+                    .ceil()
+                    .min(u64::MAX as f64) as u64
+                    + 1
+            }
+        };
+        bound.min(self.count)
+    }
+
+    /// Host memory the client needs at most, in bytes: the state of every
+    /// outstanding request (its expected reply, a timeout event, its frames
+    /// on the link).
+    pub fn memory_estimate(&self) -> u64 {
+        let per_request = 160 + 3 * (self.message_bytes as u64).next_multiple_of(8);
+        self.max_outstanding().saturating_mul(per_request)
     }
 }
 
@@ -373,6 +523,10 @@ pub struct ContextReport {
     pub max_ns: f64,
 }
 
+/// How many of the oldest outstanding requests a reply matched in order is
+/// compared with (replies overtake lost requests, rarely many).
+const IN_ORDER_LOOKAHEAD: usize = 64;
+
 /// The load generator.
 pub struct Client {
     pub cfg: LoadConfig,
@@ -388,8 +542,10 @@ pub struct Client {
     next_seq: u64,
     packetizer: Packetizer,
     started: bool,
+    /// Requests waiting for a reply, by key: their sequence number when
+    /// replies are matched in order (so the first is the oldest), else the
+    /// first word of the expected reply.
     outstanding: BTreeMap<u64, Outstanding>,
-    in_order: VecDeque<u64>,
     reassembly: Reassembly,
     latencies: Histogram<u64>,
     /// Per destination context (in the order of `contexts()`).
@@ -451,7 +607,6 @@ impl Client {
             packetizer: Packetizer::new(ip, mtu_payload),
             started: false,
             outstanding: BTreeMap::new(),
-            in_order: VecDeque::new(),
             reassembly: Reassembly::default(),
             // Picoseconds, up to 10 s, 3 significant digits.
             latencies: new_histogram(),
@@ -611,7 +766,6 @@ impl Client {
             }
         };
         let key = if self.in_order() {
-            self.in_order.push_back(seq);
             seq
         } else {
             expected[self.key_word()]
@@ -726,19 +880,19 @@ impl Client {
         let frame_bytes = std::mem::take(&mut self.reply_frame_bytes) + last_frame;
         let key = if self.in_order() {
             // In order, but a reply may skip lost requests: take the oldest
-            // request this reply answers (the oldest at all if none does).
-            let pos = if self.cfg.expect == Expect::Any {
-                None
+            // request this reply answers among the oldest
+            // `IN_ORDER_LOOKAHEAD` (the oldest at all if none does), so a
+            // reply costs O(1) whatever the window.
+            let oldest = self.outstanding.keys().next().copied();
+            if self.cfg.expect == Expect::Any {
+                oldest
             } else {
-                self.in_order.iter().position(|k| {
-                    self.outstanding
-                        .get(k)
-                        .is_some_and(|r| r.expected == msg.payload)
-                })
-            };
-            match pos {
-                Some(i) => self.in_order.remove(i),
-                None => self.in_order.pop_front(),
+                self.outstanding
+                    .iter()
+                    .take(IN_ORDER_LOOKAHEAD)
+                    .find(|(_, r)| r.expected == msg.payload)
+                    .map(|(&k, _)| k)
+                    .or(oldest)
             }
         } else {
             msg.payload.get(self.key_word()).copied()
@@ -809,9 +963,6 @@ impl Client {
             return; // the key was reused by a later request
         }
         self.outstanding.remove(&key);
-        if let Some(i) = self.in_order.iter().position(|&k| k == key) {
-            self.in_order.remove(i);
-        }
         self.report.lost += 1;
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(now, out);

@@ -24,7 +24,8 @@
 //! transport at the time the workload names, and a delivered message is
 //! recorded when the reassembly module hands it on. Messages carry their
 //! index in the workload in their first payload word, so each delivery is
-//! matched to its send (messages shorter than 8 bytes are only counted).
+//! matched to its send (shorter messages are only counted, in
+//! `unmatched_deliveries`; `nanopu net`'s workloads refuse them).
 
 use crate::client::{Client, ClientAction, LoadConfig, Start};
 use crate::host::{BuiltinHost, ClientHost, Host, NodeHost};
@@ -244,6 +245,9 @@ impl Cluster {
         cfg: &ClusterConfig,
         nic: impl Fn(usize) -> Option<CustomNic>,
     ) -> Result<Cluster, SystemError> {
+        // Before anything is derived from them (the programs' parameters
+        // divide by the link rate).
+        Network::validate_config(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         Self::build(cfg, |_, _| None, nic)
     }
 
@@ -273,9 +277,9 @@ impl Cluster {
             let elf = Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
-                if programs[h].is_some() {
+                if let Some((_, other, _)) = &programs[h] {
                     return Err(SystemError::Config(format!(
-                        "programs: host {h} is named by two [[programs]] entries"
+                        "programs: host {h} is given two programs ({other} and {name}); host ranges must not overlap"
                     )));
                 }
                 programs[h] = Some((elf.clone(), name.clone(), p.nic.unwrap_or(cfg.nic.kind)));
@@ -546,6 +550,8 @@ impl Cluster {
             )));
         };
         let max = b.transport.max_message_bytes();
+        let at = SimDuration::try_from_ns(m.at_ns)
+            .map_err(|e| SystemError::Config(format!("message at_ns: {e}")))?;
         if m.len as u32 > max {
             return Err(SystemError::Config(format!(
                 "a message of {} bytes: the transport carries at most {max}",
@@ -555,8 +561,7 @@ impl Cluster {
         let i = self.specs.len();
         self.specs.push(m);
         self.records.push(MessageRecord::default());
-        self.queue
-            .schedule(SimTime::ZERO + SimDuration::from_ns(m.at_ns), Ev::Send(i));
+        self.queue.schedule(SimTime::ZERO + at, Ev::Send(i));
         Ok(i)
     }
 
@@ -982,8 +987,8 @@ pub fn client_host(
     to_server: SimDuration,
     core_mhz: u32,
 ) -> Result<ClientHost, SystemError> {
-    load.validate(nic.max_message_bytes)
-        .map_err(SystemError::Config)?;
+    load.validate(nic, link_gbps)
+        .map_err(|e| SystemError::Config(e.to_string()))?;
     if nic.transport.protocol != nanopu_transport::Protocol::None {
         let unscheduled = nic.transport.bdp_packets as u32 * nic.mtu_payload_bytes;
         if load.message_bytes as u32 > unscheduled {

@@ -21,8 +21,9 @@ use nanopu_nic::NicConfig;
 use nanopu_node::NodeConfig;
 use serde::{Deserialize, Serialize};
 
-/// Largest configuration file read, bytes.
-pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+/// Largest configuration file read, bytes (1 MiB): far beyond any real
+/// one, small enough that a wrong path is refused at once.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Everything a run can be configured with; any subset of keys may be set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -71,15 +72,7 @@ impl Config {
     /// the file's directory); missing keys keep their defaults.
     pub fn load(path: &std::path::Path) -> Result<Config, ConfigError> {
         let name = path.display().to_string();
-        let read = |source| ConfigError::Read {
-            path: name.clone(),
-            source,
-        };
-        let bytes = std::fs::metadata(path).map_err(read)?.len();
-        if bytes > MAX_CONFIG_BYTES {
-            return Err(ConfigError::TooLarge { path: name, bytes });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
+        let text = read_limited(path)?;
         let mut cfg = Self::parse(&text).map_err(|e| match e {
             ConfigError::Syntax(m) => ConfigError::Syntax(format!("{name}: {m}")),
             ConfigError::Invalid(m) => ConfigError::Invalid(format!("{name}: {m}")),
@@ -94,31 +87,36 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Parses and validates a configuration.
+    /// Parses and validates a configuration: a table may set any subset of
+    /// its keys, nested tables too (`[node.core.l1d] size_bytes = 65536`
+    /// keeps the L1's other defaults); errors name the key and its line.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        if let Ok(toml::Value::Table(t)) = text.parse::<toml::Value>() {
-            if t.contains_key("system") {
-                return Err(ConfigError::Syntax(
-                    "the [system] table is gone: [system.nic] is now [nic] (and `nic_kind` its \
-                     `kind`), `link_propagation_ps` is [load] `link_propagation_ps`, the link \
-                     rate is [network.link] `gbps`"
-                        .into(),
-                ));
-            }
-        }
-        let cfg: Config = toml::from_str(text).map_err(|e| {
-            ConfigError::Syntax(e.message().trim().to_string() + &location(text, e.span()))
+        let user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let message = e.message().trim().replace('\n', "; ");
+            ConfigError::Syntax(format!("{message}{}", location(text, e.span())))
         })?;
+        if user.contains_key("system") {
+            return Err(ConfigError::Syntax(
+                "the [system] table is gone: [system.nic] is now [nic] (and `nic_kind` its \
+                 `kind`), `link_propagation_ps` is [load] `link_propagation_ps`, the link \
+                 rate is [network.link] `gbps`"
+                    .into(),
+            ));
+        }
+        let cfg: Config = parse_partial(user, text)?;
         cfg.validate()?;
         Ok(cfg)
     }
 
     /// Checks every table; the error names the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |table: &str, e: String| ConfigError::Invalid(format!("{table}.{e}"));
-        self.node.validate().map_err(|e| invalid("node", e))?;
-        self.nic.validate().map_err(|e| invalid("nic", e))?;
-        self.network.validate().map_err(|e| invalid("network", e))?;
+        let invalid =
+            |table: &str, e: &dyn std::fmt::Display| ConfigError::Invalid(format!("{table}.{e}"));
+        self.node.validate().map_err(|e| invalid("node", &e))?;
+        self.nic.validate().map_err(|e| invalid("nic", &e))?;
+        self.network
+            .validate()
+            .map_err(|e| invalid("network", &e))?;
         Ok(())
     }
 
@@ -128,13 +126,91 @@ impl Config {
     }
 }
 
+/// Reads a file of at most [`MAX_CONFIG_BYTES`] (a wrong path, a disk
+/// image or /dev/zero, is refused at once).
+fn read_limited(path: &std::path::Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let read = |source| ConfigError::Read {
+        path: name.clone(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(read)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: name,
+            bytes: bytes.len() as u64,
+        });
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| ConfigError::Syntax(format!("{name}: not UTF-8 text ({e})")))
+}
+
+/// `user` over `T::default()`, table by table, then deserialized: a table
+/// whose `kind` differs from the default's is taken whole (a tagged choice
+/// such as the topology). Errors name the key path and its line.
+fn parse_partial<T>(user: toml::Table, text: &str) -> Result<T, ConfigError>
+where
+    T: serde::de::DeserializeOwned + Serialize + Default,
+{
+    let defaults = toml::Table::try_from(T::default()).expect("the defaults serialize");
+    let merged = merge(defaults, user);
+    serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().message().trim().to_string();
+        ConfigError::Syntax(format!("{path}: {message}{}", line_of_key(text, &path)))
+    })
+}
+
+/// `user` over `defaults`, table by table.
+fn merge(mut defaults: toml::Table, user: toml::Table) -> toml::Table {
+    for (k, v) in user {
+        let merged = match (defaults.remove(&k), v) {
+            (Some(toml::Value::Table(d)), toml::Value::Table(u))
+                if d.get("kind")
+                    .is_none_or(|kind| u.get("kind").is_none_or(|uk| uk == kind)) =>
+            {
+                toml::Value::Table(merge(d, u))
+            }
+            (_, u) => u,
+        };
+        defaults.insert(k, merged);
+    }
+    defaults
+}
+
+/// " (line N)" of the line that sets the last key of `path`, if one does.
+fn line_of_key(text: &str, path: &str) -> String {
+    let key = path.rsplit('.').next().unwrap_or(path);
+    let key = key.split('[').next().unwrap_or(key);
+    if key.is_empty() || key == "?" {
+        return String::new();
+    }
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+                || (l.starts_with('[') && l.trim_end_matches(']').ends_with(key))
+        })
+        .map_or(String::new(), |i| format!(" (line {})", i + 1))
+}
+
 fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     match span {
         Some(r) => {
             let start = r.start.min(text.len());
             let line = text[..start].matches('\n').count() + 1;
             let snippet = text[start..r.end.min(text.len())].trim();
-            format!(" (line {line}: `{snippet}`)")
+            if snippet.is_empty() || snippet.contains('\n') {
+                format!(" (line {line})")
+            } else {
+                format!(" (line {line}: `{snippet}`)")
+            }
         }
         None => String::new(),
     }
@@ -189,6 +265,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("network.link.gbps"), "{e}");
+    }
+
+    #[test]
+    fn partial_nested_tables_keep_their_own_defaults() {
+        let c = Config::parse("[node.core.l1d]\nsize_bytes = 65536\n").unwrap();
+        let d = Config::default();
+        assert_eq!(c.node.core.l1d.size_bytes, 65536);
+        assert_eq!(c.node.core.l1d.ways, d.node.core.l1d.ways);
+        let e = Config::parse("[node.core]\nmul_cycles = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("node.core.mul_cycles") && e.contains("line 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -23,12 +23,13 @@
 //!   the NIC datapath move), there is at least one class and at most 255
 //!   (the class number is a `u8`), classes are listed strictly ascending by
 //!   size, and each has at least one buffer.
-//! - Memory is zeroed once at construction and never cleared on free: a
+//! - Memory is zeroed once (when a class is first used) and never cleared on free: a
 //!   reused buffer holds the previous message's bytes, as hardware SRAM
 //!   would.
 //! - The pool checks for double frees and foreign handles (an allocated
 //!   bit per buffer); hardware would not, but a simulator should say so.
 
+use crate::ids::IdQueue;
 use serde::{Deserialize, Serialize};
 
 /// One size class: `count` buffers of `bytes` bytes each.
@@ -119,19 +120,20 @@ pub enum BufferError {
 #[derive(Debug)]
 struct Class {
     bytes: u32,
-    /// `count * bytes` bytes, buffer `i` at `i * bytes`.
+    count: u32,
+    /// `count * bytes` bytes, buffer `i` at `i * bytes`; allocated (zeroed)
+    /// when the class's first buffer is taken, so an idle host's pools
+    /// cost no memory.
     storage: Vec<u8>,
-    /// FIFO ring of free buffer indexes: `free_len` entries from `free_head`.
-    free: Vec<u32>,
-    free_head: usize,
-    free_len: usize,
+    /// Free buffer indexes, in FIFO order.
+    free: IdQueue,
     /// One bit per buffer, set while allocated.
     allocated: Vec<u64>,
 }
 
 impl Class {
     fn count(&self) -> usize {
-        self.free.len()
+        self.count as usize
     }
 
     fn is_allocated(&self, index: usize) -> bool {
@@ -150,9 +152,10 @@ impl Class {
 
 /// A message buffer memory carved into fixed size classes (NT §4.2).
 ///
-/// All memory is allocated at construction; `alloc` and `free` are O(1) in
-/// the number of buffers (a scan over at most 255 classes to find one that
-/// fits) and never allocate.
+/// A class's memory is allocated when its first buffer is taken (so that
+/// idle hosts cost nothing); `alloc` and `free` are O(1) in the number of
+/// buffers (a scan over at most 255 classes to find one that fits) and,
+/// once every class has been used, never allocate.
 #[derive(Debug)]
 pub struct BufferPool {
     classes: Vec<Class>,
@@ -169,6 +172,30 @@ impl BufferPool {
     /// Storage is one zeroed allocation per class (`calloc`-backed, so pages
     /// never touched cost no host memory).
     pub fn new(classes: &[SizeClass]) -> Result<BufferPool, BufferError> {
+        Self::check(classes)?;
+        let built: Vec<Class> = classes
+            .iter()
+            .map(|c| {
+                let count = c.count as usize;
+                Class {
+                    bytes: c.bytes,
+                    count: c.count,
+                    storage: Vec::new(),
+                    free: IdQueue::new(c.count),
+                    allocated: vec![0u64; count.div_ceil(64)],
+                }
+            })
+            .collect();
+        let capacity = built.iter().map(Class::count).sum();
+        Ok(BufferPool {
+            classes: built,
+            in_use: 0,
+            capacity,
+        })
+    }
+
+    /// Checks classes as [`BufferPool::new`] does, without allocating.
+    pub fn check(classes: &[SizeClass]) -> Result<(), BufferError> {
         if classes.is_empty() {
             return Err(BufferError::NoClasses);
         }
@@ -205,26 +232,7 @@ impl BufferPool {
             }
             previous = Some(c.bytes);
         }
-        let built: Vec<Class> = classes
-            .iter()
-            .map(|c| {
-                let count = c.count as usize;
-                Class {
-                    bytes: c.bytes,
-                    storage: vec![0u8; c.bytes as usize * count],
-                    free: (0..c.count).collect(),
-                    free_head: 0,
-                    free_len: count,
-                    allocated: vec![0u64; count.div_ceil(64)],
-                }
-            })
-            .collect();
-        let capacity = built.iter().map(Class::count).sum();
-        Ok(BufferPool {
-            classes: built,
-            in_use: 0,
-            capacity,
-        })
+        Ok(())
     }
 
     /// Takes a buffer for a message of `bytes` bytes: from the smallest class
@@ -234,12 +242,12 @@ impl BufferPool {
     /// packet, NT §4.2 footnote 5).
     pub fn alloc(&mut self, bytes: u32) -> Option<BufferHandle> {
         let first = self.classes.partition_point(|c| c.bytes < bytes);
-        let class = (first..self.classes.len()).find(|&i| self.classes[i].free_len > 0)?;
+        let class = (first..self.classes.len()).find(|&i| !self.classes[i].free.is_empty())?;
         let c = &mut self.classes[class];
-        // Dequeue from the head of the FIFO ring.
-        let index = c.free[c.free_head];
-        c.free_head = (c.free_head + 1) % c.count();
-        c.free_len -= 1;
+        if c.storage.is_empty() {
+            c.storage = vec![0u8; c.bytes as usize * c.count()];
+        }
+        let index = c.free.pop_front().expect("a class with free buffers");
         c.set_allocated(index as usize, true);
         self.in_use += 1;
         Some(BufferHandle {
@@ -269,9 +277,7 @@ impl BufferPool {
             });
         }
         c.set_allocated(index, false);
-        let tail = (c.free_head + c.free_len) % c.count();
-        c.free[tail] = h.index;
-        c.free_len += 1;
+        c.free.push_back(h.index);
         self.in_use -= 1;
         Ok(())
     }
@@ -345,7 +351,7 @@ impl BufferPool {
 
     /// Free buffers in class `class`; 0 if there is no such class.
     pub fn free_in_class(&self, class: u8) -> usize {
-        self.classes.get(class as usize).map_or(0, |c| c.free_len)
+        self.classes.get(class as usize).map_or(0, |c| c.free.len())
     }
 }
 

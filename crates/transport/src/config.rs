@@ -2,8 +2,39 @@
 //! comment gives its source; where the paper is silent, it says what was
 //! assumed and why.
 
-use crate::buffers::SizeClass;
+use crate::buffers::{BufferError, SizeClass};
+use nanopu_sim::SimDuration;
 use serde::{Deserialize, Serialize};
+
+/// A transport parameter no transport can run with; names the key (under
+/// `transport.`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransportConfigError {
+    /// `key = value` is out of its range.
+    #[error("transport.{key} = {value}: {reason}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// The buffer classes cannot be carved.
+    #[error("transport.buffer_classes: {0}")]
+    BufferClasses(#[from] BufferError),
+}
+
+fn invalid(
+    key: &'static str,
+    value: impl ToString,
+    reason: impl Into<String>,
+) -> TransportConfigError {
+    TransportConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+const TOO_LONG: &str = "too long for the simulated time base (at most about 5 hours)";
 
 /// Which transport program runs in the NIC's pipelines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -200,38 +231,95 @@ impl TransportConfig {
         }
     }
 
-    /// Checks every field; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every field; the error names the field.
+    pub fn validate(&self) -> Result<(), TransportConfigError> {
         if self.rtx_timeout_ns == 0 {
-            return Err("transport.rtx_timeout_ns must be positive".into());
+            return Err(invalid("rtx_timeout_ns", 0, "must be positive"));
         }
         if self.timer_check_ps == 0 {
-            return Err("transport.timer_check_ps must be positive".into());
+            return Err(invalid("timer_check_ps", 0, "must be positive"));
+        }
+        for (key, ps) in [
+            ("reassembly_ps", self.reassembly_ps),
+            ("packetize_ps", self.packetize_ps),
+            ("packet_generator_ps", self.packet_generator_ps),
+            ("timer_check_ps", self.timer_check_ps),
+        ]
+        .into_iter()
+        .chain(self.latencies.iter().flat_map(|l| {
+            [
+                ("latencies.ingress_ps", l.ingress_ps),
+                ("latencies.egress_ps", l.egress_ps),
+            ]
+        })) {
+            if SimDuration::try_from_ps(ps).is_err() {
+                return Err(invalid(key, ps, TOO_LONG));
+            }
+        }
+        if SimDuration::try_from_ns(self.rtx_timeout_ns).is_err() {
+            return Err(invalid("rtx_timeout_ns", self.rtx_timeout_ns, TOO_LONG));
+        }
+        let rx_timeout = (self.max_timeouts as u64 + 1).checked_mul(self.rtx_timeout_ns);
+        if self.rx_timeout_ns == 0
+            && rx_timeout.is_none_or(|t| SimDuration::try_from_ns(t).is_err())
+        {
+            return Err(invalid(
+                "max_timeouts",
+                self.max_timeouts,
+                "(max_timeouts + 1) x rtx_timeout_ns, the default rx_timeout_ns, is too long for the simulated time base",
+            ));
+        }
+        if SimDuration::try_from_ns(self.rx_timeout_ns).is_err() {
+            return Err(invalid("rx_timeout_ns", self.rx_timeout_ns, TOO_LONG));
         }
         if !(1..=1 << 14).contains(&self.max_tx_messages) {
-            return Err(format!(
-                "transport.max_tx_messages = {}: must be between 1 and 16384 (the 16-bit message id: low bits name the message, the rest count reuses)",
-                self.max_tx_messages
+            return Err(invalid(
+                "max_tx_messages",
+                self.max_tx_messages,
+                "must be between 1 and 16384 (the 16-bit message id: low bits name the message, the rest count reuses)",
             ));
         }
         if !(1..=1 << 16).contains(&self.max_rx_messages) {
-            return Err(format!(
-                "transport.max_rx_messages = {}: must be between 1 and 65536",
-                self.max_rx_messages
+            return Err(invalid(
+                "max_rx_messages",
+                self.max_rx_messages,
+                "must be between 1 and 65536",
             ));
         }
         if self.bdp_packets == 0 {
-            return Err("transport.bdp_packets must be at least 1".into());
+            return Err(invalid("bdp_packets", 0, "must be at least 1"));
         }
         if self.homa_overcommit == 0 {
-            return Err("transport.homa_overcommit must be at least 1".into());
+            return Err(invalid("homa_overcommit", 0, "must be at least 1"));
         }
         if self.scheduler_slots == 0 {
-            return Err("transport.scheduler_slots must be at least 1".into());
+            return Err(invalid("scheduler_slots", 0, "must be at least 1"));
         }
-        crate::buffers::BufferPool::new(&self.buffer_classes)
-            .map_err(|e| format!("transport.buffer_classes: {e}"))?;
+        crate::buffers::BufferPool::check(&self.buffer_classes)?;
         Ok(())
+    }
+
+    /// The largest message this transport carries with payloads of
+    /// `mtu_payload` bytes per packet (as [`crate::NanoTransport::max_message_bytes`]).
+    pub fn largest_message(&self, mtu_payload: u32) -> u32 {
+        let largest_buffer = self.buffer_classes.last().map_or(0, |c| c.bytes);
+        largest_buffer
+            .min(crate::reassembly::MAX_PACKETS.saturating_mul(mtu_payload))
+            .min(u16::MAX as u32)
+    }
+
+    /// Host memory of one transport that has used every message id and
+    /// buffer, in bytes (an estimate: tables, timers, both buffer pools).
+    pub fn busy_memory_estimate(&self) -> u64 {
+        let pool: u64 = self
+            .buffer_classes
+            .iter()
+            .map(|c| (c.bytes as u64 + 12) * c.count as u64)
+            .sum();
+        // Per receive id: message state, timer, heap items, id queue,
+        // table entry and the program's registers; per transmit id: the
+        // same for a larger state.
+        self.max_rx_messages as u64 * 160 + self.max_tx_messages as u64 * 240 + 2 * pool
     }
 
     /// The reassembly state timeout in ns (see `rx_timeout_ns`).

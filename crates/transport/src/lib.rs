@@ -16,6 +16,7 @@
 
 pub mod buffers;
 pub mod config;
+pub mod ids;
 pub mod metadata;
 pub mod nanotransport;
 pub mod packetization;
@@ -26,7 +27,7 @@ pub mod scheduler;
 pub mod state;
 pub mod timer;
 
-pub use config::{Protocol, StageLatencies, TransportConfig};
+pub use config::{Protocol, StageLatencies, TransportConfig, TransportConfigError};
 pub use nanotransport::{
     NanoTransport, Occupancy, TransportAction, TransportEvent, TransportStats, TxLink,
 };

@@ -221,7 +221,7 @@ impl NanoTransport {
         link: TxLink,
         program: Box<dyn TransportProgram>,
     ) -> Result<NanoTransport, String> {
-        cfg.validate()?;
+        cfg.validate().map_err(|e| e.to_string())?;
         if link.gbps == 0 {
             return Err("link rate must be positive".into());
         }

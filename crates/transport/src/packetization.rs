@@ -17,6 +17,7 @@
 //! for a duplicate. Free entries are reused oldest first.
 
 use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::ids::IdQueue;
 use crate::metadata::{EgressMetadata, TxMsgId};
 use crate::timer::TimerModule;
 use nanopu_sim::{SimDuration, SimTime};
@@ -120,7 +121,7 @@ pub enum TimeoutOutcome {
 /// Messages being sent.
 pub struct Packetization {
     msgs: Vec<TxMsg>,
-    free: VecDeque<u16>,
+    free: IdQueue,
     index_bits: u32,
     buffers: BufferPool,
     timers: TimerModule<u16>,
@@ -150,15 +151,16 @@ impl Packetization {
         let n = max_messages as usize;
         let index_bits = (max_messages as u64).next_power_of_two().trailing_zeros();
         Ok(Packetization {
-            msgs: vec![EMPTY; n],
-            free: (0..n as u16).collect(),
+            // Grown on first use of a slot: an idle host costs nothing.
+            msgs: Vec::new(),
+            free: IdQueue::new(max_messages),
             index_bits,
             buffers: BufferPool::new(classes).map_err(|e| e.to_string())?,
             timers: TimerModule::new(n, timer_check),
             mtu,
             rtx_timeout,
             max_timeouts,
-            ready: BinaryHeap::with_capacity(n),
+            ready: BinaryHeap::new(),
             ready_seq: 0,
             waiting: VecDeque::new(),
             waiting_peak: 0,
@@ -219,13 +221,16 @@ impl Packetization {
         now: SimTime,
         packetize: SimDuration,
     ) -> Result<(), OutMessage> {
-        let Some(&slot) = self.free.front() else {
+        let Some(slot) = self.free.front().map(|s| s as u16) else {
             return Err(msg);
         };
         let Some(buffer) = self.buffers.alloc((msg.len as u32).max(1)) else {
             return Err(msg);
         };
         self.free.pop_front();
+        if slot as usize == self.msgs.len() {
+            self.msgs.push(EMPTY);
+        }
         let data = self.buffers.data_mut(buffer);
         for (i, w) in msg.payload.iter().enumerate() {
             let at = i * 8;
@@ -406,7 +411,7 @@ impl Packetization {
         // CancelEvent (§3.5).
         self.timers.cancel(slot);
         // Still in `ready`: dropped when the arbiter reaches it.
-        self.free.push_back(slot as u16);
+        self.free.push_back(slot as u32);
         out
     }
 
@@ -469,7 +474,7 @@ impl Packetization {
 
     /// Message entries in use.
     pub fn ids_in_use(&self) -> usize {
-        self.msgs.len() - self.free.len()
+        self.free.size() - self.free.len()
     }
 
     pub fn buffers_in_use(&self) -> usize {

@@ -13,10 +13,11 @@
 //! duplicate twice.
 
 use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::ids::IdQueue;
 use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
 use crate::timer::TimerModule;
 use nanopu_sim::{SimDuration, SimTime};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// Packets a message may have: one bit each in a 64-bit bitmap. With 1 KB
 /// packets this covers every length the 16-bit `msg_len` allows.
@@ -65,8 +66,9 @@ pub enum Expired {
 /// Messages being received.
 pub struct Reassembly {
     table: HashMap<Key, RxMsgId>,
+    /// Ids `0..msgs.len()` (those ever used; grown on first use).
     msgs: Vec<RxMsg>,
-    free_ids: VecDeque<RxMsgId>,
+    free_ids: IdQueue,
     buffers: BufferPool,
     timers: TimerModule<()>,
     timeout: SimDuration,
@@ -95,17 +97,8 @@ impl Reassembly {
         let n = max_messages as usize;
         Ok(Reassembly {
             table: HashMap::new(),
-            msgs: vec![
-                RxMsg {
-                    state: RxState::Free,
-                    key: (0, 0, 0),
-                    msg_len: 0,
-                    packets: 0,
-                    received: 0,
-                };
-                n
-            ],
-            free_ids: (0..n).map(|i| i as RxMsgId).collect(),
+            msgs: Vec::new(),
+            free_ids: IdQueue::new(max_messages),
             buffers,
             timers: TimerModule::new(n, timer_check),
             timeout,
@@ -139,21 +132,26 @@ impl Reassembly {
         let (id, is_new_msg) = match self.table.get(&key) {
             Some(&id) => (id, false),
             None => {
-                let Some(id) = self.free_ids.pop_front() else {
+                let Some(id) = self.free_ids.front() else {
                     return failed;
                 };
                 let Some(buffer) = self.buffers.alloc(req.msg_len.max(1) as u32) else {
-                    self.free_ids.push_front(id);
                     return failed;
                 };
+                self.free_ids.pop_front();
+                let id = id as RxMsgId;
                 self.table.insert(key, id);
-                self.msgs[id as usize] = RxMsg {
+                let m = RxMsg {
                     state: RxState::Receiving { buffer },
                     key,
                     msg_len: req.msg_len,
                     packets,
                     received: 0,
                 };
+                match self.msgs.get_mut(id as usize) {
+                    Some(slot) => *slot = m,
+                    None => self.msgs.push(m),
+                }
                 // ScheduleEvent of the ingress timer module (§3.5).
                 self.timers.schedule(id as usize, now + self.timeout, ());
                 (id, true)
@@ -265,14 +263,14 @@ impl Reassembly {
             };
             self.table.remove(&m.key);
             self.msgs[id].state = RxState::Free;
-            self.free_ids.push_back(id as RxMsgId);
+            self.free_ids.push_back(id as u32);
             out.push(what);
         }
     }
 
     /// Message ids in use (receiving or lingering).
     pub fn ids_in_use(&self) -> usize {
-        self.msgs.len() - self.free_ids.len()
+        self.free_ids.size() - self.free_ids.len()
     }
 
     /// Buffers in use.

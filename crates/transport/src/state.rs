@@ -67,7 +67,11 @@ impl<T: RegisterValue> RawOp<T> {
 /// stateful atoms of NT §3.2. Indexes are taken modulo the size.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Register<T: RegisterValue> {
+    /// Registers `0..cells.len()`; the rest (never written) hold
+    /// `T::default()`. Grown on first write, so an idle host's arrays cost
+    /// nothing.
     cells: Vec<T>,
+    size: usize,
 }
 
 impl<T: RegisterValue> Register<T> {
@@ -78,41 +82,51 @@ impl<T: RegisterValue> Register<T> {
     pub fn new(size: usize) -> Self {
         assert!(size > 0, "a register array needs at least one register");
         Register {
-            cells: vec![T::default(); size],
+            cells: Vec::new(),
+            size,
         }
     }
 
     /// Number of registers.
     pub fn len(&self) -> usize {
-        self.cells.len()
+        self.size
     }
 
     /// Always false: an array has at least one register.
     pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
+        self.size == 0
     }
 
     fn slot(&self, i: usize) -> usize {
-        i % self.cells.len()
+        i % self.size
+    }
+
+    /// The cell of register `i` (already reduced), created on first use.
+    fn cell(&mut self, i: usize) -> &mut T {
+        if i >= self.cells.len() {
+            self.cells.resize(i + 1, T::default());
+        }
+        &mut self.cells[i]
     }
 
     /// RW: the value of register `i` (modulo the size).
     pub fn read(&self, i: usize) -> T {
-        self.cells[self.slot(i)]
+        self.cells.get(self.slot(i)).copied().unwrap_or_default()
     }
 
     /// RW: sets register `i` (modulo the size) to `v`.
     pub fn write(&mut self, i: usize, v: T) {
         let i = self.slot(i);
-        self.cells[i] = v;
+        *self.cell(i) = v;
     }
 
     /// RAW: applies `op` to register `i` (modulo the size); returns the new
     /// value.
     pub fn raw(&mut self, i: usize, op: RawOp<T>) -> T {
         let i = self.slot(i);
-        let v = op.apply(self.cells[i]);
-        self.cells[i] = v;
+        let c = self.cell(i);
+        let v = op.apply(*c);
+        *c = v;
         v
     }
 
@@ -139,8 +153,10 @@ impl<T: RegisterValue> Register<T> {
     }
 
     /// All registers, for inspection and reports.
-    pub fn as_slice(&self) -> &[T] {
-        &self.cells
+    pub fn to_vec(&self) -> Vec<T> {
+        let mut v = self.cells.clone();
+        v.resize(self.size, T::default());
+        v
     }
 }
 
@@ -212,8 +228,8 @@ impl<T: RegisterValue> DualPortMemory<T> {
     }
 
     /// All entries, for inspection and reports.
-    pub fn as_slice(&self) -> &[T] {
-        self.mem.as_slice()
+    pub fn to_vec(&self) -> Vec<T> {
+        self.mem.to_vec()
     }
 }
 
@@ -226,10 +242,10 @@ mod tests {
         let r: Register<u32> = Register::new(8);
         assert_eq!(r.len(), 8);
         assert!(!r.is_empty());
-        assert!(r.as_slice().iter().all(|&v| v == 0));
+        assert!(r.to_vec().iter().all(|&v| v == 0));
         let m: DualPortMemory<i64> = DualPortMemory::new(3);
         assert_eq!(m.len(), 3);
-        assert!(m.as_slice().iter().all(|&v| v == 0));
+        assert!(m.to_vec().iter().all(|&v| v == 0));
     }
 
     #[test]
@@ -251,7 +267,7 @@ mod tests {
         assert_eq!(r.raw(10, RawOp::Add(1)), 10);
         let mut odd: Register<u8> = Register::new(3);
         odd.write(7, 1);
-        assert_eq!(odd.as_slice(), &[0, 1, 0]);
+        assert_eq!(odd.to_vec(), &[0, 1, 0]);
     }
 
     #[test]
@@ -318,7 +334,7 @@ mod tests {
         assert_eq!(prio.praw(5, true, RawOp::Set(0)), 0);
         assert_eq!(prio.if_else_raw(1, false, RawOp::Set(7), RawOp::Add(2)), 2);
         assert_eq!(prio.if_else_raw(1, true, RawOp::Set(7), RawOp::Add(2)), 7);
-        assert_eq!(prio.as_slice(), &[0, 7, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(prio.to_vec(), &[0, 7, 0, 0, 0, 0, 0, 0]);
         assert!(!prio.is_empty());
     }
 

@@ -1,0 +1,344 @@
+//! Bad inputs a new user could give, each with the exact exit status and a
+//! piece of the one `error:` line (or of the last line, for runs that end
+//! incomplete). Never a panic, a backtrace or a second error line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sdk(name: &str) -> String {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let ok = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(repo().join("sdk"))
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "building the guest programs failed: run scripts/setup.sh --test"
+        );
+    });
+    repo()
+        .join("sdk/build")
+        .join(format!("{name}.elf"))
+        .display()
+        .to_string()
+}
+
+fn tmp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nanopu-bad-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// What a case must end with.
+enum Expect {
+    /// Exit 125 and exactly one `error:` line on stderr containing this.
+    Error(&'static str),
+    /// This exit status and a last line (stdout or stderr) containing this.
+    LastLine(i32, &'static str),
+    /// Exit 0 and stdout containing this.
+    Works(&'static str),
+}
+
+struct Case {
+    /// Arguments; `CFG` is replaced by the path of the config file,
+    /// `@name` by `sdk/build/name.elf`.
+    args: &'static str,
+    /// The config file's contents (`CFG`), if any.
+    file: Option<&'static str>,
+    expect: Expect,
+}
+
+const fn case(args: &'static str, file: Option<&'static str>, expect: Expect) -> Case {
+    Case { args, file, expect }
+}
+
+use Expect::{Error, LastLine, Works};
+
+const NDP2: &str = "[nic.transport]\nprotocol = \"ndp\"\n";
+
+fn cases() -> Vec<Case> {
+    vec![
+        // 1. Rates, sizes and counts, checked before anything is built.
+        case("net CFG", Some("[network.link]\ngbps = 0\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.link.gbps = 0")),
+        case("net CFG", Some("[network.link]\ngbps = 1099511627776\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.link.gbps")),
+        case("config --config CFG", Some("[network.link]\ngbps = 0\n"), Error("network.link.gbps = 0")),
+        case("run @loopback --load --config CFG", Some("[network.link]\ngbps = 0\n"), Error("network.link.gbps = 0")),
+        case("config --config CFG", Some("[system.nic]\nlink_gbps = 0\n"), Error("the [system] table is gone")),
+        case("config --config CFG", Some("[nic]\nmtu_payload_bytes = 7\n"), Error("mtu_payload_bytes = 7")),
+        case("config --config CFG", Some("[nic.transport]\nmax_tx_messages = 0\n"), Error("transport.max_tx_messages = 0")),
+        case("config --config CFG", Some("[nic.transport]\nbuffer_classes = []\n"), Error("transport.buffer_classes")),
+        case("config --config CFG", Some("[nic]\nkind = \"smartnic\"\n"), Error("nic.kind")),
+        case("net CFG", Some("[network]\ntopology = { kind = \"single-switch\", hosts = 2 }\n[nic.transport]\nprotocol = \"ndp\"\n[[clients]]\nhosts = \"1\"\nserver = 0\n"), Error("server = 0: not a host that runs a program")),
+        case("config --config CFG", Some("[node.netif]\nrx_buffer_bytes_per_core = 0\n"), Error("node.netif.rx_buffer_bytes_per_core = 0")),
+        case("config --config CFG", Some("[node]\ncores = 0\n"), Error("cores = 0")),
+        case("net CFG", Some("[network.topology]\nhosts = 0\n"), Error("topology.hosts = 0")),
+        case("net CFG", Some("[network.switch]\npriority_bands = 0\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.switch.priority_bands = 0")),
+        case("net CFG", Some("[network.faults]\nloss = 2.0\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.faults.loss = 2")),
+        case("net CFG", Some("[network.topology]\nkind = \"leaf-spine\"\nspines = 0\n"), Error("topology.spines = 0")),
+        case("net CFG", Some("[nic]\njbsq_depth = 0\n"), Error("nic.jbsq_depth = 0")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"none\"\n"), Error("protocol = none")),
+        case("run @loopback --load --window 0", None, Error("--window 0")),
+        case("run @loopback --load --window 4294967295", None, Error("--window 4294967295")),
+        case("run @loopback --load --count 0", None, Error("--count 0")),
+        case("run @loopback --load --msg-bytes 4", None, Error("--msg-bytes 4")),
+        case("run @loopback --load --msg-bytes 4000", None, Error("nic.max_message_bytes")),
+        case("run @loopback --load --rate-mrps 400", None, Error("--rate-mrps 400")),
+        case("run @loopback --load --rate-mrps 0", None, Error("--rate-mrps 0")),
+        case("run @loopback --load --rate-mrps inf", None, Error("--rate-mrps inf")),
+        case("run @loopback --load --rate-mrps NaN", None, Error("--rate-mrps NaN")),
+        case("run @loopback --load --timeout-ns 0", None, Error("--timeout-ns 0")),
+        case("run @loopback --load --pattern bogus", None, Error("--pattern bogus")),
+        case("run @loopback --load --expect bogus", None, Error("--expect bogus")),
+        case("run @loopback --load --nic bogus", None, Error("--nic bogus")),
+        case("run @loopback --cores 0", None, Error("cores = 0")),
+        case("run @loopback --load --count 5 --warmup 5", None, Error("--warmup 5")),
+        case("run @loopback --rate-mrps 5", None, Error("required arguments were not provided: --load")),
+        case("run @loopback --pcap x.pcap", None, Error("required arguments were not provided: --load")),
+        case("net CFG --pcap-host 1", Some(NDP2), Error("--pcap")),
+        case("run @loopback --cores 100000", None, Error("cores = 100000")),
+        // 2. Time never wraps.
+        case("run @loopback --load --max-sim-ms 18446745", None, Error("--max-sim-ms 18446745")),
+        case("run @loopback --load --start-ns 18446744073709551615", None, Error("--start-ns 18446744073709551615")),
+        case("run @loopback --load --timeout-ns 18446744073709551615", None, Error("--timeout-ns 18446744073709551615")),
+        case("net CFG --until-us 18446744073709551615", Some(NDP2), Error("--until-us 18446744073709551615")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 9223372036854775807\n"), Error("workload.messages[0].at_ns")),
+        case("net CFG", Some("[network.link]\nhost_propagation_ps = 9223372036854775807\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.link.host_propagation_ps")),
+        case("net CFG", Some("[network.switch]\nforwarding_latency_ps = 9223372036854775807\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("network.switch.forwarding_latency_ps")),
+        case("net CFG", Some("[nic]\nmac_serial_rx_ps = 9223372036854775807\n[nic.transport]\nprotocol = \"ndp\"\n"), Error("nic.mac_serial_rx_ps")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\nrtx_timeout_ns = 9223372036854775807\n"), Error("transport.rtx_timeout_ns")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\nmax_timeouts = 4294967295\nrtx_timeout_ns = 100000000\n"), Error("transport.max_timeouts")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.random]]\nhosts = \"0-1\"\ncount = 2\nmin_bytes = 8\nmax_bytes = 8\nmean_interval_ns = inf\n"), Error("random[0].mean_interval_ns")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.random]]\nhosts = \"0-1\"\ncount = 2\nmin_bytes = 8\nmax_bytes = 8\nmean_interval_ns = nan\n"), Error("random[0].mean_interval_ns")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.random]]\nhosts = \"0-1\"\ncount = 1000\nmin_bytes = 8\nmax_bytes = 8\nmean_interval_ns = 1e300\n"), Error("simulated time base")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.incast]]\nsenders = \"0\"\nreceiver = 1\nsizes = [64]\ncount = 3\ninterval_ns = 9223372036854775807\n"), Error("incast[0].at_ns")),
+        case("run @loopback --load --pattern service --msg-bytes 16 --service exp:inf", None, Error("--service")),
+        case("run @loopback --load --pattern service --msg-bytes 16 --service fixed:-1", None, Error("--service fixed:-1")),
+        // 3. Bounded memory.
+        case("net CFG", Some("[network.topology]\nkind = \"single-switch\"\nhosts = 65536\n[nic.transport]\nprotocol = \"ndp\"\n[[workload.random]]\nhosts = \"0-65535\"\ncount = 1\nmin_bytes = 8\nmax_bytes = 8\nmean_interval_ns = 10\n"), Error("needs about")),
+        case("net CFG", Some("[network.topology]\nkind = \"single-switch\"\nhosts = 65536\n[nic.transport]\nprotocol = \"ndp\"\n[[workload.random]]\nhosts = \"0-65535\"\ncount = 4294967295\nmin_bytes = 8\nmax_bytes = 8\nmean_interval_ns = 10\n"), Error("a workload of")),
+        case("net CFG", Some("[network.topology]\nhosts = 65537\n"), Error("65537 hosts")),
+        // 4. No silent loss or nonsense.
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 4\nat_ns = 0\n"), Error("at least 8 bytes")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.incast]]\nsenders = \"0\"\nreceiver = 1\nsizes = [0]\n"), Error("incast[0].sizes")),
+        case("net CFG", Some("[nic]\nmax_message_bytes = 1000\n[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 2000\nat_ns = 0\n"), Error("nic.max_message_bytes")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 7\nlen = 64\nat_ns = 0\n"), Error("the network has hosts 0..1")),
+        case("net CFG", Some("[network.topology]\nhosts = 4\n[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"0-2\"\nprogram = \"x.elf\"\n[[programs]]\nhosts = \"2-3\"\nprogram = \"y.elf\"\n"), Error("must not overlap")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"5\"\nprogram = \"x.elf\"\n"), Error("programs[0].hosts")),
+        case("run @loopback --load --pattern service --msg-bytes 16 --service bimodal:100:1000:1.5", None, Error("long fraction 1.5")),
+        case("net CFG --until-us 1", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 5000\n"), LastLine(3, "INCOMPLETE: 1 of 1 messages")),
+        case("net CFG", Some("[network.faults]\nloss = 1.0\n[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 0\n"), LastLine(1, "FAILED: 1 of 1 messages failed")),
+        case("run @idle_wait --load --start-ns 0 --count 3 --timeout-ns 2000 --max-sim-ms 1", None, LastLine(3, "INCOMPLETE: 3 of 3 requests got no reply")),
+        // 5. Argument errors are the simulator's: 125 with a hint.
+        case("run", None, Error("the following required arguments were not provided")),
+        case("run @loopback --bogus", None, Error("unexpected argument '--bogus'")),
+        case("run @loopback --cores -3", None, Error("unexpected argument '-3'")),
+        case("run @loopback --max-cycles x", None, Error("--max-cycles")),
+        case("net", None, Error("required arguments")),
+        case("bogus", None, Error("unrecognized subcommand 'bogus'")),
+        case("", None, Error("no command given")),
+        case("run @loopback --load --window 2 --rate-mrps 1", None, Error("cannot be used with")),
+        case("experiment no-such-experiment --scale quick", None, Error("no-such-experiment")),
+        case("--help", None, Works("Usage: nanopu")),
+        case("--version", None, Works("nanopu")),
+        case("run --help", None, Works("Usage: nanopu run")),
+        // 6. Messages that say what is wrong.
+        case("net CFG", Some("[network.link]\ngbps = \"fast\"\n"), Error("network.link.gbps: invalid type: string \"fast\", expected u64 (line 2)")),
+        case("net CFG", Some("[network.link]\ngbsp = 200\n"), Error("unknown field `gbsp`")),
+        case("net CFG", Some("[network.topology]\nkind = \"ring\"\n"), Error("ring")),
+        case("net CFG", Some("[[workload.messages]]\nfrom = 0\nto = 1\nlen = 70000\nat_ns = 0\n"), Error("workload.messages[0].len")),
+        case("net CFG", Some("[network.link\ngbps = 1\n"), Error("line 1")),
+        case("net CFG", Some("\u{0}\u{1}binary"), Error("line 1")),
+        case("config --config CFG", Some("[node]\ncores = -1\n"), Error("node.cores")),
+        case("config --config CFG", Some("[node.core.l1d]\nsize_bytes = 65536\n"), Works("size_bytes = 65536")),
+        case("net CFG", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 5000\n"), Works("result: ok: every message delivered")),
+        case("net CFG --until-us 1", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 5000\n"), LastLine(3, "--until-us")),
+        case("net /nonexistent/x.toml", None, Error("cannot read config file /nonexistent/x.toml")),
+        case("net /tmp", None, Error("cannot read config file /tmp")),
+        case("config --config /dev/zero", None, Error("larger than the limit of 1048576 bytes")),
+        case("net CFG --pcap /tmp/x.pcap --pcap-host 9", Some(NDP2), Error("--pcap-host 9")),
+        case("net CFG --pcap /nonexistent/dir/x.pcap", Some(NDP2), Error("packet trace")),
+        case("run /nonexistent.elf", None, Error("/nonexistent.elf")),
+        case("run CFG", Some("not an elf"), Error("ELF")),
+        case("run @loopback --stats-json /nonexistent/dir/s.json --load --count 2 --warmup 0", None, Error("cannot write /nonexistent/dir/s.json")),
+    ]
+}
+
+fn run_case(c: &Case, dir: &Path, i: usize) -> Result<(), String> {
+    let cfg = dir.join(format!("case{i}.toml"));
+    if let Some(text) = c.file {
+        std::fs::write(&cfg, text).unwrap();
+    }
+    let args: Vec<String> = c
+        .args
+        .split_whitespace()
+        .map(|a| match a {
+            "CFG" => cfg.display().to_string(),
+            a if a.starts_with('@') => sdk(&a[1..]),
+            a => a.to_string(),
+        })
+        .collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(&args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("nanopu runs");
+    check(c.args, &c.expect, &o)
+}
+
+/// The contract every bad input meets, whatever it is.
+fn check(what: &str, expect: &Expect, o: &Output) -> Result<(), String> {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let code = o.status.code();
+    let fail = |why: String| {
+        Err(format!(
+            "`{what}`: {why}\nexit {code:?}\nstderr: {err}\nstdout: {out}"
+        ))
+    };
+    if err.contains("panicked") || err.contains("stack backtrace") || code == Some(101) {
+        return fail("panicked".into());
+    }
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    match expect {
+        Error(piece) => {
+            if code != Some(125) {
+                return fail("expected exit 125".into());
+            }
+            if errors.len() != 1 || !errors[0].contains(piece) {
+                return fail(format!("expected one error: line containing {piece:?}"));
+            }
+        }
+        LastLine(status, piece) => {
+            let last = out.lines().last().into_iter().chain(err.lines().last());
+            if code != Some(*status) || !last.into_iter().any(|l| l.contains(piece)) {
+                return fail(format!(
+                    "expected exit {status} and a last line containing {piece:?}"
+                ));
+            }
+        }
+        Works(piece) => {
+            if code != Some(0) || !errors.is_empty() || !out.contains(piece) {
+                return fail(format!("expected exit 0 and output containing {piece:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_bad_input_gets_one_clear_error() {
+    let dir = tmp_dir();
+    let cases = cases();
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| run_case(c, &dir, i).err())
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn a_write_error_on_standard_output_is_an_error() {
+    for args in [&["config"][..], &["experiment"][..], &["--help"][..]] {
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            return; // not Linux
+        };
+        let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .expect("nanopu runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        if args == ["--help"] {
+            // Help on a full disk: nothing more to say, no panic.
+            assert!(!err.contains("panicked"), "{err}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {err}");
+        assert!(
+            err.lines().filter(|l| l.starts_with("error:")).count() == 1
+                && err.contains("cannot write to standard output"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn argument_errors_give_a_hint() {
+    let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(["run", "--bogus"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(err.contains("hint: see `nanopu run --help`"), "{err}");
+}
+
+#[test]
+fn a_guest_fault_in_a_network_names_the_host() {
+    // A program whose first instruction is illegal, with no trap handler.
+    let dir = tmp_dir().join("fault");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("fault.S");
+    let elf = dir.join("fault.elf");
+    std::fs::write(
+        &src,
+        ".section .text.init,\"ax\"\n.globl _start\n_start:\n.word 0\n.data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n",
+    )
+    .unwrap();
+    let ok = Command::new("riscv64-unknown-elf-gcc")
+        .args([
+            "-nostdlib",
+            "-nostartfiles",
+            "-static",
+            "-Wl,--no-warn-rwx-segments",
+            "-Wl,-N",
+            "-Wl,-Ttext=0x80000000",
+            "-o",
+        ])
+        .arg(&elf)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "riscv64-unknown-elf-gcc is needed (scripts/setup.sh --test)"
+    );
+    let cfg = dir.join("net.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[network.topology]\nhosts = 3\n[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"2\"\nprogram = \"{}\"\n",
+            elf.display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .arg("net")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    check(
+        "net with a faulting node",
+        &Error("host 2 (a nanoPU node)"),
+        &o,
+    )
+    .unwrap();
+}
