@@ -141,8 +141,26 @@ pub struct Hart {
     poll: Option<Box<PollSnapshot>>,
     /// Cycle at which a scheduler interrupt being handled was taken.
     ctx_switch_from: Option<u64>,
+    /// Exceptions taken in a row at the same pc with the same cause and no
+    /// `mret` in between: a handler that faults before it can return.
+    trap_storm: TrapStorm,
     pub stats: HartStats,
 }
+
+/// Nested exceptions with the same pc and cause, none returned from
+/// (counted on the trap path only: nothing in the hot loop).
+#[derive(Clone, Copy, Default)]
+struct TrapStorm {
+    pc: u64,
+    cause: Option<Exception>,
+    count: u32,
+}
+
+/// Nested exceptions at one pc with one cause, without an `mret`, that make
+/// a trap storm: the handler faults on every entry and never returns (a
+/// stack that overflowed into the handler's, say). Software that handles
+/// its traps returns from them; none nests this deep at one instruction.
+pub const TRAP_STORM_NESTING: u32 = 256;
 
 impl Hart {
     pub fn new(id: usize, entry: u64, timing: &CoreTimingConfig, net: NetIfConfig) -> Hart {
@@ -171,6 +189,7 @@ impl Hart {
             polled_empty: false,
             poll: None,
             ctx_switch_from: None,
+            trap_storm: TrapStorm::default(),
             stats: HartStats::default(),
         }
     }
@@ -388,6 +407,7 @@ impl Hart {
                 retire(self);
                 self.cycle += self.pipeline.flush_cycles as u64;
                 if d.inst.op == nanopu_isa::Opcode::Mret {
+                    self.trap_storm.count = 0;
                     if let Some(from) = self.ctx_switch_from.take() {
                         let c = self.cycle - from;
                         self.stats.ctx_switches += 1;
@@ -490,10 +510,22 @@ impl Hart {
     /// Takes an exception raised by the instruction at `self.pc`.
     fn take_trap(&mut self, t: Trap, inst: Option<&nanopu_isa::Inst>) -> Result<(), Stop> {
         let handler = self.csr.mtvec & !3;
+        let storm = &mut self.trap_storm;
+        if storm.count > 0 && storm.pc == self.pc && storm.cause == Some(t.cause) {
+            storm.count += 1;
+        } else {
+            *storm = TrapStorm {
+                pc: self.pc,
+                cause: Some(t.cause),
+                count: 1,
+            };
+        }
         let fatal = if self.csr.mtvec == 0 {
             Some("no trap handler installed (mtvec is 0)")
         } else if self.pc == handler {
             Some("the trap handler itself faults")
+        } else if storm.count >= TRAP_STORM_NESTING {
+            Some("trap storm: the trap handler faults here on every entry and never returns (256 nested traps without mret)")
         } else {
             None
         };

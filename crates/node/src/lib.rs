@@ -15,4 +15,4 @@ pub mod uart;
 pub use config::NodeConfig;
 pub use icenic::{IceNic, IceNicConfig, IceNicStats};
 pub use loader::{LoadError, Program};
-pub use node::{HartState, Node, NodeError, RunEnd, SentMessage, TxSink};
+pub use node::{HartState, Node, NodeError, RunEnd, SentMessage, TxSink, STOP_CHECK_CYCLES};

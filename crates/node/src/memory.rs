@@ -126,7 +126,11 @@ impl NodeBus {
                 Some(UartWrite::Transmit(byte)) => {
                     match self.htif.as_mut() {
                         Some(h) => h.emit(&[byte]),
-                        None => self.uart_output.push(byte),
+                        // Bounded like HTIF's kept output.
+                        None if self.uart_output.len() < crate::htif::OUTPUT_KEEP => {
+                            self.uart_output.push(byte)
+                        }
+                        None => {}
                     }
                     Ok(())
                 }
