@@ -81,6 +81,8 @@ pub enum LoadError {
         size: u64,
         len: u64,
     },
+    #[error("{path}: its segments load {bytes} bytes from a {len}-byte file, more than twice its size (their file ranges overlap)")]
+    SegmentsOverlapInFile { path: String, bytes: u64, len: u64 },
     #[error("{path}: entry point {entry:#x} is outside DRAM")]
     EntryOutsideMemory { path: String, entry: u64 },
     #[error("{path}: entry point {entry:#x} is not 2-byte aligned (RV64GC instructions are)")]
@@ -273,6 +275,15 @@ pub fn load_bytes(name: &str, data: &[u8], dram: &mut Dram) -> Result<Program, L
                 size: ph.p_filesz,
                 len: data.len() as u64,
             })?;
+        // Real programs load each file byte once; a crafted one could name
+        // the same bytes in thousands of segments and fill DRAM.
+        if loaded + ph.p_filesz > 2 * data.len() as u64 {
+            return Err(LoadError::SegmentsOverlapInFile {
+                path,
+                bytes: loaded + ph.p_filesz,
+                len: data.len() as u64,
+            });
+        }
         let dst = dram.slice_mut(addr, ph.p_filesz).expect("checked above");
         dst.copy_from_slice(src);
         let (zero_from, zero_to) = (addr + ph.p_filesz, addr + ph.p_memsz);
