@@ -66,6 +66,9 @@ pub(crate) enum Event {
     /// A taken backward branch after polling `lmsgsrdy` (or a jump to self):
     /// check whether the hart is in an idle loop.
     LoopBack,
+    /// The instruction retired; nothing to do but what the run loop checks
+    /// after every event (the thread scheduler's deadlines).
+    Retired,
 }
 
 impl Event {
@@ -362,6 +365,12 @@ impl Hart {
             }
             if rx {
                 self.net.rx_commit(self.cycle);
+                if self.net.hts.dirty && !yield_after {
+                    // The read started the message timer: end the slice at
+                    // the demotion (see `run_loop`).
+                    self.effects += 1;
+                    return Err(Event::Retired);
+                }
             }
             self.effects += 1;
         }
@@ -423,6 +432,10 @@ impl Hart {
                 self.l1i.invalidate_all();
                 self.last_fetch_line = u64::MAX;
                 self.cycle += self.pipeline.flush_cycles as u64;
+                None
+            }
+            Event::Retired => {
+                retire(self);
                 None
             }
             Event::LoopBack => {
