@@ -28,7 +28,8 @@ pub enum HartState {
     Running,
     /// In `wfi`: wakes when an interrupt is pending in `mie`.
     Wfi,
-    /// In an idle loop (see [`Stop::Poll`]).
+    /// In an idle loop (see [`Stop::Poll`]): wakes on an interrupt, a
+    /// message, or a change in a word the loop reads (`Hart::watched`).
     Poll {
         period_cycles: u64,
         period_instret: u64,
@@ -121,6 +122,9 @@ pub struct Node {
     /// between slices, never per instruction; the run then ends with
     /// [`NodeError::Interrupted`].
     pub stop_request: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// For each hart in an idle loop: the words its loop reads and their
+    /// values when it went to sleep.
+    watches: Vec<Vec<(u64, u64)>>,
 }
 
 impl Node {
@@ -147,6 +151,7 @@ impl Node {
         let harts = (0..cfg.cores)
             .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
             .collect();
+        let cfg_cores = cfg.cores;
         Ok(Node {
             states: vec![HartState::Running; cfg.cores],
             decode_cache: DecodeCache::new(cfg.decode_cache_entries),
@@ -159,6 +164,7 @@ impl Node {
             sent: TxSink::default(),
             nic_attached: false,
             stop_request: None,
+            watches: vec![Vec::new(); cfg_cores],
         })
     }
 
@@ -232,8 +238,15 @@ impl Node {
         match self.states[h] {
             HartState::Running => true,
             HartState::Wfi => hart.interrupt_waiting(),
-            HartState::Poll { .. } => {
-                hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
+            HartState::Poll { period_cycles, .. } => {
+                // The loop's inputs as its last iteration read them (from
+                // its start: a device register may change within it).
+                let since = hart.cycle.saturating_sub(period_cycles);
+                hart.pending_interrupt().is_some()
+                    || hart.net.msgs_ready(hart.cycle)
+                    || self.watches[h]
+                        .iter()
+                        .any(|&(word, v)| self.bus.peek_word(word, since) != v)
             }
             HartState::RxEmpty => {
                 hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
@@ -269,8 +282,20 @@ impl Node {
             HartState::Poll { .. } | HartState::RxEmpty => hart.net.next_rx_cycle(),
             _ => None,
         };
+        // A device status register the loop reads changes by itself.
+        let device = match (self.states[h], self.bus.icenic.as_ref()) {
+            (HartState::Poll { period_cycles, .. }, Some(nic))
+                if self.watches[h]
+                    .iter()
+                    .any(|&(word, _)| self.bus.dram.offset(word, 8).is_none()) =>
+            {
+                let since = hart.cycle.saturating_sub(period_cycles);
+                nic.next_change_after(since).map(|c| c.max(hart.cycle))
+            }
+            _ => None,
+        };
         let timer = if timer_wakes { timer } else { None };
-        [timer, message, hts].into_iter().flatten().min()
+        [timer, message, hts, device].into_iter().flatten().min()
     }
 
     /// The cycle of the running hart furthest behind, if any hart runs.
@@ -300,6 +325,13 @@ impl Node {
 
     /// Advances sleeping hart `h` to cycle `to` (not past it) and marks it running.
     fn advance(&mut self, h: usize, to: u64) {
+        self.advance_rounding(h, to, false);
+    }
+
+    /// Like [`advance`](Self::advance); with `round_up`, a hart in an idle
+    /// loop goes to the first loop head at or after `to` (where a run to
+    /// `to` leaves it, so that callers see every hart reach the limit).
+    fn advance_rounding(&mut self, h: usize, to: u64, round_up: bool) {
         let hart = &mut self.harts[h];
         match self.states[h] {
             HartState::Poll {
@@ -307,7 +339,12 @@ impl Node {
                 period_instret,
             } => {
                 if to > hart.cycle {
-                    let k = (to - hart.cycle) / period_cycles;
+                    let span = to - hart.cycle;
+                    let k = if round_up {
+                        span.div_ceil(period_cycles)
+                    } else {
+                        span / period_cycles
+                    };
                     hart.skip_idle_iterations(period_cycles, period_instret, k);
                 }
             }
@@ -460,6 +497,12 @@ impl Node {
                 self.states[h] = HartState::Poll {
                     period_cycles,
                     period_instret,
+                };
+                let cycle = self.harts[h].cycle.saturating_sub(period_cycles);
+                let watch = &mut self.watches[h];
+                watch.clear();
+                for &word in self.harts[h].watched() {
+                    watch.push((word, self.bus.peek_word(word, cycle)));
                 }
             }
             Stop::RxEmpty => self.states[h] = HartState::RxEmpty,
@@ -501,7 +544,7 @@ impl Node {
         for h in 0..self.harts.len() {
             if self.states[h] != HartState::Running && self.harts[h].cycle < limit {
                 let state = self.states[h];
-                self.advance(h, limit);
+                self.advance_rounding(h, limit, true);
                 self.states[h] = state;
             }
         }
@@ -547,7 +590,7 @@ impl Node {
                     period_cycles,
                     period_instret,
                 } => format!(
-                    "polling in an idle loop ({period_instret} instructions every {period_cycles} cycles) for a message or interrupt that nothing will send"
+                    "polling in an idle loop ({period_instret} instructions every {period_cycles} cycles) for a message, interrupt or memory change that nothing will cause"
                 ),
                 HartState::RxEmpty => format!(
                     "reading netRX (x30) with an empty RX FIFO for context {}, and no message can arrive",
