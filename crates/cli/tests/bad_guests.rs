@@ -147,7 +147,11 @@ fn rows() -> Vec<(&'static str, PathBuf, String)> {
     let dir = tmp("a-directory");
     std::fs::create_dir_all(&dir).unwrap();
     rows.push(("a directory", dir, "a directory".into()));
-    rows.push(("an empty file", write("empty.elf", b""), "empty file".into()));
+    rows.push((
+        "an empty file",
+        write("empty.elf", b""),
+        "empty file".into(),
+    ));
     rows.push((
         "text",
         write("text.elf", b"#!/bin/sh\necho hi\n"),
@@ -180,13 +184,25 @@ fn bad_guest_programs_get_one_error_line_and_exit_125() {
             e.starts_with("error: ") && e.ends_with('\n') && e.lines().count() == 1,
             "{what}: not one error line: {e:?}"
         );
-        assert!(e.contains(needle.as_str()), "{what}: expected {needle:?} in {e}");
-        assert!(e.contains(program.to_str().unwrap()) || what.contains("trap") || what.contains("handler"), "{what}: the file is named: {e}");
+        assert!(
+            e.contains(needle.as_str()),
+            "{what}: expected {needle:?} in {e}"
+        );
+        assert!(
+            e.contains(program.to_str().unwrap())
+                || what.contains("trap")
+                || what.contains("handler"),
+            "{what}: the file is named: {e}"
+        );
         // Each cause once (no "cause: cause" chains).
         let body = e.trim_start_matches("error: ").trim_end();
         for part in body.split(": ") {
             if part.len() > 12 {
-                assert_eq!(body.matches(part).count(), 1, "{what}: {part:?} repeated in {e}");
+                assert_eq!(
+                    body.matches(part).count(),
+                    1,
+                    "{what}: {part:?} repeated in {e}"
+                );
             }
         }
     }

@@ -28,10 +28,7 @@ pub enum LoadError {
     /// The cause is part of the message (not a `source`), so that printing
     /// the error chain shows it once.
     #[error("cannot read {path}: {cause}")]
-    Io {
-        path: String,
-        cause: std::io::Error,
-    },
+    Io { path: String, cause: std::io::Error },
     #[error("{path}: {kind}, not an ELF program file")]
     NotRegularFile { path: String, kind: &'static str },
     #[error("{path}: {size} bytes, more than the {limit}-byte ({mib} MiB) limit on ELF files", mib = limit >> 20)]
@@ -66,7 +63,9 @@ pub enum LoadError {
         base: u64,
         end: u64,
     },
-    #[error("{path}: segment at {addr:#x} has more file bytes ({filesz}) than memory bytes ({memsz})")]
+    #[error(
+        "{path}: segment at {addr:#x} has more file bytes ({filesz}) than memory bytes ({memsz})"
+    )]
     SegmentFileLargerThanMemory {
         path: String,
         addr: u64,

@@ -257,11 +257,18 @@ spin:\n    ld t0, 0(a0)\n    beqz t0, spin\n    ld a2, 8(a0)\n{}\
     );
     let r = skip_on_and_off("memspin", &body, false);
     let (on, off) = (&r[0], &r[1]);
-    assert_eq!(on.0, off.0, "mcycle/minstret after the loop, mcycle in the handler");
+    assert_eq!(
+        on.0, off.0,
+        "mcycle/minstret after the loop, mcycle in the handler"
+    );
     assert_eq!((on.1, on.2), (off.1, off.2), "final cycle and instret");
     let fired = 300 * 3200;
     // The handler runs a few instructions (and an I-cache refill) first.
-    assert!(on.0[2] >= fired && on.0[2] < fired + 400, "handler at {}", on.0[2]);
+    assert!(
+        on.0[2] >= fired && on.0[2] < fired + 400,
+        "handler at {}",
+        on.0[2]
+    );
     assert!(on.3 > fired * 9 / 10, "the spin was skipped: {}", on.3);
     assert_eq!(off.3, 0);
 }
@@ -283,6 +290,11 @@ poll:\n    lw t0, 0x14(a0)\n    srli t0, t0, 16\n    andi t0, t0, 0xff\n    bne 
     let (on, off) = (&r[0], &r[1]);
     assert_eq!(on.0, off.0, "mcycle/minstret after the loop");
     assert_eq!((on.1, on.2), (off.1, off.2), "final cycle and instret");
-    assert!(on.3 > on.1 / 3, "the poll was skipped: {} of {}", on.3, on.1);
+    assert!(
+        on.3 > on.1 / 3,
+        "the poll was skipped: {} of {}",
+        on.3,
+        on.1
+    );
     assert_eq!(off.3, 0);
 }

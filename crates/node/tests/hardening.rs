@@ -140,7 +140,11 @@ fn overlapping_segments_still_zero_their_bss() {
     let data_segment = elf[entry(last)].to_vec();
     let mut bss = data_segment.clone();
     bss[32..40].copy_from_slice(&0u64.to_le_bytes()); // p_filesz
-    let (first, second) = if spare > last { (last, spare) } else { (spare, last) };
+    let (first, second) = if spare > last {
+        (last, spare)
+    } else {
+        (spare, last)
+    };
     elf[entry(first)].copy_from_slice(&data_segment);
     elf[entry(second)].copy_from_slice(&bss);
     let cfg = NodeConfig {
@@ -252,7 +256,10 @@ fn a_corrupt_section_table_is_named() {
     elf[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let e = load_bytes("corrupt", &elf, &mut dram()).unwrap_err();
     assert!(matches!(e, LoadError::CorruptSections { .. }), "{e}");
-    assert!(e.to_string().contains("section header table is corrupt"), "{e}");
+    assert!(
+        e.to_string().contains("section header table is corrupt"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -106,8 +106,8 @@ fn value() -> impl Strategy<Value = Value> {
             DRAM_BASE + DRAM_BYTES,
             DRAM_BYTES,
             2 * DRAM_BYTES,
-            1 /* PT_LOAD */,
-            2 /* SHT_SYMTAB */,
+            1, /* PT_LOAD */
+            2, /* SHT_SYMTAB */
         ])
         .prop_map(Value::Fixed),
         (-16i8..16).prop_map(Value::FileLen),
@@ -125,10 +125,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (0u16..1000).prop_map(Mutation::Truncate),
         (any::<u32>(), 0u8..8).prop_map(|(p, b)| Mutation::FlipBit(p, b)),
         (target, value()).prop_map(|(t, v)| Mutation::Set(t, v)),
-        (target_huge_memsz()).prop_map(|i| Mutation::Set(
-            Target::Phdr(i, 40, 8),
-            Value::Fixed(DRAM_BYTES - 4096)
-        )),
+        (target_huge_memsz())
+            .prop_map(|i| Mutation::Set(Target::Phdr(i, 40, 8), Value::Fixed(DRAM_BYTES - 4096))),
     ]
 }
 
@@ -191,10 +189,7 @@ fn mutated_elfs_load_or_fail_cleanly_in_bounded_memory() {
         ..Config::default()
     });
     let seeds = seeds();
-    let strategy = (
-        0..seeds.len(),
-        prop::collection::vec(mutation(), 1..5),
-    );
+    let strategy = (0..seeds.len(), prop::collection::vec(mutation(), 1..5));
     let (mut loaded, mut refused) = (0u64, 0u64);
     let counts = std::cell::RefCell::new((&mut loaded, &mut refused));
     runner

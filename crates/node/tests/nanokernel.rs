@@ -30,8 +30,7 @@ fn orphan_and_exited_contexts_and_demoted_creators() {
     assert!(interrupts >= 2, "context 9, then thread 2: {interrupts}");
     assert_eq!(node.run(4_000_000).unwrap(), RunEnd::Limit);
     assert_eq!(
-        node.harts[0].stats.interrupts,
-        interrupts,
+        node.harts[0].stats.interrupts, interrupts,
         "the hart should be idle, not taking the scheduler's interrupt"
     );
     deliver(&mut node, 1, 100);
