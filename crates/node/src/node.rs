@@ -489,7 +489,8 @@ impl Node {
         match stop {
             Stop::Limit => {}
             Stop::Wfi => self.states[h] = HartState::Wfi,
-            Stop::Poll { .. } if !self.cfg.idle_skip => {}
+            // A trace lists every retired instruction: no skipping then.
+            Stop::Poll { .. } if !self.cfg.idle_skip || self.trace.is_some() => {}
             Stop::Poll {
                 period_cycles,
                 period_instret,
