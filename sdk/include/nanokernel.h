@@ -52,6 +52,7 @@
 #define NK_HART_SWITCHES 32
 #define NK_HART_UNKNOWN  40
 #define NK_HART_MODE     48
+#define NK_HART_DROPPED  56
 #define NK_HART_THREADS  64
 #define NK_HART_SIZE     (NK_HART_THREADS + NK_MAX_THREADS * NK_TCB_SIZE)
 
@@ -82,9 +83,9 @@ struct nk_hart {
     uint64_t period_ticks;   /* timer mode: period in mtime ticks */
     uint64_t deadline;       /* timer mode: current mtimecmp */
     uint64_t switches;       /* number of context switches performed */
-    uint64_t unknown_target; /* HTS named a context with no thread on this hart */
+    uint64_t unknown_target; /* HTS named a context with no running thread on this hart */
     uint64_t mode;
-    uint64_t pad;
+    uint64_t dropped;        /* messages discarded: for such contexts, or an exited thread's */
     struct nk_tcb threads[NK_MAX_THREADS];
 } __attribute__((aligned(64)));
 
@@ -94,7 +95,15 @@ extern struct nk_hart nk_harts[];
  * Create a thread on the calling hart bound to context `cid` with priority
  * `prio` (0 highest): registers the context with the NIC (lnic_add_context)
  * and prepares a frame that starts fn(arg) on the stack whose top (highest
- * address, exclusive) is `stack`.  If fn returns, the thread idles forever.
+ * address, exclusive) is `stack`.  If fn returns, the thread has exited: it
+ * is never switched to again, its slot may be reused by a later
+ * nk_thread_create, and messages for its context are discarded (counted in
+ * nk_hart.dropped; the prototype cannot unregister a context).  A context the
+ * scheduler names that has no running thread on this hart (registered with
+ * lnic_add_context alone, or an exited thread's) is made idle, its messages
+ * discarded, and the running thread resumed (nk_hart.unknown_target counts
+ * these).  Called from a running thread, keeps that thread's current
+ * priority (a demotion by the scheduler stays).
  * Returns the thread's index (0..NK_MAX_THREADS-1) or -1.
  */
 int nk_thread_create(uint16_t cid, uint8_t prio, void (*fn)(void *), void *arg, void *stack);
@@ -118,11 +127,13 @@ uint64_t nk_switch_count(void);
  *   nk_register_context  lnic_add_context(cid, prio)
  *   nk_set_context       lcurcontext = cid, lcurpriority = prio
  *   nk_probe_context     lcurcontext = cid; return lmsgsrdy != 0 (timer baseline)
+ *   nk_current_priority  lcurpriority
  * A program may define its own, e.g. to test thread switching without a NIC.
  */
 void nk_register_context(uint16_t cid, uint8_t prio);
 void nk_set_context(uint16_t cid, uint8_t prio);
 int nk_probe_context(uint16_t cid);
+uint8_t nk_current_priority(void);
 
 /* Assembly entry points (lib/nk_entry.S). */
 void nk_trap_entry(void);
@@ -131,6 +142,14 @@ void nk_launch(struct nk_tcb *t) __attribute__((noreturn));
 /* C slow path called by nk_trap_entry for every trap except interrupt 16;
  * returns the thread to resume. */
 struct nk_tcb *nk_trap(uintptr_t cause, uintptr_t epc, struct nk_tcb *cur);
+
+/* Called by nk_trap_entry when the scheduler names context `cid`, which no
+ * runnable thread of this hart owns. */
+void nk_orphan_context(struct nk_hart *h, uint64_t cid);
+
+/* An exited thread's cid in its TCB: never equal to a 16-bit context id,
+ * so the interrupt-16 fast path does not find it. */
+#define NK_CID_EXITED 0x10000UL
 
 #endif /* __ASSEMBLER__ */
 #endif /* NANOKERNEL_H */

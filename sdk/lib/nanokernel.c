@@ -27,6 +27,7 @@ _Static_assert(offsetof(struct nk_hart, deadline) == NK_HART_DEADLINE, "hart lay
 _Static_assert(offsetof(struct nk_hart, switches) == NK_HART_SWITCHES, "hart layout");
 _Static_assert(offsetof(struct nk_hart, unknown_target) == NK_HART_UNKNOWN, "hart layout");
 _Static_assert(offsetof(struct nk_hart, mode) == NK_HART_MODE, "hart layout");
+_Static_assert(offsetof(struct nk_hart, dropped) == NK_HART_DROPPED, "hart layout");
 _Static_assert(offsetof(struct nk_hart, threads) == NK_HART_THREADS, "hart layout");
 _Static_assert(sizeof(struct nk_hart) == NK_HART_SIZE, "hart layout");
 
@@ -48,6 +49,11 @@ __attribute__((weak)) void nk_set_context(uint16_t cid, uint8_t prio)
     write_csr(0x054, 4);
 }
 
+__attribute__((weak)) uint8_t nk_current_priority(void)
+{
+    return (uint8_t)read_csr(CSR_LCURPRIORITY);
+}
+
 __attribute__((weak)) int nk_probe_context(uint16_t cid)
 {
     write_csr(CSR_LCURCONTEXT, cid);
@@ -59,15 +65,46 @@ static struct nk_hart *this_hart(void)
     return &nk_harts[nanopu_hartid()];
 }
 
-/* Where a thread goes when its function returns. */
+/* Reads and discards one message of the current context (one is ready).
+ * The runtime's only use of netRX (tools/check-regs.sh allows it here). */
+__attribute__((noinline)) void nk_discard_message(struct nk_hart *h);
+__attribute__((noinline)) void nk_discard_message(struct nk_hart *h)
+{
+    uint64_t hdr = lnic_read();
+    for (uint32_t i = lnic_hdr_words(hdr); i > 0; i--)
+        (void)lnic_read();
+    h->dropped++;
+}
+
+/* Where a thread goes when its function returns.  The fast path no longer
+ * finds it (NK_CID_EXITED); until the scheduler switches away, messages for
+ * its context are discarded here. */
 static void __attribute__((noreturn)) nk_thread_exit(void)
 {
     struct nk_hart *h = this_hart();
+    unsigned long was = clear_csr(mstatus, MSTATUS_MIE);
     h->cur->state = NK_EXITED;
+    h->cur->cid |= NK_CID_EXITED;
+    if (was & MSTATUS_MIE)
+        set_csr(mstatus, MSTATUS_MIE);
     for (;;) {
-        lnic_idle();
-        __asm__ volatile ("wfi");
+        lnic_wait();
+        nk_discard_message(h);
     }
+}
+
+void nk_orphan_context(struct nk_hart *h, uint64_t cid)
+{
+    uint64_t cur_cid = read_csr(CSR_LCURCONTEXT);
+    uint64_t cur_prio = read_csr(CSR_LCURPRIORITY);
+    h->unknown_target++;
+    /* While it is current, x30 reads its RX FIFO and lnicucmd applies to it. */
+    write_csr(CSR_LCURCONTEXT, cid);
+    while (lnic_has_msg())
+        nk_discard_message(h);
+    lnic_idle();
+    write_csr(CSR_LCURCONTEXT, cur_cid);
+    write_csr(CSR_LCURPRIORITY, cur_prio);
 }
 
 int nk_thread_create(uint16_t cid, uint8_t prio, void (*fn)(void *), void *arg, void *stack)
@@ -78,11 +115,20 @@ int nk_thread_create(uint16_t cid, uint8_t prio, void (*fn)(void *), void *arg, 
 
     unsigned long was = clear_csr(mstatus, MSTATUS_MIE);
     int idx = -1;
-    if (h->nthreads < NK_MAX_THREADS) {
-        for (unsigned i = 0; i < h->nthreads; i++)
-            if (h->threads[i].cid == cid)
-                goto out;
+    /* A live thread of that context already: refuse.  Else reuse an exited
+     * thread's slot (its own context first) or take a new one. */
+    for (unsigned i = 0; i < h->nthreads; i++) {
+        struct nk_tcb *t = &h->threads[i];
+        if (t->state == NK_EXITED && (idx < 0 || (t->cid & 0xffff) == cid))
+            idx = (int)i;
+        if (t->state != NK_EXITED && t->cid == cid) {
+            idx = -1;
+            goto out;
+        }
+    }
+    if (idx < 0 && h->nthreads < NK_MAX_THREADS)
         idx = (int)h->nthreads;
+    if (idx >= 0) {
         struct nk_tcb *t = &h->threads[idx];
         memset(t, 0, sizeof(*t));
         uintptr_t gp, tp;
@@ -99,10 +145,17 @@ int nk_thread_create(uint16_t cid, uint8_t prio, void (*fn)(void *), void *arg, 
         t->hart = h;
         t->state = NK_RUNNABLE;
 
+        if (h->cur) {
+            /* Called from a running thread: give it its own context back, at
+             * its current priority (the scheduler may have demoted it since
+             * its TCB was last written). */
+            h->cur->prio = nk_current_priority();
+        }
         nk_register_context(cid, prio);
-        if (h->cur) /* called from a running thread: give it its own context back */
+        if (h->cur)
             nk_set_context((uint16_t)h->cur->cid, (uint8_t)h->cur->prio);
-        __atomic_store_n(&h->nthreads, h->nthreads + 1, __ATOMIC_RELEASE);
+        if ((unsigned)idx == h->nthreads)
+            __atomic_store_n(&h->nthreads, h->nthreads + 1, __ATOMIC_RELEASE);
     }
 out:
     if (was & MSTATUS_MIE)

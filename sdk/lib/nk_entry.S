@@ -59,30 +59,32 @@ nk_trap_entry:
     /* ---- nanoPU scheduler interrupt: switch to ltargetcontext ---- */
     csrr t3, CSR_LTARGETCONTEXT
     csrr t4, CSR_LTARGETPRIORITY
-    csrw CSR_LCURCONTEXT, t3
-    csrw CSR_LCURPRIORITY, t4
-    csrwi CSR_LNICCMD, LNICCMD_RESTART_TIMER
     ld a1, NK_TCB_HART(a0)
     ld a2, NK_HART_NTHREADS(a1)
     addi a3, a1, NK_HART_THREADS
-1:  beqz a2, .Lunknown
+1:  beqz a2, .Lunknown              /* exited threads' cids never match */
     ld a4, NK_TCB_CID(a3)
     beq a4, t3, .Lfound
     addi a3, a3, NK_TCB_SIZE
     addi a2, a2, -1
     j 1b
 .Lunknown:
-    /* No thread of this hart owns that context: keep the current one. */
-    ld t3, NK_TCB_CID(a0)
-    ld t4, NK_TCB_PRIO(a0)
-    csrw CSR_LCURCONTEXT, t3
-    csrw CSR_LCURPRIORITY, t4
-    ld t0, NK_HART_UNKNOWN(a1)
-    addi t0, t0, 1
-    sd t0, NK_HART_UNKNOWN(a1)
-    mv a3, a0
+    /* No runnable thread of this hart owns that context: make it idle and
+     * discard its messages (C, on the boot stack; otherwise the scheduler
+     * names it again at once, for ever), then resume the current thread. */
+    ld sp, NK_TCB_KSTACK(a0)
+    mv s0, a0
+    mv a0, a1                       /* hart */
+    mv a1, t3                       /* the context */
+    call nk_orphan_context
+    mv a0, s0
+    mv a3, s0
+    ld a1, NK_TCB_HART(a0)
     j .Lswitch
 .Lfound:
+    csrw CSR_LCURCONTEXT, t3
+    csrw CSR_LCURPRIORITY, t4
+    csrwi CSR_LNICCMD, LNICCMD_RESTART_TIMER
     sd t4, NK_TCB_PRIO(a3)          /* the scheduler may have demoted it */
 
     /* ---- switch from a0 to a3 (a1 = hart) ---- */

@@ -2,7 +2,7 @@
 
 use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
-use nanopu_node::{Node, RunEnd};
+use nanopu_node::{Node, NodeError, RunEnd};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::{
     Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start, System, SystemEnd,
@@ -10,7 +10,27 @@ use nanopu_system::{
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
+
+/// Exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, the shell's convention.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// A flag raised by Ctrl-C, which the node looks at between slices.
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let raised = flag.clone();
+    ctrlc::set_handler(move || raised.store(true, std::sync::atomic::Ordering::Relaxed))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+/// Reports where the harts were when Ctrl-C stopped the run.
+fn report_interrupt(harts: &str) -> u8 {
+    eprintln!("interrupted (Ctrl-C); the harts were at:\n{harts}");
+    EXIT_INTERRUPTED
+}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -230,11 +250,16 @@ pub fn run(a: RunArgs) -> Result<u8> {
             h.echo = true;
             h.args = program_args(&a);
         }
+        node.stop_request = Some(interrupt_flag()?);
         return run_with_load(node, &cfg, &a);
     }
     let limit = a.max_cycles.unwrap_or(u64::MAX);
+    node.stop_request = Some(interrupt_flag()?);
     let start = Instant::now();
-    let end = node.run(limit)?;
+    let end = match node.run(limit) {
+        Err(NodeError::Interrupted(harts)) => return Ok(report_interrupt(&harts)),
+        end => end?,
+    };
     let wall_s = start.elapsed().as_secs_f64();
     if let Some(mut t) = node.trace.take() {
         t.flush().context("writing the trace")?;
@@ -364,7 +389,12 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         sys.capture(p)?;
     }
     let start = Instant::now();
-    let end = sys.run(SimTime::ZERO + until)?;
+    let end = match sys.run(SimTime::ZERO + until) {
+        Err(nanopu_system::SystemError::Node(NodeError::Interrupted(harts))) => {
+            return Ok(report_interrupt(&harts))
+        }
+        end => end?,
+    };
     let wall_s = start.elapsed().as_secs_f64();
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();

@@ -42,6 +42,13 @@ pub trait Bus {
     /// an uncached access to it takes.
     fn uncached_cycles(&self, addr: u64) -> Option<u32>;
 
+    /// Whether a load from device register `addr` has no side effect (a
+    /// status register), so that a loop polling it may sleep until the
+    /// device changes. Default: none is.
+    fn pure_device_read(&self, _addr: u64) -> bool {
+        false
+    }
+
     /// Registers an LR reservation of `hart` on the aligned word at `addr`.
     fn reserve(&mut self, hart: usize, addr: u64);
 

@@ -55,7 +55,7 @@ impl Hart {
         if taken {
             let back = i.imm <= 0;
             self.pc = self.pc.wrapping_add(i.imm as i64 as u64);
-            if back && self.polled_empty {
+            if back && (self.polled_empty || self.cycle >= self.next_probe) {
                 return Err(Event::LoopBack);
             }
         } else {
@@ -67,7 +67,7 @@ impl Hart {
     #[inline(always)]
     fn load<B: Bus>(&mut self, bus: &mut B, i: &Inst, size: u8) -> Result<u64, Event> {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
-        self.dcache_access(bus, addr);
+        self.dcache_load(bus, addr, size);
         bus.load(self.id, self.cycle, addr, size)
             .map_err(|_| Event::Trap(Trap::new(Exception::LoadAccessFault, addr)))
     }
@@ -105,7 +105,7 @@ impl Hart {
                 self.predictor.jal(i.rd, ret);
                 self.set_x(i.rd, ret);
                 self.pc = self.pc.wrapping_add(imm);
-                if i.imm <= 0 && self.polled_empty {
+                if i.imm <= 0 && (self.polled_empty || self.cycle >= self.next_probe) {
                     return Err(Event::LoopBack);
                 }
                 Ok(())

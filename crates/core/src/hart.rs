@@ -66,6 +66,9 @@ pub(crate) enum Event {
     /// A taken backward branch after polling `lmsgsrdy` (or a jump to self):
     /// check whether the hart is in an idle loop.
     LoopBack,
+    /// The instruction retired; nothing to do but what the run loop checks
+    /// after every event (the thread scheduler's deadlines).
+    Retired,
 }
 
 impl Event {
@@ -136,13 +139,51 @@ pub struct Hart {
     /// Counts accesses with effects outside the hart (memory, devices, NIC,
     /// time-varying CSRs): an idle loop performs none.
     pub(crate) effects: u64,
-    /// `lmsgsrdy` read as zero since the last taken backward branch.
+    /// `lmsgsrdy` read as zero (or a device status register read) since the
+    /// last taken backward branch, or a probe for a spin loop on memory is
+    /// under way: check the loop at the next one.
     pub(crate) polled_empty: bool,
+    /// At the first taken backward branch at or after this cycle, probe for
+    /// a spin loop on memory (a few iterations are compared).
+    pub(crate) next_probe: u64,
+    probe_left: u8,
+    /// What the loop iteration under scrutiny loaded: its inputs (the
+    /// aligned 8-byte words), at most [`MAX_WATCHED`]; `watch_overflow` if more.
+    watched: [u64; MAX_WATCHED],
+    watch_len: u8,
+    watch_overflow: bool,
+    watching: bool,
     poll: Option<Box<PollSnapshot>>,
     /// Cycle at which a scheduler interrupt being handled was taken.
     ctx_switch_from: Option<u64>,
+    /// Exceptions taken in a row at the same pc with the same cause and no
+    /// `mret` in between: a handler that faults before it can return.
+    trap_storm: TrapStorm,
     pub stats: HartStats,
 }
+
+/// Nested exceptions with the same pc and cause, none returned from
+/// (counted on the trap path only: nothing in the hot loop).
+#[derive(Clone, Copy, Default)]
+struct TrapStorm {
+    pc: u64,
+    cause: Option<Exception>,
+    count: u32,
+}
+
+/// Loads a spin loop may make per iteration and still be put to sleep.
+pub const MAX_WATCHED: usize = 8;
+
+/// Cycles between probes for spin loops on memory: a loop is found within
+/// this many cycles (plus three iterations) of starting to spin; a probe
+/// costs a few register-file comparisons.
+pub const PROBE_INTERVAL_CYCLES: u64 = 8192;
+
+/// Nested exceptions at one pc with one cause, without an `mret`, that make
+/// a trap storm: the handler faults on every entry and never returns (a
+/// stack that overflowed into the handler's, say). Software that handles
+/// its traps returns from them; none nests this deep at one instruction.
+pub const TRAP_STORM_NESTING: u32 = 256;
 
 impl Hart {
     pub fn new(id: usize, entry: u64, timing: &CoreTimingConfig, net: NetIfConfig) -> Hart {
@@ -169,8 +210,15 @@ impl Hart {
             net: NetIf::new(net),
             effects: 0,
             polled_empty: false,
+            next_probe: PROBE_INTERVAL_CYCLES,
+            probe_left: 0,
+            watched: [0; MAX_WATCHED],
+            watch_len: 0,
+            watch_overflow: false,
+            watching: false,
             poll: None,
             ctx_switch_from: None,
+            trap_storm: TrapStorm::default(),
             stats: HartStats::default(),
         }
     }
@@ -300,6 +348,56 @@ impl Hart {
         }
     }
 
+    /// The data-cache side of a load at `addr`: like [`dcache_access`] but a
+    /// load is no outside effect; what a loop under scrutiny loads is noted
+    /// as its input, and a status-register read makes the hart check its loop.
+    #[inline(always)]
+    pub(crate) fn dcache_load<B: Bus>(&mut self, bus: &mut B, addr: u64, size: u8) {
+        if let Some(cycles) = bus.uncached_cycles(addr) {
+            self.cycle += cycles as u64;
+            if bus.pure_device_read(addr) {
+                self.polled_empty = true;
+                self.watch(addr, size);
+            } else {
+                self.effects += 1;
+            }
+            return;
+        }
+        if self.watching {
+            self.watch(addr, size);
+        }
+        if !self.l1d.access(addr) {
+            self.stats.dcache_misses += 1;
+            self.cycle += bus.refill_cycles(self.id, addr) as u64;
+        }
+    }
+
+    #[cold]
+    fn watch(&mut self, addr: u64, size: u8) {
+        let word = addr & !7;
+        if (addr + size as u64 - 1) & !7 != word {
+            self.watch_overflow = true; // straddles two words
+            return;
+        }
+        let n = self.watch_len as usize;
+        if self.watched[..n].contains(&word) {
+            return;
+        }
+        if n == MAX_WATCHED {
+            self.watch_overflow = true;
+        } else {
+            self.watched[n] = word;
+            self.watch_len += 1;
+        }
+    }
+
+    /// The aligned 8-byte words (memory or device registers) the idle loop
+    /// the hart stopped in (with [`Stop::Poll`]) reads: it sleeps until one
+    /// of them changes, besides interrupts and messages.
+    pub fn watched(&self) -> &[u64] {
+        &self.watched[..self.watch_len as usize]
+    }
+
     /// Executes an instruction that touches netRX/netTX or is a jump to self.
     ///
     /// x30 is netRX only while the running context is registered (it then
@@ -343,6 +441,12 @@ impl Hart {
             }
             if rx {
                 self.net.rx_commit(self.cycle);
+                if self.net.hts.dirty && !yield_after {
+                    // The read started the message timer: end the slice at
+                    // the demotion (see `run_loop`).
+                    self.effects += 1;
+                    return Err(Event::Retired);
+                }
             }
             self.effects += 1;
         }
@@ -388,6 +492,7 @@ impl Hart {
                 retire(self);
                 self.cycle += self.pipeline.flush_cycles as u64;
                 if d.inst.op == nanopu_isa::Opcode::Mret {
+                    self.trap_storm.count = 0;
                     if let Some(from) = self.ctx_switch_from.take() {
                         let c = self.cycle - from;
                         self.stats.ctx_switches += 1;
@@ -405,10 +510,27 @@ impl Hart {
                 self.cycle += self.pipeline.flush_cycles as u64;
                 None
             }
+            Event::Retired => {
+                retire(self);
+                None
+            }
             Event::LoopBack => {
                 retire(self);
-                self.polled_empty = false;
-                self.check_idle_loop()
+                if self.cycle >= self.next_probe {
+                    self.next_probe = self.cycle + PROBE_INTERVAL_CYCLES;
+                    self.probe_left = 4;
+                }
+                let polled = self.polled_empty;
+                self.polled_empty = self.probe_left > 0;
+                self.probe_left = self.probe_left.saturating_sub(1);
+                let stop = self.check_idle_loop();
+                // The next iteration's loads are its inputs, if it is checked.
+                self.watching = polled || self.polled_empty;
+                if stop.is_none() {
+                    self.watch_len = 0;
+                    self.watch_overflow = false;
+                }
+                stop
             }
         }
     }
@@ -490,10 +612,22 @@ impl Hart {
     /// Takes an exception raised by the instruction at `self.pc`.
     fn take_trap(&mut self, t: Trap, inst: Option<&nanopu_isa::Inst>) -> Result<(), Stop> {
         let handler = self.csr.mtvec & !3;
+        let storm = &mut self.trap_storm;
+        if storm.count > 0 && storm.pc == self.pc && storm.cause == Some(t.cause) {
+            storm.count += 1;
+        } else {
+            *storm = TrapStorm {
+                pc: self.pc,
+                cause: Some(t.cause),
+                count: 1,
+            };
+        }
         let fatal = if self.csr.mtvec == 0 {
             Some("no trap handler installed (mtvec is 0)")
         } else if self.pc == handler {
             Some("the trap handler itself faults")
+        } else if storm.count >= TRAP_STORM_NESTING {
+            Some("trap storm: the trap handler faults here on every entry and never returns (256 nested traps without mret)")
         } else {
             None
         };
@@ -540,6 +674,7 @@ impl Hart {
         };
         self.cycle += self.pipeline.flush_cycles as u64;
         self.poll = None;
+        self.watching = false;
     }
 
     /// At the head of a loop that polled `lmsgsrdy` (or a jump to self):
@@ -557,7 +692,9 @@ impl Hart {
                 let period = (self.cycle - s.cycle, self.instret - s.instret);
                 s.cycle = self.cycle;
                 s.instret = self.instret;
-                if s.period == Some(period) && period.0 > 0 {
+                // Every input of the iteration must be known (`watched`).
+                let inputs_known = !self.watch_overflow;
+                if s.period == Some(period) && period.0 > 0 && inputs_known {
                     return Some(Stop::Poll {
                         period_cycles: period.0,
                         period_instret: period.1,
@@ -567,7 +704,7 @@ impl Hart {
                 return None;
             }
         }
-        self.poll = Some(Box::new(PollSnapshot {
+        let snapshot = PollSnapshot {
             pc: self.pc,
             x: self.x,
             f: self.f,
@@ -576,7 +713,11 @@ impl Hart {
             cycle: self.cycle,
             instret: self.instret,
             period: None,
-        }));
+        };
+        match self.poll.as_deref_mut() {
+            Some(s) => *s = snapshot,
+            None => self.poll = Some(Box::new(snapshot)),
+        }
         None
     }
 

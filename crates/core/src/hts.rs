@@ -402,6 +402,9 @@ impl Hts {
             if c.between {
                 c.between = false;
                 self.msg_timer_start = self.msg_timer_start.max(now);
+                // The message timer starts: the node must end the slice at
+                // the demotion it may lead to.
+                self.dirty = true;
             }
         }
         if self.done {

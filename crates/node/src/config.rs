@@ -99,6 +99,8 @@ impl NodeConfig {
         if self.dram_bytes > (1 << 40) {
             return Err(format!("dram_bytes = {}: at most 1 TiB", self.dram_bytes));
         }
+        // The core first: mtime_hz is checked against its clock.
+        self.core.validate().map_err(|e| format!("core.{e}"))?;
         let clock_hz = self.core.clock_mhz as u64 * 1_000_000;
         if self.mtime_hz == 0 || self.mtime_hz > clock_hz {
             return Err(format!(

@@ -46,6 +46,36 @@ impl Dram {
         self.size
     }
 
+    /// Host memory the mapping occupies now (pages the guest or the loader
+    /// touched), from `mincore`: what a large untouched `.bss` must not cost.
+    pub fn resident_bytes(&self) -> u64 {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+        let chunk_pages = 1 << 16;
+        let mut vec = vec![0u8; chunk_pages];
+        let mut resident = 0;
+        let mut at = 0u64;
+        while at < self.size {
+            let len = (self.size - at).min(chunk_pages as u64 * page);
+            // SAFETY: [ptr + at, ptr + at + len) lies inside the mapping and
+            // `vec` has room for one byte per page of it.
+            let r = unsafe {
+                libc::mincore(
+                    self.ptr.as_ptr().add(at as usize) as *mut libc::c_void,
+                    len as usize,
+                    vec.as_mut_ptr(),
+                )
+            };
+            if r != 0 {
+                return u64::MAX;
+            }
+            let pages = len.div_ceil(page) as usize;
+            resident += vec[..pages].iter().filter(|&&b| b & 1 != 0).count() as u64 * page;
+            at += len;
+        }
+        resident
+    }
+
     /// Offset of `[addr, addr + len)` in the mapping, if it lies inside.
     #[inline(always)]
     pub fn offset(&self, addr: u64, len: u64) -> Option<usize> {

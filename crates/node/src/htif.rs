@@ -16,6 +16,10 @@ const ENOSYS: i64 = 38;
 const EBADF: i64 = 9;
 const ENOMEM: i64 = 12;
 
+/// How much output a node keeps in [`Htif::output`] when it does not echo
+/// (tests and network hosts): 16 MiB, more than any test program prints.
+pub const OUTPUT_KEEP: usize = 16 << 20;
+
 /// What a `tohost` write asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HtifRequest {
@@ -33,10 +37,16 @@ pub enum HtifRequest {
 pub struct Htif {
     pub tohost: u64,
     pub fromhost: u64,
-    /// Everything the guest wrote to fds 1 and 2.
+    /// What the guest wrote to fds 1 and 2 (and the console), unless
+    /// `echo` streams it: at most [`OUTPUT_KEEP`] bytes, the first ones.
     pub output: Vec<u8>,
-    /// Also copy output to the host's stdout as it arrives.
+    /// Output bytes not kept in `output` because it was full.
+    pub output_dropped: u64,
+    /// Stream output to the host's stdout as it arrives instead of keeping
+    /// it, so a guest that writes without end runs in constant memory.
     pub echo: bool,
+    /// Stream output here instead (takes precedence over `echo`).
+    pub sink: Option<Box<dyn Write + Send>>,
     /// Bytes served to `SYS_read` on fd 0.
     pub stdin: Vec<u8>,
     stdin_pos: usize,
@@ -52,7 +62,9 @@ impl Htif {
             tohost,
             fromhost,
             output: Vec::new(),
+            output_dropped: 0,
             echo: false,
+            sink: None,
             stdin: Vec::new(),
             stdin_pos: 0,
             args: Vec::new(),
@@ -100,14 +112,23 @@ impl Htif {
         request
     }
 
-    /// Adds `bytes` to the program's output (and echoes them if asked).
+    /// Writes `bytes` to the sink or the host's stdout if echoing, else
+    /// keeps them (up to [`OUTPUT_KEEP`] bytes in all).
     pub fn emit(&mut self, bytes: &[u8]) {
-        self.output.extend_from_slice(bytes);
+        if let Some(sink) = self.sink.as_mut() {
+            let _ = sink.write_all(bytes);
+            return;
+        }
         if self.echo {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(bytes);
             let _ = out.flush();
+            return;
         }
+        let room = OUTPUT_KEEP.saturating_sub(self.output.len());
+        let kept = bytes.len().min(room);
+        self.output.extend_from_slice(&bytes[..kept]);
+        self.output_dropped += (bytes.len() - kept) as u64;
     }
 
     fn syscall(&mut self, dram: &mut Dram, magic: u64) -> HtifRequest {
@@ -122,8 +143,7 @@ impl Htif {
             SYS_EXIT => return HtifRequest::Exit(a0),
             SYS_WRITE if a0 == 1 || a0 == 2 => match dram.slice(a1, a2) {
                 Some(bytes) => {
-                    let bytes = bytes.to_vec();
-                    self.emit(&bytes);
+                    self.emit(bytes);
                     a2 as i64
                 }
                 None => {
@@ -231,6 +251,17 @@ mod tests {
         assert_eq!(get(&d, magic), 3);
         assert_eq!(get(&d, h.fromhost), 1);
         assert_eq!(get(&d, h.tohost), 0);
+    }
+
+    #[test]
+    fn kept_output_is_bounded_and_counts_what_it_drops() {
+        let (mut h, _) = setup();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..(OUTPUT_KEEP >> 20) + 3 {
+            h.emit(&chunk);
+        }
+        assert_eq!(h.output.len(), OUTPUT_KEEP);
+        assert_eq!(h.output_dropped, 3 << 20);
     }
 
     #[test]

@@ -307,6 +307,33 @@ impl IceNic {
             .count()
     }
 
+    /// The first cycle after `cycle` at which a register a hart may poll
+    /// without side effects (COUNTS) changes with no further input.
+    pub fn next_change_after(&self, cycle: u64) -> Option<u64> {
+        let send = self.sends.iter().copied().find(|&at| at > cycle);
+        let recv = self
+            .recv_comps
+            .iter()
+            .map(|&(_, at)| at)
+            .find(|&at| at > cycle);
+        [send, recv].into_iter().flatten().min()
+    }
+
+    /// The aligned 8-byte register word at offset `off` as a side-effect-free
+    /// load would see it at `cycle`, for the registers [`Self::is_status`] accepts.
+    pub fn peek_status(&self, off: u64, cycle: u64) -> u64 {
+        match off & !7 {
+            0x10 => (self.counts(cycle) as u64) << 32,
+            _ => self.macaddr(),
+        }
+    }
+
+    /// Whether offset `off` is a status register (COUNTS, MACADDR): loading
+    /// it changes nothing.
+    pub fn is_status(off: u64) -> bool {
+        (reg::COUNTS..0x20).contains(&off)
+    }
+
     /// The COUNTS register at `cycle`.
     pub fn counts(&self, cycle: u64) -> u32 {
         let (send_comps, send_reqs) = self.send_state(cycle);

@@ -15,4 +15,6 @@ pub mod uart;
 pub use config::NodeConfig;
 pub use icenic::{IceNic, IceNicConfig, IceNicStats};
 pub use loader::{LoadError, Program};
-pub use node::{CoreOutput, HartState, Node, NodeError, RunEnd, SentMessage, TxSink};
+pub use node::{
+    CoreOutput, HartState, Node, NodeError, RunEnd, SentMessage, TxSink, STOP_CHECK_CYCLES,
+};

@@ -126,7 +126,11 @@ impl NodeBus {
                 Some(UartWrite::Transmit(byte)) => {
                     match self.htif.as_mut() {
                         Some(h) => h.emit(&[byte]),
-                        None => self.uart_output.push(byte),
+                        // Bounded like HTIF's kept output.
+                        None if self.uart_output.len() < crate::htif::OUTPUT_KEEP => {
+                            self.uart_output.push(byte)
+                        }
+                        None => {}
                     }
                     Ok(())
                 }
@@ -165,6 +169,22 @@ impl NodeBus {
     }
 }
 
+impl NodeBus {
+    /// The aligned 8-byte word at `word` (DRAM, or a device status register
+    /// at `cycle`) as a polling loop sees it, without side effects.
+    pub fn peek_word(&self, word: u64, cycle: u64) -> u64 {
+        if let Some(off) = self.dram.offset(word, 8) {
+            return self.dram.read(off, 8);
+        }
+        match self.icenic.as_ref() {
+            Some(nic) if word.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE => {
+                nic.peek_status(word - ICENIC_BASE, cycle)
+            }
+            _ => 0,
+        }
+    }
+}
+
 impl Bus for NodeBus {
     #[inline(always)]
     fn load(&mut self, _hart: usize, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
@@ -181,6 +201,12 @@ impl Bus for NodeBus {
             return self.uart.load(addr - UART_BASE).ok_or(BusError::Unmapped);
         }
         self.load_icenic(addr, size, cycle)
+    }
+
+    fn pure_device_read(&self, addr: u64) -> bool {
+        self.icenic.is_some()
+            && addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE
+            && IceNic::is_status(addr - ICENIC_BASE)
     }
 
     #[inline(always)]

@@ -28,7 +28,8 @@ pub enum HartState {
     Running,
     /// In `wfi`: wakes when an interrupt is pending in `mie`.
     Wfi,
-    /// In an idle loop (see [`Stop::Poll`]).
+    /// In an idle loop (see [`Stop::Poll`]): wakes on an interrupt, a
+    /// message, or a change in a word the loop reads (`Hart::watched`).
     Poll {
         period_cycles: u64,
         period_instret: u64,
@@ -91,8 +92,9 @@ pub enum RunEnd {
 pub enum NodeError {
     #[error("invalid node configuration: {0}")]
     Config(String),
-    #[error("cannot reserve {bytes} bytes of DRAM: {source}")]
-    Memory { bytes: u64, source: std::io::Error },
+    /// The cause is in the message, not a `source`: printed once in a chain.
+    #[error("cannot reserve {bytes} bytes of DRAM: {cause}")]
+    Memory { bytes: u64, cause: std::io::Error },
     #[error(transparent)]
     Load(#[from] LoadError),
     #[error("guest fault: {0}")]
@@ -101,7 +103,15 @@ pub enum NodeError {
     Htif(String),
     #[error("deadlock: every hart waits for something that can never happen\n{0}")]
     Deadlock(String),
+    /// [`Node::stop_request`] was raised (Ctrl-C): where each hart was.
+    #[error("interrupted\n{0}")]
+    Interrupted(String),
 }
+
+/// With a [`Node::stop_request`], the longest slice a hart runs before the
+/// node looks at the flag (a quarter of a millisecond at 3.2 GHz; several
+/// harts already take turns every `quantum_cycles`).
+pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
 
 /// One simulated nanoPU node.
 pub struct Node {
@@ -122,15 +132,22 @@ pub struct Node {
     /// [`Node::icenic_take_tx`]); otherwise the node collects the messages
     /// in `sent` and keeps only the last [`TX_SINK_KEEP`] IceNIC frames.
     pub nic_attached: bool,
+    /// Set from outside (a Ctrl-C handler) to stop the run: looked at
+    /// between slices, never per instruction; the run then ends with
+    /// [`NodeError::Interrupted`].
+    pub stop_request: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// For each hart in an idle loop: the words its loop reads and their
+    /// values when it went to sleep.
+    watches: Vec<Vec<(u64, u64)>>,
 }
 
 impl Node {
     /// A node with empty memory; every hart starts at `entry`.
     pub fn new(cfg: NodeConfig, entry: u64) -> Result<Node, NodeError> {
         cfg.validate().map_err(NodeError::Config)?;
-        let dram = Dram::new(DRAM_BASE, cfg.dram_bytes).map_err(|source| NodeError::Memory {
+        let dram = Dram::new(DRAM_BASE, cfg.dram_bytes).map_err(|cause| NodeError::Memory {
             bytes: cfg.dram_bytes,
-            source,
+            cause,
         })?;
         let clock_hz = cfg.core.clock_mhz as u64 * 1_000_000;
         let clint = Clint::new(cfg.cores, clock_hz, cfg.mtime_hz);
@@ -148,6 +165,7 @@ impl Node {
         let harts = (0..cfg.cores)
             .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
             .collect();
+        let cfg_cores = cfg.cores;
         Ok(Node {
             states: vec![HartState::Running; cfg.cores],
             decode_cache: DecodeCache::new(cfg.decode_cache_entries),
@@ -159,6 +177,8 @@ impl Node {
             trace: None,
             sent: TxSink::default(),
             nic_attached: false,
+            stop_request: None,
+            watches: vec![Vec::new(); cfg_cores],
         })
     }
 
@@ -232,8 +252,15 @@ impl Node {
         match self.states[h] {
             HartState::Running => true,
             HartState::Wfi => hart.interrupt_waiting(),
-            HartState::Poll { .. } => {
-                hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
+            HartState::Poll { period_cycles, .. } => {
+                // The loop's inputs as its last iteration read them (from
+                // its start: a device register may change within it).
+                let since = hart.cycle.saturating_sub(period_cycles);
+                hart.pending_interrupt().is_some()
+                    || hart.net.msgs_ready(hart.cycle)
+                    || self.watches[h]
+                        .iter()
+                        .any(|&(word, v)| self.bus.peek_word(word, since) != v)
             }
             HartState::RxEmpty => {
                 hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
@@ -269,8 +296,20 @@ impl Node {
             HartState::Poll { .. } | HartState::RxEmpty => hart.net.next_rx_cycle(),
             _ => None,
         };
+        // A device status register the loop reads changes by itself.
+        let device = match (self.states[h], self.bus.icenic.as_ref()) {
+            (HartState::Poll { period_cycles, .. }, Some(nic))
+                if self.watches[h]
+                    .iter()
+                    .any(|&(word, _)| self.bus.dram.offset(word, 8).is_none()) =>
+            {
+                let since = hart.cycle.saturating_sub(period_cycles);
+                nic.next_change_after(since).map(|c| c.max(hart.cycle))
+            }
+            _ => None,
+        };
         let timer = if timer_wakes { timer } else { None };
-        [timer, message, hts].into_iter().flatten().min()
+        [timer, message, hts, device].into_iter().flatten().min()
     }
 
     /// The cycle of the running hart furthest behind, if any hart runs.
@@ -300,6 +339,13 @@ impl Node {
 
     /// Advances sleeping hart `h` to cycle `to` (not past it) and marks it running.
     fn advance(&mut self, h: usize, to: u64) {
+        self.advance_rounding(h, to, false);
+    }
+
+    /// Like [`advance`](Self::advance); with `round_up`, a hart in an idle
+    /// loop goes to the first loop head at or after `to` (where a run to
+    /// `to` leaves it, so that callers see every hart reach the limit).
+    fn advance_rounding(&mut self, h: usize, to: u64, round_up: bool) {
         let hart = &mut self.harts[h];
         match self.states[h] {
             HartState::Poll {
@@ -307,7 +353,12 @@ impl Node {
                 period_instret,
             } => {
                 if to > hart.cycle {
-                    let k = (to - hart.cycle) / period_cycles;
+                    let span = to - hart.cycle;
+                    let k = if round_up {
+                        span.div_ceil(period_cycles)
+                    } else {
+                        span / period_cycles
+                    };
                     hart.skip_idle_iterations(period_cycles, period_instret, k);
                 }
             }
@@ -322,6 +373,9 @@ impl Node {
         loop {
             if let Some((code, _)) = self.exit {
                 return Ok(RunEnd::Exited(code));
+            }
+            if self.stop_requested() {
+                return Err(NodeError::Interrupted(self.describe_harts()));
             }
             let runnable = (0..self.harts.len())
                 .filter(|&h| self.states[h] == HartState::Running)
@@ -375,6 +429,9 @@ impl Node {
                 if o != h && self.states[o] == HartState::Running {
                     end = end.min(self.harts[o].cycle.saturating_add(self.cfg.quantum_cycles));
                 }
+            }
+            if self.stop_request.is_some() {
+                end = end.min(self.harts[h].cycle.saturating_add(STOP_CHECK_CYCLES));
             }
             self.update_mip(h);
             let timer = self.bus.clint.timer_cycle(h);
@@ -488,7 +545,8 @@ impl Node {
         match stop {
             Stop::Limit => {}
             Stop::Wfi => self.states[h] = HartState::Wfi,
-            Stop::Poll { .. } if !self.cfg.idle_skip => {}
+            // A trace lists every retired instruction: no skipping then.
+            Stop::Poll { .. } if !self.cfg.idle_skip || self.trace.is_some() => {}
             Stop::Poll {
                 period_cycles,
                 period_instret,
@@ -496,6 +554,12 @@ impl Node {
                 self.states[h] = HartState::Poll {
                     period_cycles,
                     period_instret,
+                };
+                let cycle = self.harts[h].cycle.saturating_sub(period_cycles);
+                let watch = &mut self.watches[h];
+                watch.clear();
+                for &word in self.harts[h].watched() {
+                    watch.push((word, self.bus.peek_word(word, cycle)));
                 }
             }
             Stop::RxEmpty => self.states[h] = HartState::RxEmpty,
@@ -537,10 +601,37 @@ impl Node {
         for h in 0..self.harts.len() {
             if self.states[h] != HartState::Running && self.harts[h].cycle < limit {
                 let state = self.states[h];
-                self.advance(h, limit);
+                self.advance_rounding(h, limit, true);
                 self.states[h] = state;
             }
         }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop_request
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// One line per hart: its state, cycle, pc and instruction.
+    pub fn describe_harts(&mut self) -> String {
+        let mut out = Vec::new();
+        for h in 0..self.harts.len() {
+            let pc = self.harts[h].pc;
+            let inst = self.harts[h].describe_pc(&mut self.bus);
+            let state = match self.states[h] {
+                HartState::Running => "running",
+                HartState::Wfi => "in wfi",
+                HartState::Poll { .. } => "in an idle polling loop",
+                HartState::RxEmpty => "stalled on an empty netRX",
+                HartState::TxFull => "stalled on a full netTX",
+            };
+            let cycle = self.harts[h].cycle;
+            out.push(format!(
+                "  hart {h}: {state}, cycle {cycle}, pc {pc:#x} ({inst})"
+            ));
+        }
+        out.join("\n")
     }
 
     /// One line per hart saying what it waits for.
@@ -556,7 +647,7 @@ impl Node {
                     period_cycles,
                     period_instret,
                 } => format!(
-                    "polling in an idle loop ({period_instret} instructions every {period_cycles} cycles) for a message or interrupt that nothing will send"
+                    "polling in an idle loop ({period_instret} instructions every {period_cycles} cycles) for a message, interrupt or memory change that nothing will cause"
                 ),
                 HartState::RxEmpty => format!(
                     "reading netRX (x30) with an empty RX FIFO for context {}, and no message can arrive",

@@ -1,0 +1,301 @@
+//! Bad guest programs end with a clear error, never a hang, and a run's
+//! memory stays bounded (issue 9, the guest side).
+
+mod common;
+
+use common::*;
+use nanopu_core::Exception;
+use nanopu_node::loader::{load_bytes, LoadError};
+use nanopu_node::{dram::Dram, Node, NodeConfig, NodeError, RunEnd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn dram() -> Dram {
+    Dram::new(0x8000_0000, 16 << 30).unwrap()
+}
+
+#[test]
+fn a_handler_that_faults_on_every_entry_is_a_trap_storm_not_a_hang() {
+    // The handler's first store goes through a stack pointer outside DRAM:
+    // every entry faults at the same instruction, which re-enters the handler.
+    let body = "    la a0, handler\n    csrw mtvec, a0\n    li sp, 0x1000\n    ecall\n\
+                \n    .align 2\nhandler:\n    addi sp, sp, -16\n    sd ra, 8(sp)\n    mret\n";
+    let mut node = asm_node("storm", body, 1);
+    match node.run(u64::MAX) {
+        Err(NodeError::Fault(f)) => {
+            assert_eq!(f.cause, Exception::StoreAccessFault);
+            assert!(f.reason.contains("trap storm"), "{f}");
+            assert!(f.instruction.starts_with("sd ra, 8(sp)"), "{f}");
+            let msg = NodeError::Fault(f).to_string();
+            assert!(!msg.contains('\n'), "one line: {msg}");
+        }
+        other => panic!("expected a trap storm, got {other:?}"),
+    }
+    assert!(node.harts[0].stats.traps <= 300, "stopped early");
+}
+
+#[test]
+fn traps_that_return_are_not_a_storm() {
+    // 1000 ecalls at the same pc, each returned from with mret.
+    let body = format!(
+        "    la a0, handler\n    csrw mtvec, a0\n    li s0, 1000\n\
+         1:  ecall\n    addi s0, s0, -1\n    bnez s0, 1b\n    li a0, 0\n{}\
+         \n    .align 2\nhandler:\n    csrr t0, mepc\n    addi t0, t0, 4\n    csrw mepc, t0\n    mret\n",
+        exit_with("a0")
+    );
+    let mut node = asm_node("ecalls", &body, 1);
+    assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+    assert_eq!(node.harts[0].stats.traps, 1000);
+}
+
+#[test]
+fn a_stop_request_ends_an_endless_run_with_where_each_hart_is() {
+    let mut node = asm_node("endless", "1:  addi a0, a0, 1\n    j 1b\n", 2);
+    let flag = Arc::new(AtomicBool::new(false));
+    node.stop_request = Some(flag.clone());
+    let raiser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let started = std::time::Instant::now();
+    let result = node.run(u64::MAX);
+    raiser.join().unwrap();
+    match result {
+        Err(NodeError::Interrupted(harts)) => {
+            assert!(started.elapsed().as_secs() < 10);
+            for h in 0..2 {
+                assert!(
+                    harts.contains(&format!("hart {h}: running, cycle ")),
+                    "{harts}"
+                );
+            }
+            assert!(harts.contains("pc 0x8000000"), "{harts}");
+        }
+        other => panic!("expected an interrupted run, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_stop_request_reaches_a_single_hart_in_one_long_slice() {
+    let mut node = asm_node("endless1", "1:  addi a0, a0, 1\n    j 1b\n", 1);
+    let flag = Arc::new(AtomicBool::new(false));
+    node.stop_request = Some(flag.clone());
+    let raiser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let result = node.run(u64::MAX);
+    raiser.join().unwrap();
+    assert!(
+        matches!(result, Err(NodeError::Interrupted(_))),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_two_gigabyte_bss_costs_no_host_memory() {
+    let body = format!(
+        "    la a0, big\n    li a1, 0x7ffffff8\n    add a0, a0, a1\n    ld a0, 0(a0)\n{}\
+         \n    .section .bss\n    .align 12\nbig: .skip 0x80000000\n",
+        exit_with("a0")
+    );
+    let elf = assemble("bigbss", &body);
+    let mut d = dram();
+    let program = load_bytes("bigbss", &elf, &mut d).unwrap();
+    assert!(program.loaded_bytes < 1 << 16);
+    let resident = d.resident_bytes();
+    assert!(
+        resident < 1 << 20,
+        "{resident} bytes of DRAM touched by loading"
+    );
+    let mut node = Node::with_program_bytes(NodeConfig::default(), "bigbss", &elf).unwrap();
+    assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+    let resident = node.bus.dram.resident_bytes();
+    assert!(resident < 1 << 20, "{resident} bytes of DRAM after the run");
+}
+
+#[test]
+fn overlapping_segments_still_zero_their_bss() {
+    // A .bss that overlaps bytes an earlier segment loaded must read zero.
+    let body = format!(
+        "    la a0, data\n    ld a0, 0(a0)\n{}\n    .section .data\n    .align 3\ndata: .dword 0x1234\n",
+        exit_with("a0")
+    );
+    let mut elf = assemble("overlap", &body);
+    // Turn a program header that loads nothing (GNU_STACK, RISCV_ATTRIBUTES)
+    // into a second PT_LOAD over the last segment's addresses with no file
+    // bytes, placed after it: the loader must zero what it loaded before.
+    let file = elf::ElfBytes::<elf::endian::AnyEndian>::minimal_parse(&elf).unwrap();
+    let (phoff, phentsize) = (file.ehdr.e_phoff as usize, file.ehdr.e_phentsize as usize);
+    let headers: Vec<_> = file.segments().unwrap().iter().collect();
+    let last = headers
+        .iter()
+        .rposition(|p| p.p_type == elf::abi::PT_LOAD)
+        .unwrap();
+    let spare = headers
+        .iter()
+        .position(|p| p.p_type != elf::abi::PT_LOAD)
+        .expect("a spare program header");
+    let entry = |i: usize| phoff + i * phentsize..phoff + (i + 1) * phentsize;
+    let data_segment = elf[entry(last)].to_vec();
+    let mut bss = data_segment.clone();
+    bss[32..40].copy_from_slice(&0u64.to_le_bytes()); // p_filesz
+    let (first, second) = if spare > last {
+        (last, spare)
+    } else {
+        (spare, last)
+    };
+    elf[entry(first)].copy_from_slice(&data_segment);
+    elf[entry(second)].copy_from_slice(&bss);
+    let cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    let mut node = Node::with_program_bytes(cfg, "overlap", &elf).unwrap();
+    assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+}
+
+/// Counts what it is given, keeps nothing.
+struct Counter(Arc<AtomicU64>);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes a 1 MiB buffer to stdout `times` times through HTIF SYS_write.
+fn writer_program(times: u64) -> String {
+    format!(
+        "    li s0, {times}\n\
+         1:  la a0, block\n    li t0, 64\n    sd t0, 0(a0)\n    li t0, 1\n    sd t0, 8(a0)\n\
+             la t0, buf\n    sd t0, 16(a0)\n    li t0, 0x100000\n    sd t0, 24(a0)\n\
+             la t1, tohost\n    sd a0, 0(t1)\n\
+         2:  la t1, fromhost\n    ld t2, 0(t1)\n    beqz t2, 2b\n    sd zero, 0(t1)\n\
+             addi s0, s0, -1\n    bnez s0, 1b\n    li a0, 0\n{}\
+         \n    .section .data\n    .align 6\nblock: .skip 64\n\
+         \n    .section .bss\n    .align 12\nbuf: .skip 0x100000\n",
+        exit_with("a0")
+    )
+}
+
+fn one_core() -> NodeConfig {
+    NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    }
+}
+
+#[test]
+fn streamed_output_is_not_kept() {
+    let elf = assemble("writer", &writer_program(512));
+    let mut node = Node::with_program_bytes(one_core(), "writer", &elf).unwrap();
+    let count = Arc::new(AtomicU64::new(0));
+    node.bus.htif.as_mut().unwrap().sink = Some(Box::new(Counter(count.clone())));
+    assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+    assert_eq!(count.load(Ordering::Relaxed), 512 << 20);
+    let htif = node.bus.htif.as_ref().unwrap();
+    assert!(htif.output.is_empty() && htif.output_dropped == 0);
+}
+
+#[test]
+fn kept_output_is_bounded() {
+    use nanopu_node::htif::OUTPUT_KEEP;
+    let times = (OUTPUT_KEEP >> 20) as u64 + 4;
+    let elf = assemble("writer", &writer_program(times));
+    let mut node = Node::with_program_bytes(one_core(), "writer", &elf).unwrap();
+    assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+    let htif = node.bus.htif.as_ref().unwrap();
+    assert_eq!(htif.output.len(), OUTPUT_KEEP);
+    assert_eq!(htif.output_dropped, 4 << 20);
+}
+
+#[test]
+fn a_misaligned_entry_point_is_rejected_at_load() {
+    let mut elf = assemble("entry", "    nop\n    nop\n");
+    let entry = u64::from_le_bytes(elf[24..32].try_into().unwrap());
+    elf[24..32].copy_from_slice(&(entry + 1).to_le_bytes());
+    let e = load_bytes("entry", &elf, &mut dram()).unwrap_err();
+    assert!(matches!(e, LoadError::MisalignedEntry { .. }), "{e}");
+    assert!(e.to_string().contains("0x80000001"), "{e}");
+}
+
+#[test]
+fn a_truncated_elf_says_what_is_missing() {
+    let elf = assemble("trunc", "    nop\n");
+    let e = load_bytes("trunc", &elf[..40], &mut dram()).unwrap_err();
+    assert!(e.to_string().contains("truncated ELF file"), "{e}");
+    assert!(e.to_string().contains("at byte 40"), "{e}");
+    let shoff = u64::from_le_bytes(elf[0x28..0x30].try_into().unwrap()) as usize;
+    let e = load_bytes("trunc", &elf[..shoff + 10], &mut dram()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("truncated ELF file") && msg.contains("section header table"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_corrupt_section_table_is_named() {
+    let mut elf = assemble("corrupt", "    nop\n");
+    let file = elf::ElfBytes::<elf::endian::AnyEndian>::minimal_parse(&elf).unwrap();
+    let shoff = file.ehdr.e_shoff as usize;
+    let shentsize = file.ehdr.e_shentsize as usize;
+    let symtab = file
+        .section_headers()
+        .unwrap()
+        .iter()
+        .position(|s| s.sh_type == elf::abi::SHT_SYMTAB)
+        .unwrap();
+    // sh_offset of the symbol table far past the end of the file.
+    let at = shoff + symtab * shentsize + 24;
+    elf[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let e = load_bytes("corrupt", &elf, &mut dram()).unwrap_err();
+    assert!(matches!(e, LoadError::CorruptSections { .. }), "{e}");
+    assert!(
+        e.to_string().contains("section header table is corrupt"),
+        "{e}"
+    );
+}
+
+#[test]
+fn io_errors_name_their_cause_once() {
+    let e = Node::with_program(
+        NodeConfig::default(),
+        std::path::Path::new("/nonexistent/x.elf"),
+    )
+    .err()
+    .unwrap();
+    let mut chain = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        chain += &format!(": {s}");
+        source = s.source();
+    }
+    assert_eq!(chain.matches("os error 2").count(), 1, "{chain}");
+}
+
+#[test]
+fn files_beyond_the_size_limit_or_not_regular_are_refused() {
+    use nanopu_node::loader::read_limited;
+    let e = read_limited(std::path::Path::new("/dev/zero"), 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let e = read_limited(std::path::Path::new("/"), 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("a directory"), "{e}");
+    let me = std::env::current_exe().unwrap();
+    let e = read_limited(&me, 1024).unwrap_err();
+    assert!(matches!(e, LoadError::TooLarge { limit: 1024, .. }), "{e}");
+    assert!(e.to_string().contains("1024-byte"), "{e}");
+}
+
+#[test]
+fn a_zero_clock_is_blamed_on_the_clock() {
+    let mut cfg = NodeConfig::default();
+    cfg.core.clock_mhz = 0;
+    let e = cfg.validate().unwrap_err();
+    assert!(e.starts_with("core.clock_mhz = 0"), "{e}");
+}
