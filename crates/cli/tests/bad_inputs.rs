@@ -335,10 +335,5 @@ fn a_guest_fault_in_a_network_names_the_host() {
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    check(
-        "net with a faulting node",
-        &Error("host 2 (a nanoPU node)"),
-        &o,
-    )
-    .unwrap();
+    check("net with a faulting node", &Error("host 2 (a node)"), &o).unwrap();
 }

@@ -163,7 +163,13 @@ fn a_node_that_is_not_the_root_does_not_serve() {
         "{}",
         r.stdout
     );
-    assert!(r.stderr.contains("only 0 of 400 replies"), "{}", r.stderr);
+    // Every core waits and the load generator never got its start-up
+    // messages: the run says so instead of running out the clock.
+    assert!(
+        r.stderr.contains("stopped making progress") && r.stderr.contains("never started"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -343,8 +343,7 @@ impl Node {
     }
 
     /// Like [`advance`](Self::advance); with `round_up`, a hart in an idle
-    /// loop goes to the first loop head at or after `to` (where a run to
-    /// `to` leaves it, so that callers see every hart reach the limit).
+    /// loop goes to the first loop head at or after `to`.
     fn advance_rounding(&mut self, h: usize, to: u64, round_up: bool) {
         let hart = &mut self.harts[h];
         match self.states[h] {
@@ -601,7 +600,13 @@ impl Node {
         for h in 0..self.harts.len() {
             if self.states[h] != HartState::Running && self.harts[h].cycle < limit {
                 let state = self.states[h];
-                self.advance_rounding(h, limit, true);
+                // A loop polling for messages stays at or before the limit,
+                // so a message due just after it finds the loop where
+                // step-by-step execution would; a spin on memory goes to the
+                // first loop head past it (callers then see the hart reach
+                // the limit; see the README on its one inexactness).
+                let round_up = !self.watches[h].is_empty();
+                self.advance_rounding(h, limit, round_up);
                 self.states[h] = state;
             }
         }

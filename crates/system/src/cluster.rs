@@ -319,7 +319,7 @@ impl Cluster {
                 let mut node_cfg = cfg.node.clone();
                 node_cfg.icenic.enabled = kind == NicKind::Icenic;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
-                    .map_err(|source| SystemError::Host { host: h, source })?;
+                    .map_err(|error| SystemError::Host { host: h, error })?;
                 node.nic_attached = true;
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
@@ -337,8 +337,7 @@ impl Cluster {
                 let to_server = net.idle_one_way(h, c.server, 0);
                 hosts.push(Host::Client(Box::new(client_host(
                     load,
-                    host_ip(h),
-                    host_ip(c.server),
+                    (host_ip(h), host_ip(c.server)),
                     c.server,
                     &cfg.nic,
                     cfg.network.link.gbps,
@@ -607,7 +606,7 @@ impl Cluster {
                 let h = self.nodes[i];
                 let node = self.hosts[h].as_node_mut().expect("a node");
                 node.advance(limit)
-                    .map_err(|source| SystemError::Host { host: h, source })?;
+                    .map_err(|error| SystemError::Host { host: h, error })?;
                 self.node_io(h);
             }
             // Events before every node's next possible output are final.
@@ -976,11 +975,11 @@ pub fn node_nic(
     })
 }
 
-/// A load generator with address `ip` sending to host `server` at `server_ip`.
+/// A load generator with address `ip` sending to host `server` at `server_ip`
+/// (`addresses = (ip, server_ip)`).
 pub fn client_host(
     load: LoadConfig,
-    ip: u32,
-    server_ip: u32,
+    (ip, server_ip): (u32, u32),
     server: usize,
     nic: &NicConfig,
     link_gbps: u64,

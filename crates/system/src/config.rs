@@ -51,14 +51,10 @@ pub struct Config {
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: {bytes} bytes; configuration files are read up to {MAX_CONFIG_BYTES} bytes")]
-    TooLarge { path: String, bytes: u64 },
+    #[error("cannot read config file {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("config file {path} is larger than the limit of {MAX_CONFIG_BYTES} bytes (1 MiB) for a configuration file")]
+    TooLarge { path: String },
     /// A key is unknown, ill-typed or missing; the message names it and its line.
     #[error("{0}")]
     Syntax(String),
@@ -117,6 +113,40 @@ impl Config {
         self.network
             .validate()
             .map_err(|e| invalid("network", &e))?;
+        // Who is what, before any program is read.
+        let hosts = self.network.topology.hosts();
+        let mut role: Vec<Option<&str>> = vec![None; hosts];
+        for (i, p) in self.programs.iter().enumerate() {
+            let set = crate::cluster::parse_hosts(&p.hosts, hosts)
+                .map_err(|e| ConfigError::Invalid(format!("programs[{i}].{e}")))?;
+            for h in set {
+                if role[h].replace("program").is_some() {
+                    return Err(ConfigError::Invalid(format!(
+                        "programs[{i}].hosts = {:?}: host {h} already runs another program; \
+                         host ranges must not overlap",
+                        p.hosts
+                    )));
+                }
+            }
+        }
+        for (i, c) in self.clients.iter().enumerate() {
+            let set = crate::cluster::parse_hosts(&c.hosts, hosts)
+                .map_err(|e| ConfigError::Invalid(format!("clients[{i}].{e}")))?;
+            for h in set {
+                if let Some(r) = role[h].replace("client") {
+                    return Err(ConfigError::Invalid(format!(
+                        "clients[{i}].hosts = {:?}: host {h} is already a {r}",
+                        c.hosts
+                    )));
+                }
+            }
+            if c.server >= hosts || role[c.server] != Some("program") {
+                return Err(ConfigError::Invalid(format!(
+                    "clients[{i}].server = {}: not a host that runs a program",
+                    c.server
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -131,9 +161,9 @@ impl Config {
 fn read_limited(path: &std::path::Path) -> Result<String, ConfigError> {
     use std::io::Read;
     let name = path.display().to_string();
-    let read = |source| ConfigError::Read {
+    let read = |error| ConfigError::Read {
         path: name.clone(),
-        source,
+        error,
     };
     let f = std::fs::File::open(path).map_err(read)?;
     let mut bytes = Vec::new();
@@ -141,10 +171,7 @@ fn read_limited(path: &std::path::Path) -> Result<String, ConfigError> {
         .read_to_end(&mut bytes)
         .map_err(read)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(ConfigError::TooLarge {
-            path: name,
-            bytes: bytes.len() as u64,
-        });
+        return Err(ConfigError::TooLarge { path: name });
     }
     String::from_utf8(bytes)
         .map_err(|e| ConfigError::Syntax(format!("{name}: not UTF-8 text ({e})")))

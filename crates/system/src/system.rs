@@ -35,13 +35,9 @@ const CLIENT: usize = 1;
 pub enum SystemError {
     #[error(transparent)]
     Node(#[from] NodeError),
-    /// Something went wrong in one host of a network.
-    #[error("host {host}: {source}")]
-    Host {
-        host: usize,
-        #[source]
-        source: NodeError,
-    },
+    /// A node of a network failed (a guest fault, ...).
+    #[error("host {host} (a node): {error}")]
+    Host { host: usize, error: NodeError },
     #[error("invalid configuration: {0}")]
     Config(String),
     #[error("cannot write the packet trace: {0}")]
@@ -150,8 +146,7 @@ impl System {
         let client = match load {
             Some(l) => client_host(
                 l,
-                client_ip.to_bits(),
-                node_ip.to_bits(),
+                (client_ip.to_bits(), node_ip.to_bits()),
                 NODE,
                 &cfg.nic,
                 gbps,
@@ -186,7 +181,7 @@ impl System {
             node_exits: true,
         };
         let end = self.cluster.run_until(until, stop).map_err(|e| match e {
-            SystemError::Host { source, .. } => SystemError::Node(source),
+            SystemError::Host { error, .. } => SystemError::Node(error),
             e => e,
         })?;
         match end {
