@@ -71,11 +71,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
 
     crate::output::write_stdout(&format!(
-        "compute kernel (matmul): {instret} instructions, {cycles} cycles in {kernel_s:.3} s: {kernel_mips:.1} simulated MIPS, {:.1} M simulated cycles/s",
+        "compute kernel (matmul): {instret} instructions, {cycles} cycles in {kernel_s:.3} s: {kernel_mips:.1} simulated MIPS, {:.1} M simulated cycles/s\n",
         kernel_cycles_per_s / 1e6
     ))?;
     crate::output::write_stdout(&format!(
-        "idle node ({} harts in lnic_wait, 1 simulated second): {idle_s:.4} s: {:.3e} simulated cycles/s",
+        "idle node ({} harts in lnic_wait, 1 simulated second): {idle_s:.4} s: {:.3e} simulated cycles/s\n",
         cfg.cores, idle_cycles_per_s
     ))?;
     incast.print(&format!(
@@ -161,7 +161,7 @@ impl NetBench {
 
     fn print(&self, what: &str) -> Result<()> {
         crate::output::write_stdout(&format!(
-            "{what}: {} messages delivered, {} packets, {:.1} simulated us in {:.3} s: {:.3e} simulated packets/s, {:.1} simulated us/s, {:.3e} events/s",
+            "{what}: {} messages delivered, {} packets, {:.1} simulated us in {:.3} s: {:.3e} simulated packets/s, {:.1} simulated us/s, {:.3e} events/s\n",
             self.messages,
             self.frames,
             self.sim_ns / 1e3,
