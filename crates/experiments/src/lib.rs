@@ -174,29 +174,7 @@ impl Runner {
 
     /// Runs every point (in parallel), results in the order of `points`.
     pub fn run(&self, label: &str, points: &[Point]) -> Result<Vec<Measured>> {
-        self.progress.set_prefix(label.to_string());
-        self.progress
-            .set_length(self.progress.length().unwrap_or(0) + points.len() as u64);
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<Measured>>>> =
-            Mutex::new((0..points.len()).map(|_| None).collect());
-        std::thread::scope(|s| {
-            for _ in 0..self.threads.min(points.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = points.get(i) else { break };
-                    let r = self.run_point(p);
-                    results.lock().expect("no panics")[i] = Some(r);
-                    self.progress.inc(1);
-                });
-            }
-        });
-        results
-            .into_inner()
-            .expect("no panics")
-            .into_iter()
-            .map(|r| r.expect("every point ran"))
-            .collect()
+        self.par_map(label, points, |p| self.run_point(p))
     }
 
     /// Runs `f` on every item (in parallel), results in the order of `items`.
