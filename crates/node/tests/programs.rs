@@ -76,3 +76,24 @@ fn fewer_cores_run_the_same_program() {
     assert_eq!(code, 0);
     assert!(out.contains("Hello from hart 0"), "{out}");
 }
+
+#[test]
+fn pointer_chase_pays_the_memory_latency() {
+    let (out, _) = assert_ok("pointer_chase");
+    // "... : 156.89 cycles per dependent load"
+    let per_load: f64 = out
+        .split(": ")
+        .last()
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no cycle figure in {out:?}"));
+    // The 1 MB table is twice the L2: about half the loads go to DRAM, the
+    // rest hit the L2; every load misses the 16 KB L1. So a load costs
+    // between half a DRAM access and a whole DRAM access plus an L2 hit.
+    let cfg = NodeConfig::default();
+    let (dram, l2) = (cfg.dram_cycles() as f64, cfg.l2_hit_cycles as f64);
+    assert!(
+        per_load > (dram + l2) / 2.0 && per_load < dram + 2.0 * l2,
+        "{per_load} cycles per load (DRAM {dram}, L2 {l2})"
+    );
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Appends one line of `nanopu bench` figures for the current commit to
+# docs/bench-history.csv, so speed regressions show up in the history.
+#
+#   scripts/bench-record.sh [NOTE]
+#
+# Run it on a quiet machine (nothing else building): the figures are host
+# time. The CSV says which machine (CPU model, cores) each line came from.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/bench-history.csv
+json=$(mktemp)
+trap 'rm -f "$json"' EXIT
+cargo build --release -q
+make -C sdk -s >/dev/null
+./target/release/nanopu bench --json "$json" >&2
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates sdk || echo "+dirty")
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,/ /g')
+cores=$(nproc)
+note=${1:-}
+if [ ! -f "$out" ]; then
+    echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,note" >"$out"
+fi
+python3 - "$json" "$commit" "$cpu" "$cores" "${note//,/;}" >>"$out" <<'PY'
+import json, sys, datetime
+j = json.load(open(sys.argv[1]))
+keys = ["kernel_mips", "coremark_like_mips", "pointer_chase_mips", "idle_cycles_per_s",
+        "incast80_packets_per_s", "incast80_sim_us_per_s", "leafspine64_packets_per_s",
+        "leafspine64_sim_us_per_s"]
+vals = [f"{j[k]:.4g}" if k in j else "" for k in keys]
+date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+print(",".join([date, sys.argv[2], sys.argv[3], sys.argv[4]] + vals + [sys.argv[5]]))
+PY
+tail -n 1 "$out"
