@@ -316,9 +316,9 @@ pub fn run(a: RunArgs) -> Result<u8> {
     })
 }
 
-/// argv of the program: its path, then the arguments after `--`.
+/// argv of the program: its file name, then the arguments after `--`.
 fn program_args(a: &RunArgs) -> Vec<String> {
-    std::iter::once(a.program.display().to_string())
+    std::iter::once(nanopu_node::loader::argv0(&a.program))
         .chain(a.args.iter().cloned())
         .collect()
 }

@@ -214,7 +214,7 @@ impl Runner {
         self.run_on_node(&program, &[], p.nic, p.selection, None, &p.load)
     }
 
-    /// Runs `program` (argv = its path and `args`) behind `nic`, driven by
+    /// Runs `program` (argv = its file name and `args`) behind `nic`, driven by
     /// `load`; `addresses` = (node, client) if not the configuration's.
     pub fn run_on_node(
         &self,
@@ -243,7 +243,7 @@ impl Runner {
                     "{name} takes arguments but defines no `tohost` symbol to read them through"
                 )
             })?;
-            h.args = std::iter::once(name.to_string())
+            h.args = std::iter::once(nanopu_node::loader::argv0(program))
                 .chain(args.iter().cloned())
                 .collect();
         }

@@ -100,6 +100,24 @@ pub struct Program {
     pub loaded_bytes: u64,
 }
 
+/// The program's argv[0]: its file name without the directories, so that
+/// where a program is checked out never changes what it computes (argv
+/// strings sit on the guest's stack: a longer path moves the stack and so
+/// which cache sets the program's locals use).
+pub fn argv0(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+impl Program {
+    /// See [`argv0`].
+    pub fn argv0(&self) -> String {
+        argv0(std::path::Path::new(&self.path))
+    }
+}
+
 fn machine_name(m: u16) -> &'static str {
     match m {
         abi::EM_386 => "x86",

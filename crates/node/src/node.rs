@@ -206,7 +206,7 @@ impl Node {
             // fromhost is optional for programs that only exit.
             let mut htif = Htif::new(to, program.fromhost.unwrap_or(to + 64));
             // argv[0]: prototype start-up code refuses an empty argument list.
-            htif.args = vec![program.path.clone()];
+            htif.args = vec![program.argv0()];
             self.bus.htif = Some(htif);
         }
         self.decode_cache.invalidate();

@@ -4,9 +4,8 @@
 
 int main(int argc, char **argv)
 {
-    (void)argv;
     printf("Hello from hart %lu of %d\n", nanopu_hartid(), nanopu_ncores);
     if (argc > 0)
-        printf("argc = %d\n", argc);
+        printf("argc = %d, argv[0] = %s\n", argc, argv[0]);
     return 0;
 }
