@@ -51,7 +51,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         bail!("the compute kernel failed its self-check ({end:?})");
     }
     let instret = node.instret();
-    let cycles = node.harts[0].cycle;
+    let cycles = node.cycle(0);
     let kernel_mips = instret as f64 / kernel_s / 1e6;
     let kernel_cycles_per_s = cycles as f64 / kernel_s;
 
