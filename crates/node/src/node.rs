@@ -110,7 +110,7 @@ pub enum NodeError {
     #[error("invalid node configuration: {0}")]
     Config(NodeConfigError),
     #[error("cannot attach a device: {0}")]
-    Device(#[from] OverlapError),
+    Device(OverlapError),
     /// The cause is in the message, not a `source`: printed once in a chain.
     #[error("cannot reserve {bytes} bytes of DRAM: {cause}")]
     Memory { bytes: u64, cause: std::io::Error },
@@ -122,12 +122,20 @@ pub enum NodeError {
     Htif(HtifError),
     #[error("deadlock: every hart waits for something that can never happen\n{0}")]
     Deadlock(String),
-    /// [`Node::stop_request`] was raised (Ctrl-C): where each hart was.
+    /// [`Node::set_stop_request`] was raised (Ctrl-C): where each hart was.
     #[error("interrupted\n{0}")]
     Interrupted(String),
 }
 
-/// With a [`Node::stop_request`], the longest slice a hart runs before the
+// Not `#[from]`: that would make the cause a `source` too, printed twice in
+// a chain.
+impl From<OverlapError> for NodeError {
+    fn from(e: OverlapError) -> Self {
+        NodeError::Device(e)
+    }
+}
+
+/// With a [`Node::set_stop_request`], the longest slice a hart runs before the
 /// node looks at the flag (a quarter of a millisecond at 3.2 GHz; several
 /// harts already take turns every `quantum_cycles`).
 pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
