@@ -360,3 +360,27 @@ fn devices_answer_where_the_configuration_puts_them() {
     );
     assert_eq!(node.clint().unwrap().mtimecmp[0], 1234);
 }
+
+#[test]
+fn uart_bytes_join_the_program_output() {
+    let src = format!(
+        "    li t0, {uart:#x}
+    li t1, 'h'
+    sw t1, 0(t0)
+    li t1, 'i'
+    sw t1, 0(t0)
+    li a0, 0
+{exit}",
+        uart = nanopu_node::uart::UART_BASE,
+        exit = exit_with("a0"),
+    );
+    let elf = assemble("uart_out", &src);
+    let cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    let mut node = Node::with_program_bytes(cfg, "uart_out", &elf).unwrap();
+    assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
+    assert_eq!(node.htif().unwrap().output, b"hi");
+    assert!(node.uart_output().is_empty(), "HTIF collects it");
+}
