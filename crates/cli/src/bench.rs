@@ -173,7 +173,7 @@ fn run_kernel(
             bail!("the {name} kernel failed its self-check ({end:?})");
         }
         b.instret += node.instret();
-        b.cycles += node.harts[0].cycle;
+        b.cycles += node.cycle(0);
     }
     Ok(b)
 }

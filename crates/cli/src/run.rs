@@ -212,7 +212,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         cfg.node.cores = n;
     }
     let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
-    match node.bus.htif.as_mut() {
+    match node.htif_mut() {
         Some(h) => {
             h.echo = true;
             h.args = program_args(&a);
@@ -223,13 +223,14 @@ pub fn run(a: RunArgs) -> Result<u8> {
         ),
     }
     if let Some(path) = &a.trace {
-        node.trace = Some(if path.as_os_str() == "-" {
+        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
             Box::new(std::io::stderr())
         } else {
             let f = std::fs::File::create(path)
                 .with_context(|| format!("cannot create trace file {}", path.display()))?;
             Box::new(std::io::BufWriter::new(f))
-        });
+        };
+        node.set_trace(Some(trace));
     }
     if a.load {
         drop(node);
@@ -246,25 +247,25 @@ pub fn run(a: RunArgs) -> Result<u8> {
             cfg.node.icenic.ipv4 = ip;
         }
         let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
-        if let Some(h) = node.bus.htif.as_mut() {
+        if let Some(h) = node.htif_mut() {
             h.echo = true;
             h.args = program_args(&a);
         }
-        node.stop_request = Some(interrupt_flag()?);
+        node.set_stop_request(interrupt_flag()?);
         return run_with_load(node, &cfg, &a);
     }
     let limit = a.max_cycles.unwrap_or(u64::MAX);
-    node.stop_request = Some(interrupt_flag()?);
+    node.set_stop_request(interrupt_flag()?);
     let start = Instant::now();
     let end = match node.run(limit) {
         Err(NodeError::Interrupted(harts)) => return Ok(report_interrupt(&harts)),
         end => end?,
     };
     let wall_s = start.elapsed().as_secs_f64();
-    if let Some(mut t) = node.trace.take() {
+    if let Some(mut t) = node.set_trace(None) {
         t.flush().context("writing the trace")?;
     }
-    if let Some(h) = &node.bus.htif {
+    if let Some(h) = node.htif() {
         for (num, count) in &h.unsupported {
             eprintln!("warning: the program made {count} unsupported HTIF syscall(s) number {num}");
         }
@@ -276,27 +277,12 @@ pub fn run(a: RunArgs) -> Result<u8> {
             bail!("the program did not exit within --max-cycles {limit}\n{waits}");
         }
     };
-    let (_, exit_hart) = node.exit.expect("exited");
-    let cycles = node.harts[exit_hart].cycle;
+    let (_, exit_hart) = node.exit().expect("exited");
+    let cycles = node.cycle(exit_hart);
     let instret = node.instret();
     let sim_ns = node.time_fs(exit_hart) as f64 / 1e6;
     if let Some(path) = &a.stats_json {
-        let harts: Vec<_> = node
-            .harts
-            .iter()
-            .map(|h| {
-                json!({
-                    "cycles": h.cycle,
-                    "instret": h.instret,
-                    "icache_misses": h.stats.icache_misses,
-                    "dcache_misses": h.stats.dcache_misses,
-                    "branch_mispredicts": h.predictor.mispredicts,
-                    "traps": h.stats.traps,
-                    "interrupts": h.stats.interrupts,
-                    "idle_cycles": h.stats.idle_cycles,
-                })
-            })
-            .collect();
+        let harts = node.hart_summaries();
         let stats = json!({
             "exit_code": code,
             "cycles": cycles,

@@ -113,29 +113,29 @@ struct PollSnapshot {
 
 /// One RV64GC hart with the nanoPU register-file network interface.
 pub struct Hart {
-    pub id: usize,
-    pub x: [u64; 32],
-    pub f: [u64; 32],
-    pub pc: u64,
-    pub privilege: Privilege,
-    pub csr: MachineCsrs,
+    pub(crate) id: usize,
+    pub(crate) x: [u64; 32],
+    pub(crate) f: [u64; 32],
+    pub(crate) pc: u64,
+    pub(crate) privilege: Privilege,
+    pub(crate) csr: MachineCsrs,
     /// The core cycle at which the next instruction can issue.
-    pub cycle: u64,
+    pub(crate) cycle: u64,
     /// Instructions retired.
-    pub instret: u64,
+    pub(crate) instret: u64,
     /// mcycle = cycle + offset (software may write mcycle).
     pub(crate) mcycle_offset: u64,
     /// minstret = instret + offset.
     pub(crate) minstret_offset: u64,
-    pub pipeline: Pipeline,
-    pub predictor: BranchPredictor,
-    pub l1i: Cache,
-    pub l1d: Cache,
+    pub(crate) pipeline: Pipeline,
+    pub(crate) predictor: BranchPredictor,
+    pub(crate) l1i: Cache,
+    pub(crate) l1d: Cache,
     /// Line address of the last instruction fetch (the L1I is consulted only
     /// when fetch moves to another line).
     last_fetch_line: u64,
     /// The core's local RX/TX queues and LNIC CSR state.
-    pub net: NetIf,
+    pub(crate) net: NetIf,
     /// Counts accesses with effects outside the hart (memory, devices, NIC,
     /// time-varying CSRs): an idle loop performs none.
     pub(crate) effects: u64,
@@ -159,7 +159,7 @@ pub struct Hart {
     /// Exceptions taken in a row at the same pc with the same cause and no
     /// `mret` in between: a handler that faults before it can return.
     trap_storm: TrapStorm,
-    pub stats: HartStats,
+    pub(crate) stats: HartStats,
 }
 
 /// Nested exceptions with the same pc and cause, none returned from
@@ -758,6 +758,106 @@ impl Hart {
             },
             Err(_) => "<unreadable>".into(),
         }
+    }
+
+    /// The hart's number (`mhartid`).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The pc of the next instruction.
+    pub fn pc(&self) -> u64 {
+        self.pc
+    }
+
+    /// Sets the pc (a program's entry point, before the hart runs).
+    pub fn set_pc(&mut self, pc: u64) {
+        self.pc = pc;
+    }
+
+    /// Integer register `r` (0..32).
+    pub fn x(&self, r: usize) -> u64 {
+        self.x[r]
+    }
+
+    /// The integer registers.
+    pub fn xregs(&self) -> &[u64; 32] {
+        &self.x
+    }
+
+    /// The floating-point registers (raw bits).
+    pub fn fregs(&self) -> &[u64; 32] {
+        &self.f
+    }
+
+    pub fn privilege(&self) -> Privilege {
+        self.privilege
+    }
+
+    /// The machine-mode CSRs.
+    pub fn csr(&self) -> &MachineCsrs {
+        &self.csr
+    }
+
+    /// The core cycle at which the next instruction can issue.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Instructions retired.
+    pub fn instret(&self) -> u64 {
+        self.instret
+    }
+
+    pub fn stats(&self) -> &HartStats {
+        &self.stats
+    }
+
+    /// The branch predictor (its counters).
+    pub fn predictor(&self) -> &BranchPredictor {
+        &self.predictor
+    }
+
+    pub fn l1i(&self) -> &Cache {
+        &self.l1i
+    }
+
+    pub fn l1d(&self) -> &Cache {
+        &self.l1d
+    }
+
+    /// Drops the line holding `addr` from the L1 D-cache (a device wrote
+    /// it behind the core's back).
+    pub fn invalidate_l1d_line(&mut self, addr: u64) {
+        self.l1d.invalidate_line(addr);
+    }
+
+    /// The core's register-file network interface: RX/TX queues, LNIC CSR
+    /// state, thread scheduler.
+    pub fn net(&self) -> &NetIf {
+        &self.net
+    }
+
+    /// The network interface, for the node (delivering messages, taking
+    /// the core's output).
+    pub fn net_mut(&mut self) -> &mut NetIf {
+        &mut self.net
+    }
+
+    /// Sets the interrupt lines `lines` of `mip` (bits driven by devices)
+    /// to `raised`, and brings the thread scheduler's line up to date.
+    #[inline]
+    pub fn set_interrupt_lines(&mut self, lines: u64, raised: u64) {
+        self.csr.mip = (self.csr.mip & !lines) | (raised & lines);
+        if self.net.hts.in_use() {
+            self.sync_hts();
+        }
+    }
+
+    /// Whether interrupt `line` (a `mip` bit number) is enabled in `mie`.
+    #[inline]
+    pub fn interrupt_enabled(&self, line: u32) -> bool {
+        self.csr.mie & (1 << line) != 0
     }
 
     /// The value software reads from mcycle.

@@ -25,5 +25,5 @@ pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
 pub use hts::{Hts, HtsStats};
 pub use netif::{NetIf, NetIfConfig};
-pub use timing::CoreTimingConfig;
+pub use timing::{CoreConfigError, CoreTimingConfig};
 pub use trap::{Exception, GuestFault};

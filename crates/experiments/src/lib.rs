@@ -6,12 +6,13 @@
 //! deterministic (its own seed), so the results do not depend on how many
 //! threads ran them.
 
+mod error;
 mod microbench;
 mod prototype_flow;
 mod scheduling;
 mod transport;
 
-use anyhow::{anyhow, bail, Context, Result};
+pub use error::{ExperimentError, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::ExperimentResult;
@@ -164,10 +165,7 @@ impl Runner {
     pub fn program(&self, name: &str) -> Result<PathBuf> {
         let p = self.programs.join(format!("{name}.elf"));
         if !p.exists() {
-            bail!(
-                "{} is missing: build the guest programs first (`make -C sdk`)",
-                p.display()
-            );
+            return Err(ExperimentError::MissingProgram(p));
         }
         Ok(p)
     }
@@ -238,10 +236,8 @@ impl Runner {
         }
         let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
         if !args.is_empty() {
-            let h = node.bus.htif.as_mut().with_context(|| {
-                format!(
-                    "{name} takes arguments but defines no `tohost` symbol to read them through"
-                )
+            let h = node.htif_mut().ok_or_else(|| {
+                fail!("{name} takes arguments but defines no `tohost` symbol to read them through")
             })?;
             h.args = std::iter::once(nanopu_node::loader::argv0(program))
                 .chain(args.iter().cloned())
@@ -265,19 +261,22 @@ impl Runner {
         let until = SimTime::ZERO + SimDuration::from_us(100_000 + 3 * arrivals_us);
         let end = sys
             .run(until)
-            .with_context(|| format!("{name} with {load:?}"))?;
+            .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
-            return Err(anyhow!(
+            return Err(fail!(
                 "{name}: {} of {} replies after {end:?}",
                 report.received,
                 load.count
             ));
         }
         if let Some(e) = &report.first_error {
-            bail!("{name}: {} wrong replies; first: {e}", report.wrong_replies);
+            return Err(fail!(
+                "{name}: {} wrong replies; first: {e}",
+                report.wrong_replies
+            ));
         }
-        let st = &sys.node().harts[0].stats;
+        let st = sys.node().hart_stats(0);
         Ok(Measured {
             load: report,
             ctx_switches: st.ctx_switches,
@@ -305,18 +304,24 @@ pub fn run_experiments(
             .map(|id| {
                 all.iter().find(|e| e.id == id).ok_or_else(|| {
                     let known: Vec<_> = all.iter().map(|e| e.id).collect();
-                    anyhow!("unknown experiment {id:?}; known: {}", known.join(", "))
+                    ExperimentError::Unknown {
+                        id: id.clone(),
+                        known: known.join(", "),
+                    }
                 })
             })
             .collect::<Result<_>>()?
     };
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|cause| ExperimentError::CreateDir {
+        path: out.to_path_buf(),
+        cause,
+    })?;
     let config_toml = cfg.to_toml();
     let runner = Runner::new(cfg, scale, threads, seed);
     let mut results = Vec::new();
     for e in chosen {
         let start = Instant::now();
-        let mut r = (e.run)(&runner).with_context(|| format!("experiment {}", e.id))?;
+        let mut r = (e.run)(&runner).map_err(|err| err.during(format!("experiment {}", e.id)))?;
         r.wall_s = start.elapsed().as_secs_f64();
         runner
             .progress

@@ -3,7 +3,7 @@
 //! DMA NIC.
 
 use super::{Experiment, Measured, Point, Runner, Scale};
-use anyhow::Result;
+use crate::Result;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, Start};
 

@@ -15,7 +15,7 @@
 //! stall pattern and scheduler code), side by side with them.
 
 use super::{highest_sustained, sustained, Experiment, Runner, Scale, SUSTAINED_DEFINITION};
-use anyhow::{Context, Result};
+use crate::{ensure, Result};
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start};
 use std::net::Ipv4Addr;
@@ -79,7 +79,7 @@ fn prototype_flow(r: &Runner) -> Result<ExperimentResult> {
     }];
     let external = std::env::var_os(LNIC_EVALUATION_ENV).map(PathBuf::from);
     if let Some(p) = &external {
-        anyhow::ensure!(
+        ensure!(
             p.is_file(),
             "{LNIC_EVALUATION_ENV}={}: no such file (build it with scripts/build-lnic-evaluation.sh)",
             p.display()
@@ -138,7 +138,7 @@ fn prototype_flow(r: &Runner) -> Result<ExperimentResult> {
                 Some((NODE_IP, LOAD_GEN_IP)),
                 &load,
             )
-            .with_context(|| format!("{test} at {} cycles between requests", lambdas[li]))
+            .map_err(|e| e.during(format!("{test} at {} cycles between requests", lambdas[li])))
         })
     };
     let mut m = run_impl(&impls[0].program, "prototype-flow")?;

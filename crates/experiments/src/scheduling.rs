@@ -5,7 +5,7 @@ use super::{
     highest_sustained, keeps_up, sustained, Experiment, Point, Runner, Scale, SUSTAINED_DEFINITION,
     SUSTAINED_P99_FACTOR,
 };
-use anyhow::Result;
+use crate::Result;
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start};

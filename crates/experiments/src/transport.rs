@@ -3,7 +3,7 @@
 //! of switches (`nanopu_system::cluster`).
 
 use super::{Experiment, Runner, Scale};
-use anyhow::{anyhow, Result};
+use crate::{ensure, fail, ExperimentError, Result};
 use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
 use nanopu_nic::NicConfig;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
@@ -55,8 +55,8 @@ fn pipeline_latencies(protocol: Protocol) -> Result<(Vec<f64>, Vec<f64>)> {
         gbps: 200,
         overhead_bytes: 20,
     };
-    let mut tx = NanoTransport::new(&cfg, 1, MTU, link).map_err(|e| anyhow!(e))?;
-    let mut rx = NanoTransport::new(&cfg, 2, MTU, link).map_err(|e| anyhow!(e))?;
+    let mut tx = NanoTransport::new(&cfg, 1, MTU, link).map_err(ExperimentError::Transport)?;
+    let mut rx = NanoTransport::new(&cfg, 2, MTU, link).map_err(ExperimentError::Transport)?;
     let (mut tx_lat, mut rx_lat) = (Vec::new(), Vec::new());
     let mut out = Vec::new();
     // 100 messages, one every 100 ns: the latency must not vary.
@@ -86,7 +86,7 @@ fn pipeline_latencies(protocol: Protocol) -> Result<(Vec<f64>, Vec<f64>)> {
                         }
                 )
             }) else {
-                return Err(anyhow!("the transport sent nothing"));
+                return Err(fail!("the transport sent nothing"));
             };
             match out.swap_remove(i) {
                 TransportAction::Transmit { frame: f, at } => frame = Some((f, at)),
@@ -95,7 +95,7 @@ fn pipeline_latencies(protocol: Protocol) -> Result<(Vec<f64>, Vec<f64>)> {
             }
         }
         let (frame, sent) = frame.expect("found");
-        anyhow::ensure!(frame.len() == 80, "a 16 B message in an 80 B packet");
+        ensure!(frame.len() == 80, "a 16 B message in an 80 B packet");
         tx_lat.push((sent - t0).as_ns());
         out.clear();
         let t1 = sent + SimDuration::from_ns(1);
@@ -106,7 +106,7 @@ fn pipeline_latencies(protocol: Protocol) -> Result<(Vec<f64>, Vec<f64>)> {
                 TransportAction::Deliver { at, .. } => Some(*at),
                 _ => None,
             })
-            .ok_or_else(|| anyhow!("the message was not delivered"))?;
+            .ok_or_else(|| fail!("the message was not delivered"))?;
         rx_lat.push((at - t1).as_ns());
         out.clear();
     }
@@ -235,9 +235,9 @@ fn line_rate_point(r: &Runner, protocol: Protocol, len: u16) -> Result<LineRate>
     } else {
         c.records.iter().filter_map(|m| m.delivered_at).collect()
     };
-    anyhow::ensure!(rx.len() == n, "{} of {n} messages delivered", rx.len());
+    ensure!(rx.len() == n, "{} of {n} messages delivered", rx.len());
     let stats = c.transport(0).stats.clone();
-    anyhow::ensure!(
+    ensure!(
         stats.tx_data_packets == n as u64,
         "retransmissions at line rate"
     );
@@ -372,8 +372,8 @@ fn idle_rtt_ns(cfg: &ClusterConfig, a: usize, b: usize) -> Result<f64> {
         at_ns: 0,
     })?;
     c.run(SimTime::MAX)?;
-    let there = c.records[i].delivered_at.ok_or_else(|| anyhow!("lost"))?;
-    let back = c.records[j].delivered_at.ok_or_else(|| anyhow!("lost"))?;
+    let there = c.records[i].delivered_at.ok_or_else(|| fail!("lost"))?;
+    let back = c.records[j].delivered_at.ok_or_else(|| fail!("lost"))?;
     Ok(there.as_ns() + back.as_ns())
 }
 
@@ -413,7 +413,7 @@ fn incast_run(r: &Runner, protocol: Protocol, buffer: u64) -> Result<IncastRun> 
         ideal.push(
             c.records[i]
                 .delivered_at
-                .ok_or_else(|| anyhow!("lost alone"))?
+                .ok_or_else(|| fail!("lost alone"))?
                 .as_ns(),
         );
     }
@@ -441,7 +441,7 @@ fn incast_run(r: &Runner, protocol: Protocol, buffer: u64) -> Result<IncastRun> 
         }
     }
     if let Some((h, o)) = c.occupancy() {
-        return Err(anyhow!("host {h} still holds {o:?} after the incast"));
+        return Err(fail!("host {h} still holds {o:?} after the incast"));
     }
     let stats = c.network().stats();
     Ok(IncastRun {
@@ -601,15 +601,15 @@ fn incast_80_run(r: &Runner, trimming: bool) -> Result<(f64, u64, u64, usize)> {
             .node_sends
             .iter()
             .find(|m| m.host == h)
-            .ok_or_else(|| anyhow!("client {h} sent nothing"))?;
+            .ok_or_else(|| fail!("client {h} sent nothing"))?;
         let got = c
             .node_deliveries
             .iter()
             .find(|m| m.host == 0 && m.peer_ip == nanopu_network::host_ip(h))
-            .ok_or_else(|| anyhow!("the request of client {h} never reached the server"))?;
+            .ok_or_else(|| fail!("the request of client {h} never reached the server"))?;
         worst = worst.max((got.at - sent.at).as_ns());
-        let exit = c.node(h).and_then(|n| n.exit);
-        anyhow::ensure!(
+        let exit = c.node(h).and_then(|n| n.exit());
+        ensure!(
             matches!(exit, Some((0, _))),
             "client {h} did not get its echo back (exit {exit:?})"
         );

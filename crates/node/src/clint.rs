@@ -4,6 +4,9 @@
 //! `mtime` is not stored: it is a function of the reading hart's cycle, so
 //! it costs nothing to keep running and is exact at every cycle.
 
+use crate::device::{BusDevice, Dma, StoreEffect};
+use nanopu_core::trap::irq;
+
 /// Base address and size of the CLINT's register window.
 pub const CLINT_BASE: u64 = 0x200_0000;
 pub const CLINT_SIZE: u64 = 0x1_0000;
@@ -102,6 +105,43 @@ impl Clint {
             self.mtimecmp[((base - MTIMECMP) / 8) as usize] = new;
         }
         Some(())
+    }
+}
+
+impl BusDevice for Clint {
+    fn mmio_load(&mut self, off: u64, size: u8, cycle: u64) -> Option<u64> {
+        self.load(off, size, cycle)
+    }
+
+    /// Any register change may move a timer or raise a software interrupt:
+    /// the node re-reads the lines.
+    fn mmio_store(
+        &mut self,
+        off: u64,
+        size: u8,
+        value: u64,
+        cycle: u64,
+        _mem: Dma<'_>,
+    ) -> Option<StoreEffect> {
+        self.store(off, size, value, cycle)
+            .map(|()| StoreEffect::Yield)
+    }
+
+    fn interrupt_lines(&self) -> u64 {
+        (1 << irq::MACHINE_TIMER) | (1 << irq::MACHINE_SOFTWARE)
+    }
+
+    fn interrupts(&self, hart: usize, cycle: u64) -> u64 {
+        let timer = self.timer_pending(hart, cycle) as u64;
+        let soft = self.msip[hart] as u64;
+        timer << irq::MACHINE_TIMER | soft << irq::MACHINE_SOFTWARE
+    }
+
+    fn next_interrupt(&self, hart: usize) -> Option<(u64, u32)> {
+        match self.timer_cycle(hart) {
+            u64::MAX => None,
+            c => Some((c, irq::MACHINE_TIMER)),
+        }
     }
 }
 

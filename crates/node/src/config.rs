@@ -1,9 +1,12 @@
 //! Parameters of a node: cores, memory hierarchy, timer, and the core and
 //! network-interface models. Every default is a named value with its source.
 
-use crate::icenic::IceNicConfig;
-use nanopu_core::timing::CacheConfig;
-use nanopu_core::{CoreTimingConfig, NetIfConfig};
+use crate::clint::{CLINT_BASE, CLINT_SIZE};
+use crate::icenic::{IceNicConfig, IceNicConfigError, ICENIC_BASE, ICENIC_SIZE};
+use crate::uart::{UART_BASE, UART_SIZE};
+use nanopu_core::netif::NetIfConfigError;
+use nanopu_core::timing::{CacheConfig, CacheConfigError};
+use nanopu_core::{CoreConfigError, CoreTimingConfig, NetIfConfig};
 use serde::{Deserialize, Serialize};
 
 /// DRAM base address (`nanopu-abi.md`: programs are linked at 0x80000000).
@@ -58,6 +61,46 @@ pub struct NodeConfig {
     /// The traditional DMA NIC (IceNIC) of the paper's baseline; absent
     /// unless `enabled` (`icenic.rs`).
     pub icenic: IceNicConfig,
+    /// Where the devices sit on the bus.
+    pub devices: DeviceMapConfig,
+}
+
+/// Base addresses of the node's devices (each window's size is the
+/// device's own). The defaults are the nanoPU prototype's (`nanopu-abi.md`),
+/// which the SDK's programs are built for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceMapConfig {
+    /// The CLINT (timer and software interrupts).
+    pub clint: u64,
+    /// The SiFive UART.
+    pub uart: u64,
+    /// The traditional NIC (IceNIC), when `icenic.enabled`.
+    pub icenic: u64,
+}
+
+impl Default for DeviceMapConfig {
+    fn default() -> Self {
+        DeviceMapConfig {
+            clint: CLINT_BASE,
+            uart: UART_BASE,
+            icenic: ICENIC_BASE,
+        }
+    }
+}
+
+impl DeviceMapConfig {
+    /// Every device window: key, base and size (the IceNIC's only if enabled).
+    pub fn windows(&self, icenic: bool) -> Vec<(&'static str, u64, u64)> {
+        let mut w = vec![
+            ("clint", self.clint, CLINT_SIZE),
+            ("uart", self.uart, UART_SIZE),
+        ];
+        if icenic {
+            w.push(("icenic", self.icenic, ICENIC_SIZE));
+        }
+        w
+    }
 }
 
 impl Default for NodeConfig {
@@ -80,47 +123,112 @@ impl Default for NodeConfig {
             core: CoreTimingConfig::default(),
             netif: NetIfConfig::default(),
             icenic: IceNicConfig::default(),
+            devices: DeviceMapConfig::default(),
         }
     }
 }
 
+/// A node setting no model can work with; the message names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NodeConfigError {
+    #[error("cores = {0}: must be between 1 and 64")]
+    Cores(usize),
+    #[error("dram_bytes = {0}: must be at least 1 MiB and a multiple of 4096")]
+    DramBytes(u64),
+    #[error("dram_bytes = {0}: at most 1 TiB")]
+    DramTooLarge(u64),
+    #[error("mtime_hz = {mtime_hz}: must be between 1 and the core clock ({clock_hz} Hz)")]
+    MtimeHz { mtime_hz: u64, clock_hz: u64 },
+    #[error("quantum_cycles must be at least 1")]
+    QuantumCycles,
+    #[error("decode_cache_entries = {0}: must be between 1 and 16777216")]
+    DecodeCacheEntries(usize),
+    /// The message names the cache (`l2`).
+    #[error(transparent)]
+    L2(CacheConfigError),
+    // The inner errors are part of the messages (not `source`s), so that a
+    // printed error chain shows them once.
+    #[error("core.{0}")]
+    Core(CoreConfigError),
+    #[error("icenic.{0}")]
+    IceNic(IceNicConfigError),
+    #[error("netif.{0}")]
+    NetIf(NetIfConfigError),
+    #[error("devices.{key} = {base:#x}: the window [{base:#x}, {end:#x}) {problem}")]
+    DeviceWindow {
+        key: &'static str,
+        base: u64,
+        end: u64,
+        problem: String,
+    },
+}
+
 impl NodeConfig {
     /// Checks values no model can work with; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), NodeConfigError> {
         if !(1..=64).contains(&self.cores) {
-            return Err(format!("cores = {}: must be between 1 and 64", self.cores));
+            return Err(NodeConfigError::Cores(self.cores));
         }
         if self.dram_bytes < (1 << 20) || !self.dram_bytes.is_multiple_of(4096) {
-            return Err(format!(
-                "dram_bytes = {}: must be at least 1 MiB and a multiple of 4096",
-                self.dram_bytes
-            ));
+            return Err(NodeConfigError::DramBytes(self.dram_bytes));
         }
         if self.dram_bytes > (1 << 40) {
-            return Err(format!("dram_bytes = {}: at most 1 TiB", self.dram_bytes));
+            return Err(NodeConfigError::DramTooLarge(self.dram_bytes));
         }
         // The core first: mtime_hz is checked against its clock.
-        self.core.validate().map_err(|e| format!("core.{e}"))?;
+        self.core.validate().map_err(NodeConfigError::Core)?;
         let clock_hz = self.core.clock_mhz as u64 * 1_000_000;
         if self.mtime_hz == 0 || self.mtime_hz > clock_hz {
-            return Err(format!(
-                "mtime_hz = {}: must be between 1 and the core clock ({clock_hz} Hz)",
-                self.mtime_hz
-            ));
+            return Err(NodeConfigError::MtimeHz {
+                mtime_hz: self.mtime_hz,
+                clock_hz,
+            });
         }
         if self.quantum_cycles == 0 {
-            return Err("quantum_cycles must be at least 1".into());
+            return Err(NodeConfigError::QuantumCycles);
         }
         if self.decode_cache_entries == 0 || self.decode_cache_entries > 1 << 24 {
-            return Err(format!(
-                "decode_cache_entries = {}: must be between 1 and 16777216",
-                self.decode_cache_entries
+            return Err(NodeConfigError::DecodeCacheEntries(
+                self.decode_cache_entries,
             ));
         }
-        self.l2.validate("l2")?;
-        self.icenic.validate().map_err(|e| format!("icenic.{e}"))?;
-        self.netif.validate().map_err(|e| format!("netif.{e}"))?;
-        self.core.validate().map_err(|e| format!("core.{e}"))
+        self.l2.validate("l2").map_err(NodeConfigError::L2)?;
+        self.icenic.validate().map_err(NodeConfigError::IceNic)?;
+        self.netif.validate().map_err(NodeConfigError::NetIf)?;
+        self.validate_devices()
+    }
+
+    /// Device windows must fit the address space and overlap neither DRAM
+    /// nor each other.
+    fn validate_devices(&self) -> Result<(), NodeConfigError> {
+        let windows = self.devices.windows(self.icenic.enabled);
+        let dram_end = DRAM_BASE + self.dram_bytes;
+        for (i, &(key, base, size)) in windows.iter().enumerate() {
+            let err = |end: u64, problem: String| NodeConfigError::DeviceWindow {
+                key,
+                base,
+                end,
+                problem,
+            };
+            let Some(end) = base.checked_add(size) else {
+                return Err(err(
+                    u64::MAX,
+                    "runs past the end of the address space".into(),
+                ));
+            };
+            if base < dram_end && DRAM_BASE < end {
+                return Err(err(
+                    end,
+                    format!("overlaps DRAM [{DRAM_BASE:#x}, {dram_end:#x})"),
+                ));
+            }
+            for &(other, b, sz) in &windows[..i] {
+                if base < b.saturating_add(sz) && b < end {
+                    return Err(err(end, format!("overlaps devices.{other}'s")));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// DRAM latency in core cycles (rounded up).

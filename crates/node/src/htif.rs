@@ -5,6 +5,7 @@
 //! host is infinitely fast, so the guest's `while (fromhost == 0)` loop
 //! ends on its first test.
 
+use crate::device::{BusDevice, Dma, StoreEffect};
 use crate::dram::Dram;
 use std::io::Write;
 
@@ -30,7 +31,26 @@ pub enum HtifRequest {
     /// The program ended with this exit code.
     Exit(u64),
     /// The request was malformed; the run must stop with this error.
-    Error(String),
+    Error(HtifError),
+}
+
+/// A malformed HTIF request (the guest's fault, reported with the run).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HtifError {
+    #[error("tohost at {0:#x} is outside DRAM")]
+    TohostOutsideDram(u64),
+    #[error("tohost = {value:#x}: unknown HTIF device {device} command {command}")]
+    UnknownDevice {
+        value: u64,
+        device: u64,
+        command: u64,
+    },
+    #[error("tohost points at a syscall block at {0:#x}, outside DRAM")]
+    SyscallBlockOutsideDram(u64),
+    #[error("SYS_write of {len} bytes from {addr:#x}: buffer outside DRAM")]
+    WriteOutsideDram { addr: u64, len: u64 },
+    #[error("SYS_read into {0:#x}: buffer outside DRAM")]
+    ReadOutsideDram(u64),
 }
 
 /// Host side of HTIF for one node.
@@ -54,6 +74,8 @@ pub struct Htif {
     pub args: Vec<String>,
     /// Syscalls the host does not implement (number, count).
     pub unsupported: Vec<(u64, u64)>,
+    /// The last request that needs the node's attention (exit or error).
+    request: Option<HtifRequest>,
 }
 
 impl Htif {
@@ -69,7 +91,13 @@ impl Htif {
             stdin_pos: 0,
             args: Vec::new(),
             unsupported: Vec::new(),
+            request: None,
         }
+    }
+
+    /// The exit or error a `tohost` write asked for, if any (taken).
+    pub fn take_request(&mut self) -> Option<HtifRequest> {
+        self.request.take()
     }
 
     /// Whether a store of `size` bytes at `addr` touches `tohost`.
@@ -81,7 +109,7 @@ impl Htif {
     /// Serves the value now in `tohost`.
     pub fn serve(&mut self, dram: &mut Dram) -> HtifRequest {
         let Some(off) = dram.offset(self.tohost, 8) else {
-            return HtifRequest::Error(format!("tohost at {:#x} is outside DRAM", self.tohost));
+            return HtifRequest::Error(HtifError::TohostOutsideDram(self.tohost));
         };
         let value = dram.read(off, 8);
         if value == 0 {
@@ -98,9 +126,11 @@ impl Htif {
         } else if device == 0 {
             self.syscall(dram, value & ((1 << 48) - 1))
         } else {
-            HtifRequest::Error(format!(
-                "tohost = {value:#x}: unknown HTIF device {device} command {command}"
-            ))
+            HtifRequest::Error(HtifError::UnknownDevice {
+                value,
+                device,
+                command,
+            })
         };
         if let HtifRequest::Served = request {
             dram.write(off, 8, 0);
@@ -133,9 +163,7 @@ impl Htif {
 
     fn syscall(&mut self, dram: &mut Dram, magic: u64) -> HtifRequest {
         let Some(words) = dram.slice(magic, 64) else {
-            return HtifRequest::Error(format!(
-                "tohost points at a syscall block at {magic:#x}, outside DRAM"
-            ));
+            return HtifRequest::Error(HtifError::SyscallBlockOutsideDram(magic));
         };
         let w = |i: usize| u64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap());
         let (num, a0, a1, a2) = (w(0), w(1), w(2), w(3));
@@ -147,9 +175,7 @@ impl Htif {
                     a2 as i64
                 }
                 None => {
-                    return HtifRequest::Error(format!(
-                        "SYS_write of {a2} bytes from {a1:#x}: buffer outside DRAM"
-                    ))
+                    return HtifRequest::Error(HtifError::WriteOutsideDram { addr: a1, len: a2 })
                 }
             },
             SYS_WRITE => -EBADF,
@@ -161,11 +187,7 @@ impl Htif {
                         self.stdin_pos += n;
                         n as i64
                     }
-                    None => {
-                        return HtifRequest::Error(format!(
-                            "SYS_read into {a1:#x}: buffer outside DRAM"
-                        ))
-                    }
+                    None => return HtifRequest::Error(HtifError::ReadOutsideDram(a1)),
                 }
             }
             SYS_READ => -EBADF,
@@ -205,6 +227,32 @@ impl Htif {
             at += a.len() as u64 + 1;
         }
         0
+    }
+}
+
+/// HTIF's window is its `tohost` word in DRAM: a store there (already in
+/// memory) is served at once.
+impl BusDevice for Htif {
+    fn mmio_load(&mut self, _off: u64, _size: u8, _cycle: u64) -> Option<u64> {
+        None
+    }
+
+    fn mmio_store(
+        &mut self,
+        _off: u64,
+        _size: u8,
+        _value: u64,
+        _cycle: u64,
+        mem: Dma<'_>,
+    ) -> Option<StoreEffect> {
+        Some(match self.serve(mem.dram) {
+            HtifRequest::None => StoreEffect::Done,
+            HtifRequest::Served => StoreEffect::Yield,
+            request => {
+                self.request = Some(request);
+                StoreEffect::Yield
+            }
+        })
     }
 }
 

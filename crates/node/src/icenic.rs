@@ -63,7 +63,7 @@
 //! L2 too. Data is moved functionally at the moment of the request (TX) or
 //! arrival (RX): software may touch a buffer only after its completion.
 
-use nanopu_core::timing::Cache;
+use crate::device::{BusDevice, StoreEffect};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -151,35 +151,40 @@ impl Default for IceNicConfig {
     }
 }
 
+/// A traditional NIC setting no device can work with; the message names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IceNicConfigError {
+    #[error("{key} = {value}: must be between 1 and 255 (COUNTS has 8-bit fields)")]
+    QueueDepth { key: &'static str, value: u32 },
+    #[error("dma_bytes_per_cycle must be at least 1")]
+    DmaWidth,
+    #[error("recv_buffer_bytes = {0}: must be between 64 and 65535")]
+    RecvBufferBytes(u32),
+    #[error("max_frame_bytes = {0}: must be between 1 and 32767 (15-bit length field)")]
+    MaxFrameBytes(u32),
+}
+
 impl IceNicConfig {
     /// Checks the values; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [
+    pub fn validate(&self) -> Result<(), IceNicConfigError> {
+        for (key, value) in [
             ("send_req_depth", self.send_req_depth),
             ("recv_req_depth", self.recv_req_depth),
             ("send_comp_depth", self.send_comp_depth),
             ("recv_comp_depth", self.recv_comp_depth),
         ] {
-            if !(1..=255).contains(&v) {
-                return Err(format!(
-                    "{name} = {v}: must be between 1 and 255 (COUNTS has 8-bit fields)"
-                ));
+            if !(1..=255).contains(&value) {
+                return Err(IceNicConfigError::QueueDepth { key, value });
             }
         }
         if self.dma_bytes_per_cycle == 0 {
-            return Err("dma_bytes_per_cycle must be at least 1".into());
+            return Err(IceNicConfigError::DmaWidth);
         }
         if !(64..=65535).contains(&self.recv_buffer_bytes) {
-            return Err(format!(
-                "recv_buffer_bytes = {}: must be between 64 and 65535",
-                self.recv_buffer_bytes
-            ));
+            return Err(IceNicConfigError::RecvBufferBytes(self.recv_buffer_bytes));
         }
         if !(1..=0x7fff).contains(&self.max_frame_bytes) {
-            return Err(format!(
-                "max_frame_bytes = {}: must be between 1 and 32767 (15-bit length field)",
-                self.max_frame_bytes
-            ));
+            return Err(IceNicConfigError::MaxFrameBytes(self.max_frame_bytes));
         }
         Ok(())
     }
@@ -224,13 +229,7 @@ pub struct IceNicStats {
     pub tx_discarded: u64,
 }
 
-/// Where the DMA engines reach memory.
-pub struct Dma<'a> {
-    pub dram: &'a mut Dram,
-    pub l2: &'a mut Cache,
-    /// Extra latency of a DMA read that misses in the L2.
-    pub dram_cycles: u32,
-}
+pub use crate::device::Dma;
 
 /// Where a received frame was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -510,6 +509,41 @@ impl IceNic {
     }
 }
 
+impl BusDevice for IceNic {
+    fn mmio_load(&mut self, off: u64, size: u8, cycle: u64) -> Option<u64> {
+        Some(self.load(off, size, cycle))
+    }
+
+    fn mmio_store(
+        &mut self,
+        off: u64,
+        size: u8,
+        value: u64,
+        cycle: u64,
+        mem: Dma<'_>,
+    ) -> Option<StoreEffect> {
+        // A frame for the wire: the hart returns to the node, which hands it over.
+        let queued = self.store(off, size, value, cycle, mem);
+        Some(if queued {
+            StoreEffect::Yield
+        } else {
+            StoreEffect::Done
+        })
+    }
+
+    fn is_status(&self, off: u64) -> bool {
+        IceNic::is_status(off)
+    }
+
+    fn peek_status(&self, off: u64, cycle: u64) -> u64 {
+        IceNic::peek_status(self, off, cycle)
+    }
+
+    fn next_change_after(&self, cycle: u64) -> Option<u64> {
+        IceNic::next_change_after(self, cycle)
+    }
+}
+
 fn mask(size: u8) -> u64 {
     if size >= 8 {
         u64::MAX
@@ -521,7 +555,7 @@ fn mask(size: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nanopu_core::timing::CacheConfig;
+    use nanopu_core::timing::{Cache, CacheConfig};
 
     const BASE: u64 = 0x8000_0000;
 
@@ -739,7 +773,11 @@ mod tests {
             recv_req_depth: 256,
             ..ok.clone()
         };
-        assert!(bad.validate().unwrap_err().contains("recv_req_depth"));
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("recv_req_depth"));
         let bad = IceNicConfig {
             dma_bytes_per_cycle: 0,
             ..ok

@@ -1,9 +1,11 @@
-//! A nanoPU node: RV64GC harts with their L1s, a shared L2, DRAM, the CLINT
-//! and HTIF host I/O, optionally a traditional DMA NIC (IceNIC), and the run
-//! loop that schedules the harts in time.
+//! A nanoPU node: RV64GC harts with their L1s, a shared L2, DRAM, the devices
+//! on its bus (`device.rs`: the CLINT, HTIF host I/O, the UART, optionally a
+//! traditional DMA NIC, IceNIC), and the run loop that schedules the harts
+//! in time.
 
 pub mod clint;
 pub mod config;
+pub mod device;
 pub mod dram;
 pub mod htif;
 pub mod icenic;
@@ -12,9 +14,11 @@ pub mod memory;
 pub mod node;
 pub mod uart;
 
-pub use config::NodeConfig;
-pub use icenic::{IceNic, IceNicConfig, IceNicStats};
+pub use config::{DeviceMapConfig, NodeConfig, NodeConfigError};
+pub use device::{BusDevice, Device, DeviceMap, StoreEffect};
+pub use icenic::{IceNic, IceNicConfig, IceNicConfigError, IceNicStats};
 pub use loader::{LoadError, Program};
 pub use node::{
-    CoreOutput, HartState, Node, NodeError, RunEnd, SentMessage, TxSink, STOP_CHECK_CYCLES,
+    CoreOutput, HartState, HartSummary, Node, NodeError, RunEnd, SentMessage, TxSink,
+    STOP_CHECK_CYCLES,
 };

@@ -1,58 +1,75 @@
-//! The memory system of a node as the harts see it: DRAM, the CLINT, HTIF,
-//! the UART, the traditional NIC (IceNIC, when configured), the shared L2
-//! model and LR/SC reservations.
+//! The memory system of a node as the harts see it: DRAM, the devices
+//! (`device.rs`: the CLINT, HTIF, the UART, the traditional NIC when
+//! configured), the shared L2 model and LR/SC reservations.
+//!
+//! DRAM is tried first on every access; only other addresses reach the
+//! device map.
 
-use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
+use crate::device::{DeviceMap, Dma, StoreEffect};
 use crate::dram::Dram;
-use crate::htif::{Htif, HtifRequest};
-use crate::icenic::{Dma, IceNic, RxPlacement, ICENIC_BASE, ICENIC_SIZE};
-use crate::uart::{Uart, UartWrite, UART_BASE, UART_SIZE};
+use crate::icenic::RxPlacement;
 use nanopu_core::timing::Cache;
 use nanopu_core::{Bus, BusError};
 
 /// Memory and devices shared by the harts of a node.
 pub struct NodeBus {
-    pub dram: Dram,
-    pub clint: Clint,
-    pub htif: Option<Htif>,
-    pub uart: Uart,
+    dram: Dram,
+    devices: DeviceMap,
     /// UART output when the program has no HTIF to collect it.
-    pub uart_output: Vec<u8>,
-    pub l2: Cache,
+    uart_output: Vec<u8>,
+    l2: Cache,
     l2_hit_cycles: u32,
     dram_cycles: u32,
     /// Reservation granule (8-byte aligned address) held by each hart.
     reservations: Vec<Option<u64>>,
     active_reservations: usize,
-    /// The last HTIF request that needs the node's attention (exit or error).
-    pub htif_request: Option<HtifRequest>,
-    /// A CLINT register changed: timers or software interrupts must be re-read.
-    pub clint_changed: bool,
     /// Core cycles of an uncached device-register access.
-    pub mmio_cycles: u32,
-    /// The traditional DMA NIC, if the node has one.
-    pub icenic: Option<IceNic>,
+    mmio_cycles: u32,
 }
 
 impl NodeBus {
-    pub fn new(dram: Dram, clint: Clint, l2: Cache, l2_hit_cycles: u32, dram_cycles: u32) -> Self {
-        let harts = clint.msip.len();
+    pub fn new(
+        harts: usize,
+        dram: Dram,
+        devices: DeviceMap,
+        l2: Cache,
+        l2_hit_cycles: u32,
+        dram_cycles: u32,
+        mmio_cycles: u32,
+    ) -> Self {
         NodeBus {
             dram,
-            clint,
-            htif: None,
-            uart: Uart::default(),
+            devices,
             uart_output: Vec::new(),
             l2,
             l2_hit_cycles,
             dram_cycles,
             reservations: vec![None; harts],
             active_reservations: 0,
-            htif_request: None,
-            clint_changed: false,
-            mmio_cycles: 0,
-            icenic: None,
+            mmio_cycles,
         }
+    }
+
+    pub fn dram(&self) -> &Dram {
+        &self.dram
+    }
+
+    pub fn dram_mut(&mut self) -> &mut Dram {
+        &mut self.dram
+    }
+
+    pub fn devices(&self) -> &DeviceMap {
+        &self.devices
+    }
+
+    pub fn devices_mut(&mut self) -> &mut DeviceMap {
+        &mut self.devices
+    }
+
+    /// What the program wrote to the UART while it had no HTIF (bounded
+    /// like HTIF's kept output).
+    pub fn uart_output(&self) -> &[u8] {
+        &self.uart_output
     }
 
     /// Breaks every hart's reservation on a granule in `[addr, addr + len)`
@@ -71,9 +88,9 @@ impl NodeBus {
     }
 
     /// A frame whose last bit reached the traditional NIC at `cycle` (see
-    /// [`IceNic::frame_in`]); `None` if dropped or there is no such NIC.
+    /// [`crate::IceNic::frame_in`]); `None` if dropped or there is no such NIC.
     pub fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> Option<RxPlacement> {
-        let nic = self.icenic.as_mut()?;
+        let nic = self.devices.icenic_mut()?;
         let dma = Dma {
             dram: &mut self.dram,
             l2: &mut self.l2,
@@ -82,16 +99,6 @@ impl NodeBus {
         let placed = nic.frame_in(frame, cycle, dma)?;
         self.break_reservations(placed.addr, placed.len);
         Some(placed)
-    }
-
-    #[cold]
-    fn load_icenic(&mut self, addr: u64, size: u8, cycle: u64) -> Result<u64, BusError> {
-        match self.icenic.as_mut() {
-            Some(nic) if addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE => {
-                Ok(nic.load(addr - ICENIC_BASE, size, cycle))
-            }
-            _ => Err(BusError::Unmapped),
-        }
     }
 
     /// Breaks the other harts' reservations on the granule of `addr`.
@@ -111,59 +118,62 @@ impl NodeBus {
     }
 
     #[cold]
-    fn store_slow(&mut self, cycle: u64, addr: u64, size: u8, value: u64) -> Result<(), BusError> {
-        if addr.wrapping_sub(CLINT_BASE) < CLINT_SIZE {
-            return match self.clint.store(addr - CLINT_BASE, size, value, cycle) {
-                Some(()) => {
-                    self.clint_changed = true;
-                    Err(BusError::Yield)
-                }
-                None => Err(BusError::Unmapped),
-            };
-        }
-        if addr.wrapping_sub(UART_BASE) < UART_SIZE {
-            return match self.uart.store(addr - UART_BASE, value) {
-                Some(UartWrite::Transmit(byte)) => {
-                    match self.htif.as_mut() {
-                        Some(h) => h.emit(&[byte]),
-                        // Bounded like HTIF's kept output.
-                        None if self.uart_output.len() < crate::htif::OUTPUT_KEEP => {
-                            self.uart_output.push(byte)
-                        }
-                        None => {}
-                    }
-                    Ok(())
-                }
-                Some(UartWrite::Register) => Ok(()),
-                None => Err(BusError::Unmapped),
-            };
-        }
-        if let Some(nic) = self.icenic.as_mut() {
-            if addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE {
-                let dma = Dma {
-                    dram: &mut self.dram,
-                    l2: &mut self.l2,
-                    dram_cycles: self.dram_cycles,
-                };
-                let queued = nic.store(addr - ICENIC_BASE, size, value, cycle, dma);
-                // A frame for the wire: the hart returns to the node, which hands it over.
-                return if queued { Err(BusError::Yield) } else { Ok(()) };
-            }
-        }
-        Err(BusError::Unmapped)
+    fn load_device(&mut self, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
+        self.devices
+            .load(addr, size, cycle)
+            .ok_or(BusError::Unmapped)
     }
 
     #[cold]
-    fn serve_htif(&mut self) -> Result<(), BusError> {
-        let Some(htif) = self.htif.as_mut() else {
-            return Ok(());
+    fn store_device(
+        &mut self,
+        cycle: u64,
+        addr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), BusError> {
+        let dma = Dma {
+            dram: &mut self.dram,
+            l2: &mut self.l2,
+            dram_cycles: self.dram_cycles,
         };
-        match htif.serve(&mut self.dram) {
-            HtifRequest::None => Ok(()),
-            HtifRequest::Served => Err(BusError::Yield),
-            request => {
-                self.htif_request = Some(request);
-                Err(BusError::Yield)
+        let effect = self.devices.store(addr, size, value, cycle, dma);
+        self.apply(effect)
+    }
+
+    /// A DRAM store touched HTIF's `tohost`: serve it.
+    #[cold]
+    fn store_ram_device(
+        &mut self,
+        cycle: u64,
+        addr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), BusError> {
+        let dma = Dma {
+            dram: &mut self.dram,
+            l2: &mut self.l2,
+            dram_cycles: self.dram_cycles,
+        };
+        let effect = self.devices.ram_store(addr, size, value, cycle, dma);
+        self.apply(effect)
+    }
+
+    fn apply(&mut self, effect: Option<StoreEffect>) -> Result<(), BusError> {
+        match effect {
+            None => Err(BusError::Unmapped),
+            Some(StoreEffect::Done) => Ok(()),
+            Some(StoreEffect::Yield) => Err(BusError::Yield),
+            Some(StoreEffect::Output(byte)) => {
+                match self.devices.htif_mut() {
+                    Some(h) => h.emit(&[byte]),
+                    // Bounded like HTIF's kept output.
+                    None if self.uart_output.len() < crate::htif::OUTPUT_KEEP => {
+                        self.uart_output.push(byte)
+                    }
+                    None => {}
+                }
+                Ok(())
             }
         }
     }
@@ -176,12 +186,7 @@ impl NodeBus {
         if let Some(off) = self.dram.offset(word, 8) {
             return self.dram.read(off, 8);
         }
-        match self.icenic.as_ref() {
-            Some(nic) if word.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE => {
-                nic.peek_status(word - ICENIC_BASE, cycle)
-            }
-            _ => 0,
-        }
+        self.devices.peek_status(word, cycle)
     }
 }
 
@@ -191,22 +196,11 @@ impl Bus for NodeBus {
         if let Some(off) = self.dram.offset(addr, size as u64) {
             return Ok(self.dram.read(off, size));
         }
-        if addr.wrapping_sub(CLINT_BASE) < CLINT_SIZE {
-            return self
-                .clint
-                .load(addr - CLINT_BASE, size, cycle)
-                .ok_or(BusError::Unmapped);
-        }
-        if addr.wrapping_sub(UART_BASE) < UART_SIZE {
-            return self.uart.load(addr - UART_BASE).ok_or(BusError::Unmapped);
-        }
-        self.load_icenic(addr, size, cycle)
+        self.load_device(cycle, addr, size)
     }
 
     fn pure_device_read(&self, addr: u64) -> bool {
-        self.icenic.is_some()
-            && addr.wrapping_sub(ICENIC_BASE) < ICENIC_SIZE
-            && IceNic::is_status(addr - ICENIC_BASE)
+        self.devices.is_status(addr)
     }
 
     #[inline(always)]
@@ -219,14 +213,14 @@ impl Bus for NodeBus {
         value: u64,
     ) -> Result<(), BusError> {
         let Some(off) = self.dram.offset(addr, size as u64) else {
-            return self.store_slow(cycle, addr, size, value);
+            return self.store_device(cycle, addr, size, value);
         };
         self.snoop(hart, addr, size);
         self.dram.write(off, size, value);
-        match &self.htif {
-            Some(h) if h.is_tohost_store(addr, size) => self.serve_htif(),
-            _ => Ok(()),
+        if self.devices.ram_window_hit(addr, size) {
+            return self.store_ram_device(cycle, addr, size, value);
         }
+        Ok(())
     }
 
     fn fetch16(&mut self, addr: u64) -> Result<u16, BusError> {
@@ -271,6 +265,6 @@ impl Bus for NodeBus {
     }
 
     fn mtime_at(&self, cycle: u64) -> u64 {
-        self.clint.mtime_at(cycle)
+        self.devices.clint().map_or(0, |c| c.mtime_at(cycle))
     }
 }

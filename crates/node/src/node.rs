@@ -10,17 +10,20 @@
 //! that cycle, by whole loop iterations for a polling loop, so its cycle and
 //! instruction counts stay exact.
 
-use crate::clint::Clint;
-use crate::config::{NodeConfig, DRAM_BASE};
+use crate::clint::{Clint, CLINT_SIZE};
+use crate::config::{NodeConfig, NodeConfigError, DRAM_BASE};
+use crate::device::{Device, DeviceMap, OverlapError};
 use crate::dram::Dram;
-use crate::htif::{Htif, HtifRequest};
-use crate::icenic::IceNic;
+use crate::htif::{Htif, HtifError, HtifRequest};
+use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::NodeBus;
+use crate::uart::{Uart, UART_SIZE};
 use nanopu_core::timing::Cache;
-use nanopu_core::trap::irq;
-use nanopu_core::{DecodeCache, GuestFault, Hart, Stop};
+use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Stop};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// What a hart is doing, as far as the node's scheduling is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,19 @@ pub enum CoreOutput<'a> {
     },
 }
 
+/// One hart's counters, for reports (`run --stats-json`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HartSummary {
+    pub cycles: u64,
+    pub instret: u64,
+    pub icache_misses: u64,
+    pub dcache_misses: u64,
+    pub branch_mispredicts: u64,
+    pub traps: u64,
+    pub interrupts: u64,
+    pub idle_cycles: u64,
+}
+
 /// How a run ended without error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {
@@ -90,8 +106,11 @@ pub enum RunEnd {
 /// Why a node could not be built or a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
+    /// The cause is in the message, not a `source`: printed once in a chain.
     #[error("invalid node configuration: {0}")]
-    Config(String),
+    Config(NodeConfigError),
+    #[error("cannot attach a device: {0}")]
+    Device(OverlapError),
     /// The cause is in the message, not a `source`: printed once in a chain.
     #[error("cannot reserve {bytes} bytes of DRAM: {cause}")]
     Memory { bytes: u64, cause: std::io::Error },
@@ -100,42 +119,51 @@ pub enum NodeError {
     #[error("guest fault: {0}")]
     Fault(GuestFault),
     #[error("host I/O error: {0}")]
-    Htif(String),
+    Htif(HtifError),
     #[error("deadlock: every hart waits for something that can never happen\n{0}")]
     Deadlock(String),
-    /// [`Node::stop_request`] was raised (Ctrl-C): where each hart was.
+    /// [`Node::set_stop_request`] was raised (Ctrl-C): where each hart was.
     #[error("interrupted\n{0}")]
     Interrupted(String),
 }
 
-/// With a [`Node::stop_request`], the longest slice a hart runs before the
+// Not `#[from]`: that would make the cause a `source` too, printed twice in
+// a chain.
+impl From<OverlapError> for NodeError {
+    fn from(e: OverlapError) -> Self {
+        NodeError::Device(e)
+    }
+}
+
+/// With a [`Node::set_stop_request`], the longest slice a hart runs before the
 /// node looks at the flag (a quarter of a millisecond at 3.2 GHz; several
 /// harts already take turns every `quantum_cycles`).
 pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
 
 /// One simulated nanoPU node.
 pub struct Node {
-    pub cfg: NodeConfig,
-    pub harts: Vec<Hart>,
-    pub states: Vec<HartState>,
-    pub bus: NodeBus,
+    cfg: NodeConfig,
+    harts: Vec<Hart>,
+    states: Vec<HartState>,
+    bus: NodeBus,
     decode_cache: DecodeCache,
-    pub program: Option<Program>,
+    program: Option<Program>,
     /// Exit code once the program has exited, with the exiting hart.
-    pub exit: Option<(u64, usize)>,
+    exit: Option<(u64, usize)>,
     /// Where to write an instruction trace (one line per instruction), if anywhere.
-    pub trace: Option<Box<dyn std::io::Write + Send>>,
+    trace: Option<Box<dyn std::io::Write + Send>>,
     /// Messages the cores sent while no NIC is attached.
-    pub sent: TxSink,
-    /// A NIC takes the cores' messages and commands (the system drains
-    /// `hart.net` between runs, and the traditional NIC's frames with
-    /// [`Node::icenic_take_tx`]); otherwise the node collects the messages
-    /// in `sent` and keeps only the last [`TX_SINK_KEEP`] IceNIC frames.
-    pub nic_attached: bool,
+    sent: TxSink,
+    /// A NIC takes the cores' messages and commands (it drains them with
+    /// [`Node::take_core_output`] between runs, and the traditional NIC's
+    /// frames with [`Node::icenic_take_tx`]); otherwise the node collects
+    /// the messages in `sent` and keeps only the last [`TX_SINK_KEEP`]
+    /// IceNIC frames.
+    nic_attached: bool,
     /// Set from outside (a Ctrl-C handler) to stop the run: looked at
     /// between slices, never per instruction; the run then ends with
     /// [`NodeError::Interrupted`].
-    pub stop_request: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    stop_request: Option<Arc<AtomicBool>>,
     /// For each hart in an idle loop: the words its loop reads and their
     /// values when it went to sleep.
     watches: Vec<Vec<(u64, u64)>>,
@@ -150,18 +178,24 @@ impl Node {
             cause,
         })?;
         let clock_hz = cfg.core.clock_mhz as u64 * 1_000_000;
+        let at = &cfg.devices;
+        let mut devices = DeviceMap::default();
         let clint = Clint::new(cfg.cores, clock_hz, cfg.mtime_hz);
-        let mut bus = NodeBus::new(
+        devices.attach("clint", at.clint, CLINT_SIZE, Device::Clint(clint))?;
+        devices.attach("uart", at.uart, UART_SIZE, Device::Uart(Uart::default()))?;
+        if cfg.icenic.enabled {
+            let nic = Box::new(IceNic::new(cfg.icenic.clone()));
+            devices.attach("icenic", at.icenic, ICENIC_SIZE, Device::IceNic(nic))?;
+        }
+        let bus = NodeBus::new(
+            cfg.cores,
             dram,
-            clint,
+            devices,
             Cache::new(&cfg.l2),
             cfg.l2_hit_cycles,
             cfg.dram_cycles(),
+            cfg.mmio_cycles,
         );
-        bus.mmio_cycles = cfg.mmio_cycles;
-        if cfg.icenic.enabled {
-            bus.icenic = Some(IceNic::new(cfg.icenic.clone()));
-        }
         let harts = (0..cfg.cores)
             .map(|id| Hart::new(id, entry, &cfg.core, cfg.netif.clone()))
             .collect();
@@ -185,32 +219,166 @@ impl Node {
     /// A node running the ELF program at `path`.
     pub fn with_program(cfg: NodeConfig, path: &Path) -> Result<Node, NodeError> {
         let mut node = Node::new(cfg, DRAM_BASE)?;
-        let program = load_file(path, &mut node.bus.dram)?;
-        node.start_program(program);
+        let program = load_file(path, node.bus.dram_mut())?;
+        node.start_program(program)?;
         Ok(node)
     }
 
     /// A node running an ELF image given as bytes.
     pub fn with_program_bytes(cfg: NodeConfig, name: &str, elf: &[u8]) -> Result<Node, NodeError> {
         let mut node = Node::new(cfg, DRAM_BASE)?;
-        let program = crate::loader::load_bytes(name, elf, &mut node.bus.dram)?;
-        node.start_program(program);
+        let program = crate::loader::load_bytes(name, elf, node.bus.dram_mut())?;
+        node.start_program(program)?;
         Ok(node)
     }
 
-    fn start_program(&mut self, program: Program) {
+    fn start_program(&mut self, program: Program) -> Result<(), NodeError> {
         for h in &mut self.harts {
-            h.pc = program.entry;
+            h.set_pc(program.entry);
         }
         if let Some(to) = program.tohost {
             // fromhost is optional for programs that only exit.
             let mut htif = Htif::new(to, program.fromhost.unwrap_or(to + 64));
             // argv[0]: prototype start-up code refuses an empty argument list.
             htif.args = vec![program.argv0()];
-            self.bus.htif = Some(htif);
+            self.bus
+                .devices_mut()
+                .attach("htif", to, 8, Device::Htif(Box::new(htif)))?;
         }
         self.decode_cache.invalidate();
         self.program = Some(program);
+        Ok(())
+    }
+
+    pub fn cfg(&self) -> &NodeConfig {
+        &self.cfg
+    }
+
+    /// Number of cores (harts).
+    pub fn cores(&self) -> usize {
+        self.harts.len()
+    }
+
+    /// Hart `h`, to read its state (registers, counters, network
+    /// interface); the node alone changes it.
+    pub fn hart(&self, h: usize) -> &Hart {
+        &self.harts[h]
+    }
+
+    /// Hart `h`'s cycle.
+    pub fn cycle(&self, h: usize) -> u64 {
+        self.harts[h].cycle()
+    }
+
+    /// Every hart's counters, hart 0 first.
+    pub fn hart_summaries(&self) -> Vec<HartSummary> {
+        self.harts
+            .iter()
+            .map(|h| HartSummary {
+                cycles: h.cycle(),
+                instret: h.instret(),
+                icache_misses: h.stats().icache_misses,
+                dcache_misses: h.stats().dcache_misses,
+                branch_mispredicts: h.predictor().mispredicts,
+                traps: h.stats().traps,
+                interrupts: h.stats().interrupts,
+                idle_cycles: h.stats().idle_cycles,
+            })
+            .collect()
+    }
+
+    /// Hart `h`'s counters.
+    pub fn hart_stats(&self, h: usize) -> &HartStats {
+        self.harts[h].stats()
+    }
+
+    /// Core `h`'s register-file network interface (its queues and counters).
+    pub fn netif(&self, h: usize) -> &NetIf {
+        self.harts[h].net()
+    }
+
+    /// Core `h`'s thread scheduler decision (`ltargetcontext`,
+    /// `ltargetpriority`) at the core's cycle; brings the scheduler there.
+    pub fn hts_target(&mut self, h: usize) -> (u16, u8) {
+        let now = self.harts[h].cycle();
+        self.harts[h].net_mut().hts_target(now)
+    }
+
+    /// What hart `h` is doing, as far as scheduling is concerned.
+    pub fn hart_state(&self, h: usize) -> HartState {
+        self.states[h]
+    }
+
+    /// The program loaded, if any.
+    pub fn program(&self) -> Option<&Program> {
+        self.program.as_ref()
+    }
+
+    /// The exit code once the program has exited, with the exiting hart.
+    pub fn exit(&self) -> Option<(u64, usize)> {
+        self.exit
+    }
+
+    /// Writes an instruction trace (one line per instruction) there, or no
+    /// trace with `None`; returns the previous writer.
+    pub fn set_trace(
+        &mut self,
+        trace: Option<Box<dyn std::io::Write + Send>>,
+    ) -> Option<Box<dyn std::io::Write + Send>> {
+        std::mem::replace(&mut self.trace, trace)
+    }
+
+    /// Messages the cores sent while no NIC is attached.
+    pub fn sent(&self) -> &TxSink {
+        &self.sent
+    }
+
+    /// Takes the oldest message kept in [`sent`](Self::sent).
+    pub fn pop_sent(&mut self) -> Option<SentMessage> {
+        self.sent.messages.pop_front()
+    }
+
+    /// A NIC takes the cores' messages and commands from now on (with
+    /// [`take_core_output`](Self::take_core_output) and
+    /// [`icenic_take_tx`](Self::icenic_take_tx)), and the run returns as
+    /// soon as there is some.
+    pub fn attach_nic(&mut self) {
+        self.nic_attached = true;
+    }
+
+    /// Stops the run (with [`NodeError::Interrupted`]) once `flag` is set;
+    /// the flag is looked at between slices, never per instruction.
+    pub fn set_stop_request(&mut self, flag: Arc<AtomicBool>) {
+        self.stop_request = Some(flag);
+    }
+
+    /// The node's DRAM.
+    pub fn dram(&self) -> &Dram {
+        self.bus.dram()
+    }
+
+    /// The devices on the node's bus.
+    pub fn devices(&self) -> &DeviceMap {
+        self.bus.devices()
+    }
+
+    /// HTIF host I/O (program output, arguments), if the program has it.
+    pub fn htif(&self) -> Option<&Htif> {
+        self.bus.devices().htif()
+    }
+
+    pub fn htif_mut(&mut self) -> Option<&mut Htif> {
+        self.bus.devices_mut().htif_mut()
+    }
+
+    /// The interrupt controller (`mtime`, `mtimecmp`, `msip`).
+    pub fn clint(&self) -> Option<&Clint> {
+        self.bus.devices().clint()
+    }
+
+    /// What the program wrote to the UART while it had no HTIF.
+    pub fn uart_output(&self) -> &[u8] {
+        self.bus.uart_output()
     }
 
     /// The decoded-instruction cache misses so far.
@@ -220,27 +388,28 @@ impl Node {
 
     /// Instructions retired by all harts.
     pub fn instret(&self) -> u64 {
-        self.harts.iter().map(|h| h.instret).sum()
+        self.harts.iter().map(|h| h.instret()).sum()
     }
 
     /// Simulated time of the node in femtoseconds, taken from hart `h`.
     pub fn time_fs(&self, h: usize) -> u64 {
-        self.harts[h].cycle * self.cfg.core.period_fs()
+        self.harts[h].cycle() * self.cfg.core.period_fs()
     }
 
-    /// Sets the timer and software interrupt bits of hart `h` from the CLINT,
-    /// and the thread scheduler's bit from its HTS.
+    /// Sets the interrupt bits devices drive (the CLINT's timer and software
+    /// interrupts) of hart `h`, and the thread scheduler's bit from its HTS.
     fn update_mip(&mut self, h: usize) {
         let hart = &mut self.harts[h];
-        let timer = self.bus.clint.timer_pending(h, hart.cycle);
-        let soft = self.bus.clint.msip[h];
-        let mut mip = hart.csr.mip & !((1 << irq::MACHINE_TIMER) | (1 << irq::MACHINE_SOFTWARE));
-        mip |= (timer as u64) << irq::MACHINE_TIMER;
-        mip |= (soft as u64) << irq::MACHINE_SOFTWARE;
-        hart.csr.mip = mip;
-        if hart.net.hts.in_use() {
-            hart.sync_hts();
-        }
+        let devices = self.bus.devices();
+        let raised = devices.interrupts(h, hart.cycle());
+        hart.set_interrupt_lines(devices.interrupt_lines(), raised);
+    }
+
+    /// Brings hart `h`'s `mip` up to date with the devices and its thread
+    /// scheduler, as the run loop does before every slice (for inspecting
+    /// a stopped node).
+    pub fn update_interrupts(&mut self, h: usize) {
+        self.update_mip(h);
     }
 
     /// Whether sleeping hart `h` can continue now.
@@ -255,60 +424,70 @@ impl Node {
             HartState::Poll { period_cycles, .. } => {
                 // The loop's inputs as its last iteration read them (from
                 // its start: a device register may change within it).
-                let since = hart.cycle.saturating_sub(period_cycles);
+                let since = hart.cycle().saturating_sub(period_cycles);
                 hart.pending_interrupt().is_some()
-                    || hart.net.msgs_ready(hart.cycle)
+                    || hart.net().msgs_ready(hart.cycle())
                     || self.watches[h]
                         .iter()
                         .any(|&(word, v)| self.bus.peek_word(word, since) != v)
             }
             HartState::RxEmpty => {
-                hart.pending_interrupt().is_some() || hart.net.msgs_ready(hart.cycle)
+                hart.pending_interrupt().is_some() || hart.net().msgs_ready(hart.cycle())
             }
-            HartState::TxFull => hart.pending_interrupt().is_some() || hart.net.tx_check(0).is_ok(),
+            HartState::TxFull => {
+                hart.pending_interrupt().is_some() || hart.net().tx_check(0).is_ok()
+            }
         }
     }
 
     /// The earliest cycle at which sleeping hart `h` may wake, if any.
     fn wake_cycle(&self, h: usize) -> Option<u64> {
         let hart = &self.harts[h];
-        let timer_enabled = hart.csr.mie & (1 << irq::MACHINE_TIMER) != 0;
-        let timer = self.bus.clint.timer_cycle(h);
-        let timer = (timer != u64::MAX).then_some(timer.max(hart.cycle));
+        let cycle = hart.cycle();
         // Interrupts wake a sleeper in wfi when enabled in mie, a poller or
         // a stalled access when also enabled globally (they are then taken).
         let irq_wakes = match self.states[h] {
-            HartState::Running => return Some(hart.cycle),
+            HartState::Running => return Some(cycle),
             HartState::Wfi => true,
             _ => hart.interrupts_enabled(),
         };
-        let timer_wakes = timer_enabled && irq_wakes;
+        // A device interrupt (the CLINT's timer) enabled in mie.
+        let timer = if irq_wakes {
+            self.bus
+                .devices()
+                .next_interrupts(h)
+                .filter(|&(_, line)| hart.interrupt_enabled(line))
+                .map(|(c, _)| c.max(cycle))
+                .min()
+        } else {
+            None
+        };
         // The thread scheduler's interrupt (a message for another context,
         // a demotion, an idle timeout), if enabled in mie.
         let hts = if irq_wakes {
-            hart.next_hts_event_cycle().map(|c| c.max(hart.cycle))
+            hart.next_hts_event_cycle().map(|c| c.max(cycle))
         } else {
             None
         };
         // A message already delivered but not yet arrived wakes a poller or
         // a core stalled on netRX when it arrives.
         let message = match self.states[h] {
-            HartState::Poll { .. } | HartState::RxEmpty => hart.net.next_rx_cycle(),
+            HartState::Poll { .. } | HartState::RxEmpty => hart.net().next_rx_cycle(),
             _ => None,
         };
         // A device status register the loop reads changes by itself.
-        let device = match (self.states[h], self.bus.icenic.as_ref()) {
-            (HartState::Poll { period_cycles, .. }, Some(nic))
-                if self.watches[h]
+        let device = match self.states[h] {
+            HartState::Poll { period_cycles, .. } => {
+                let since = cycle.saturating_sub(period_cycles);
+                self.watches[h]
                     .iter()
-                    .any(|&(word, _)| self.bus.dram.offset(word, 8).is_none()) =>
-            {
-                let since = hart.cycle.saturating_sub(period_cycles);
-                nic.next_change_after(since).map(|c| c.max(hart.cycle))
+                    .filter(|&&(word, _)| self.bus.dram().offset(word, 8).is_none())
+                    .filter_map(|&(word, _)| self.bus.devices().next_change_after(word, since))
+                    .min()
+                    .map(|c| c.max(cycle))
             }
             _ => None,
         };
-        let timer = if timer_wakes { timer } else { None };
         [timer, message, hts, device].into_iter().flatten().min()
     }
 
@@ -316,7 +495,7 @@ impl Node {
     pub fn lead_cycle(&self) -> Option<u64> {
         (0..self.harts.len())
             .filter(|&h| self.states[h] == HartState::Running)
-            .map(|h| self.harts[h].cycle)
+            .map(|h| self.harts[h].cycle())
             .min()
     }
 
@@ -351,8 +530,8 @@ impl Node {
                 period_cycles,
                 period_instret,
             } => {
-                if to > hart.cycle {
-                    let span = to - hart.cycle;
+                if to > hart.cycle() {
+                    let span = to - hart.cycle();
                     let k = if round_up {
                         span.div_ceil(period_cycles)
                     } else {
@@ -378,14 +557,14 @@ impl Node {
             }
             let runnable = (0..self.harts.len())
                 .filter(|&h| self.states[h] == HartState::Running)
-                .min_by_key(|&h| self.harts[h].cycle);
-            let leader = runnable.map_or(u64::MAX, |h| self.harts[h].cycle);
+                .min_by_key(|&h| self.harts[h].cycle());
+            let leader = runnable.map_or(u64::MAX, |h| self.harts[h].cycle());
             // Wake sleepers whose condition holds now (another hart's store
             // to the CLINT, a message delivered to their RX FIFO).
             for h in 0..self.harts.len() {
                 if self.states[h] != HartState::Running && self.can_wake(h) {
                     let at = if leader == u64::MAX {
-                        self.harts[h].cycle
+                        self.harts[h].cycle()
                     } else {
                         leader
                     };
@@ -399,9 +578,9 @@ impl Node {
                 .min();
             let runnable = (0..self.harts.len())
                 .filter(|&h| self.states[h] == HartState::Running)
-                .min_by_key(|&h| self.harts[h].cycle);
+                .min_by_key(|&h| self.harts[h].cycle());
             let h = match (runnable, next_wake) {
-                (Some(h), Some((c, w))) if c <= self.harts[h].cycle && c < limit => {
+                (Some(h), Some((c, w))) if c <= self.harts[h].cycle() && c < limit => {
                     self.advance(w, c);
                     continue;
                 }
@@ -416,7 +595,7 @@ impl Node {
                 }
                 (None, _) => return Err(NodeError::Deadlock(self.describe_waits())),
             };
-            if self.harts[h].cycle >= limit {
+            if self.harts[h].cycle() >= limit {
                 self.idle_until(limit);
                 return Ok(RunEnd::Limit);
             }
@@ -426,16 +605,21 @@ impl Node {
             }
             for o in 0..self.harts.len() {
                 if o != h && self.states[o] == HartState::Running {
-                    end = end.min(self.harts[o].cycle.saturating_add(self.cfg.quantum_cycles));
+                    end = end.min(
+                        self.harts[o]
+                            .cycle()
+                            .saturating_add(self.cfg.quantum_cycles),
+                    );
                 }
             }
             if self.stop_request.is_some() {
-                end = end.min(self.harts[h].cycle.saturating_add(STOP_CHECK_CYCLES));
+                end = end.min(self.harts[h].cycle().saturating_add(STOP_CHECK_CYCLES));
             }
             self.update_mip(h);
-            let timer = self.bus.clint.timer_cycle(h);
-            if timer > self.harts[h].cycle {
-                end = end.min(timer);
+            for (c, _) in self.bus.devices().next_interrupts(h) {
+                if c > self.harts[h].cycle() {
+                    end = end.min(c);
+                }
             }
             // The thread scheduler's interrupt is taken at its cycle too.
             if let Some(c) = self.harts[h].next_hts_event_cycle() {
@@ -446,16 +630,16 @@ impl Node {
                 Some(t) => self.harts[h].run_traced(&mut self.bus, &mut self.decode_cache, end, t),
             };
             if !self.nic_attached {
-                self.harts[h].net.outbox.clear();
+                self.harts[h].net_mut().outbox.clear();
                 self.collect_sent(h);
-                if let Some(nic) = self.bus.icenic.as_mut() {
+                if let Some(nic) = self.bus.devices_mut().icenic_mut() {
                     nic.discard_tx_beyond(TX_SINK_KEEP);
                 }
             }
             self.after_stop(h, stop)?;
             if self.nic_attached
-                && (self.harts[h].net.has_output()
-                    || self.bus.icenic.as_ref().is_some_and(IceNic::has_tx))
+                && (self.harts[h].net().has_output()
+                    || self.bus.devices().icenic().is_some_and(IceNic::has_tx))
             {
                 // The NIC (or the link, for the traditional NIC's frames)
                 // must see this before time moves on.
@@ -479,7 +663,7 @@ impl Node {
         let mut a = placed.addr & !(line - 1);
         while a < end {
             for hart in &mut self.harts {
-                hart.l1d.invalidate_line(a);
+                hart.invalidate_l1d_line(a);
             }
             a += line;
         }
@@ -490,12 +674,16 @@ impl Node {
     /// core cycle at which it is ready to leave (its DMA read complete).
     /// Frames come out in the order their send requests were issued.
     pub fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
-        self.bus.icenic.as_mut()?.take_tx()
+        self.bus.devices_mut().icenic_mut()?.take_tx()
     }
 
     /// The traditional NIC, if the node has one.
     pub fn icenic(&self) -> Option<&IceNic> {
-        self.bus.icenic.as_ref()
+        self.bus.devices().icenic()
+    }
+
+    pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
+        self.bus.devices_mut().icenic_mut()
     }
 
     /// Register-file interface, NIC side: puts a message (RX header first)
@@ -507,7 +695,7 @@ impl Node {
         words: &[u64],
         cycle: u64,
     ) -> Result<(), nanopu_core::netif::RxError> {
-        self.harts[core].net.deliver(context, words, cycle)
+        self.harts[core].net_mut().deliver(context, words, cycle)
     }
 
     /// Register-file interface, NIC side: hands over, core by core, every
@@ -517,10 +705,10 @@ impl Node {
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
         let mut words = Vec::new();
         for (core, hart) in self.harts.iter_mut().enumerate() {
-            while let Some(cmd) = hart.net.outbox.pop_front() {
+            while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
-            while let Some(m) = hart.net.take_tx_message(&mut words) {
+            while let Some(m) = hart.net_mut().take_tx_message(&mut words) {
                 f(
                     core,
                     CoreOutput::Message {
@@ -537,7 +725,7 @@ impl Node {
     /// Whether any core has output for a NIC waiting (see
     /// [`Node::take_core_output`]).
     pub fn has_core_output(&self) -> bool {
-        self.harts.iter().any(|h| h.net.has_output())
+        self.harts.iter().any(|h| h.net().has_output())
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop) -> Result<(), NodeError> {
@@ -554,7 +742,7 @@ impl Node {
                     period_cycles,
                     period_instret,
                 };
-                let cycle = self.harts[h].cycle.saturating_sub(period_cycles);
+                let cycle = self.harts[h].cycle().saturating_sub(period_cycles);
                 let watch = &mut self.watches[h];
                 watch.clear();
                 for &word in self.harts[h].watched() {
@@ -563,7 +751,12 @@ impl Node {
             }
             Stop::RxEmpty => self.states[h] = HartState::RxEmpty,
             Stop::TxFull => self.states[h] = HartState::TxFull,
-            Stop::Yield => match self.bus.htif_request.take() {
+            Stop::Yield => match self
+                .bus
+                .devices_mut()
+                .htif_mut()
+                .and_then(Htif::take_request)
+            {
                 Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
                 Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
                 _ => {}
@@ -575,7 +768,7 @@ impl Node {
 
     /// Takes the complete messages hart `h` has sent.
     fn collect_sent(&mut self, h: usize) {
-        let net = &mut self.harts[h].net;
+        let net = self.harts[h].net_mut();
         if !net.tx_pending() {
             return;
         }
@@ -598,7 +791,7 @@ impl Node {
     /// Moves every sleeping hart forward to `limit`.
     fn idle_until(&mut self, limit: u64) {
         for h in 0..self.harts.len() {
-            if self.states[h] != HartState::Running && self.harts[h].cycle < limit {
+            if self.states[h] != HartState::Running && self.harts[h].cycle() < limit {
                 let state = self.states[h];
                 // A loop polling for messages stays at or before the limit,
                 // so a message due just after it finds the loop where
@@ -622,7 +815,7 @@ impl Node {
     pub fn describe_harts(&mut self) -> String {
         let mut out = Vec::new();
         for h in 0..self.harts.len() {
-            let pc = self.harts[h].pc;
+            let pc = self.harts[h].pc();
             let inst = self.harts[h].describe_pc(&mut self.bus);
             let state = match self.states[h] {
                 HartState::Running => "running",
@@ -631,7 +824,7 @@ impl Node {
                 HartState::RxEmpty => "stalled on an empty netRX",
                 HartState::TxFull => "stalled on a full netTX",
             };
-            let cycle = self.harts[h].cycle;
+            let cycle = self.harts[h].cycle();
             out.push(format!(
                 "  hart {h}: {state}, cycle {cycle}, pc {pc:#x} ({inst})"
             ));
@@ -643,7 +836,7 @@ impl Node {
     pub fn describe_waits(&mut self) -> String {
         let mut out = Vec::new();
         for h in 0..self.harts.len() {
-            let pc = self.harts[h].pc;
+            let pc = self.harts[h].pc();
             let inst = self.harts[h].describe_pc(&mut self.bus);
             let what = match self.states[h] {
                 HartState::Running => "running".to_string(),
@@ -656,7 +849,7 @@ impl Node {
                 ),
                 HartState::RxEmpty => format!(
                     "reading netRX (x30) with an empty RX FIFO for context {}, and no message can arrive",
-                    self.harts[h].net.current_context
+                    self.harts[h].net().current_context
                 ),
                 HartState::TxFull => "writing netTX (x31) with a full TX FIFO that nothing drains".into(),
             };

@@ -3,6 +3,8 @@
 //! and div) and may print through it. Transmitted bytes join the program's
 //! output; the receiver is always empty.
 
+use crate::device::{BusDevice, Dma, StoreEffect};
+
 pub const UART_BASE: u64 = 0x5400_0000;
 pub const UART_SIZE: u64 = 0x1000;
 const TXDATA: u64 = 0x00;
@@ -47,6 +49,26 @@ impl Uart {
             }
             _ => None,
         }
+    }
+}
+
+impl BusDevice for Uart {
+    fn mmio_load(&mut self, off: u64, _size: u8, _cycle: u64) -> Option<u64> {
+        self.load(off)
+    }
+
+    fn mmio_store(
+        &mut self,
+        off: u64,
+        _size: u8,
+        value: u64,
+        _cycle: u64,
+        _mem: Dma<'_>,
+    ) -> Option<StoreEffect> {
+        self.store(off, value).map(|w| match w {
+            UartWrite::Transmit(byte) => StoreEffect::Output(byte),
+            UartWrite::Register => StoreEffect::Done,
+        })
     }
 }
 

@@ -69,7 +69,7 @@ fn a_faulting_trap_handler_is_reported() {
 fn busy_loop_stops_at_the_cycle_limit() {
     let mut node = asm_node("busy", "1:  addi a0, a0, 1\n    j 1b\n", 1);
     assert_eq!(node.run(100_000).unwrap(), RunEnd::Limit);
-    assert!(node.harts[0].cycle >= 100_000 && node.harts[0].cycle < 100_100);
+    assert!(node.cycle(0) >= 100_000 && node.cycle(0) < 100_100);
 }
 
 #[test]
@@ -99,7 +99,7 @@ wait:\n    csrr a5, 0x052\n    bnez a5, wait\n    csrwi 0x056, 2\n    j wait\n\
 
 fn result_of(node: &nanopu_node::Node) -> [u64; 3] {
     let base = 0x8010_0000;
-    let d = node.bus.dram.slice(base, 24).unwrap();
+    let d = node.dram().slice(base, 24).unwrap();
     [0, 1, 2].map(|i| u64::from_le_bytes(d[i * 8..i * 8 + 8].try_into().unwrap()))
 }
 
@@ -115,8 +115,13 @@ fn idle_skipping_is_exact() {
         let elf = assemble("timerpoll", &timer_poll_program(300));
         let mut node = nanopu_node::Node::with_program_bytes(cfg, "timerpoll", &elf).unwrap();
         assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-        let h = &node.harts[0];
-        results.push((result_of(&node), h.cycle, h.instret, h.stats.idle_cycles));
+        let h = node.hart(0);
+        results.push((
+            result_of(&node),
+            h.cycle(),
+            h.instret(),
+            h.stats().idle_cycles,
+        ));
     }
     let (on, off) = (&results[0], &results[1]);
     assert_eq!(
@@ -183,7 +188,7 @@ ecall_ok:\n    li t1, 8\n    bne t0, t1, fail\n    li a0, 0\n{}",
     );
     let mut node = asm_node("umode", &format!("    .option norvc\n{body}"), 1);
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
-    assert_eq!(node.harts[0].stats.traps, 5);
+    assert_eq!(node.hart_stats(0).traps, 5);
 }
 
 /// Hart 0 wakes hart 1 out of `wfi` with a CLINT software interrupt (msip).
@@ -200,10 +205,10 @@ sleeper:\n    la t0, handler\n    csrw mtvec, t0\n    li t0, 8\n    csrw mie, t0
     );
     let mut node = asm_node("msip", &body, 2);
     assert_eq!(node.run(10_000_000).unwrap(), RunEnd::Exited(3));
-    let (_, h) = node.exit.unwrap();
+    let (_, h) = node.exit().unwrap();
     assert_eq!(h, 1, "hart 1 took the interrupt");
     assert!(
-        node.harts[1].stats.idle_cycles > 10_000,
+        node.hart_stats(1).idle_cycles > 10_000,
         "it slept meanwhile"
     );
 }
@@ -225,8 +230,13 @@ fn skip_on_and_off(name: &str, body: &str, icenic: bool) -> Vec<([u64; 3], u64, 
             cfg.icenic.enabled = icenic;
             let mut node = nanopu_node::Node::with_program_bytes(cfg, name, &elf).unwrap();
             assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-            let h = &node.harts[0];
-            (result_of(&node), h.cycle, h.instret, h.stats.idle_cycles)
+            let h = node.hart(0);
+            (
+                result_of(&node),
+                h.cycle(),
+                h.instret(),
+                h.stats().idle_cycles,
+            )
         })
         .collect()
 }

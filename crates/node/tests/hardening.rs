@@ -31,7 +31,7 @@ fn a_handler_that_faults_on_every_entry_is_a_trap_storm_not_a_hang() {
         }
         other => panic!("expected a trap storm, got {other:?}"),
     }
-    assert!(node.harts[0].stats.traps <= 300, "stopped early");
+    assert!(node.hart_stats(0).traps <= 300, "stopped early");
 }
 
 #[test]
@@ -45,14 +45,14 @@ fn traps_that_return_are_not_a_storm() {
     );
     let mut node = asm_node("ecalls", &body, 1);
     assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-    assert_eq!(node.harts[0].stats.traps, 1000);
+    assert_eq!(node.hart_stats(0).traps, 1000);
 }
 
 #[test]
 fn a_stop_request_ends_an_endless_run_with_where_each_hart_is() {
     let mut node = asm_node("endless", "1:  addi a0, a0, 1\n    j 1b\n", 2);
     let flag = Arc::new(AtomicBool::new(false));
-    node.stop_request = Some(flag.clone());
+    node.set_stop_request(flag.clone());
     let raiser = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(200));
         flag.store(true, Ordering::Relaxed);
@@ -79,7 +79,7 @@ fn a_stop_request_ends_an_endless_run_with_where_each_hart_is() {
 fn a_stop_request_reaches_a_single_hart_in_one_long_slice() {
     let mut node = asm_node("endless1", "1:  addi a0, a0, 1\n    j 1b\n", 1);
     let flag = Arc::new(AtomicBool::new(false));
-    node.stop_request = Some(flag.clone());
+    node.set_stop_request(flag.clone());
     let raiser = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(200));
         flag.store(true, Ordering::Relaxed);
@@ -110,7 +110,7 @@ fn a_two_gigabyte_bss_costs_no_host_memory() {
     );
     let mut node = Node::with_program_bytes(NodeConfig::default(), "bigbss", &elf).unwrap();
     assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-    let resident = node.bus.dram.resident_bytes();
+    let resident = node.dram().resident_bytes();
     assert!(resident < 1 << 20, "{resident} bytes of DRAM after the run");
 }
 
@@ -195,10 +195,10 @@ fn streamed_output_is_not_kept() {
     let elf = assemble("writer", &writer_program(512));
     let mut node = Node::with_program_bytes(one_core(), "writer", &elf).unwrap();
     let count = Arc::new(AtomicU64::new(0));
-    node.bus.htif.as_mut().unwrap().sink = Some(Box::new(Counter(count.clone())));
+    node.htif_mut().unwrap().sink = Some(Box::new(Counter(count.clone())));
     assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
     assert_eq!(count.load(Ordering::Relaxed), 512 << 20);
-    let htif = node.bus.htif.as_ref().unwrap();
+    let htif = node.htif().unwrap();
     assert!(htif.output.is_empty() && htif.output_dropped == 0);
 }
 
@@ -209,7 +209,7 @@ fn kept_output_is_bounded() {
     let elf = assemble("writer", &writer_program(times));
     let mut node = Node::with_program_bytes(one_core(), "writer", &elf).unwrap();
     assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-    let htif = node.bus.htif.as_ref().unwrap();
+    let htif = node.htif().unwrap();
     assert_eq!(htif.output.len(), OUTPUT_KEEP);
     assert_eq!(htif.output_dropped, 4 << 20);
 }
@@ -297,5 +297,90 @@ fn a_zero_clock_is_blamed_on_the_clock() {
     let mut cfg = NodeConfig::default();
     cfg.core.clock_mhz = 0;
     let e = cfg.validate().unwrap_err();
-    assert!(e.starts_with("core.clock_mhz = 0"), "{e}");
+    assert!(
+        matches!(
+            e,
+            nanopu_node::NodeConfigError::Core(nanopu_core::CoreConfigError::ClockPeriod(0))
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with("core.clock_mhz = 0"), "{e}");
+}
+
+#[test]
+fn device_windows_may_not_overlap_dram_or_each_other() {
+    let mut cfg = NodeConfig::default();
+    cfg.devices.uart = cfg.devices.clint + 0x100;
+    let e = cfg.validate().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "devices.uart = 0x2000100: the window [0x2000100, 0x2001100) overlaps devices.clint's"
+    );
+    let mut cfg = NodeConfig::default();
+    cfg.icenic.enabled = true;
+    cfg.devices.icenic = nanopu_node::config::DRAM_BASE + 0x1000;
+    let e = cfg.validate().unwrap_err();
+    assert!(e.to_string().contains("overlaps DRAM"), "{e}");
+    // Not checked while the device is off.
+    cfg.icenic.enabled = false;
+    assert!(cfg.validate().is_ok());
+}
+
+#[test]
+fn devices_answer_where_the_configuration_puts_them() {
+    // The CLINT moved: mtimecmp is written and read back at the new
+    // address; the old one faults.
+    let base = 0x300_0000u64;
+    let src = format!(
+        "    li t0, {new:#x}
+    li t1, 1234
+    sd t1, 0(t0)
+    ld a0, 0(t0)
+    li t0, {old:#x}
+    ld a1, 0(t0)
+1:  j 1b
+",
+        new = base + 0x4000,
+        old = 0x200_4000u64,
+    );
+    let elf = assemble("clint_moved", &src);
+    let mut cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    cfg.devices.clint = base;
+    let mut node = Node::with_program_bytes(cfg, "clint_moved", &elf).unwrap();
+    let e = node.run(1_000_000).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("load access fault"), "{msg}");
+    assert_eq!(
+        node.hart(0).x(10),
+        1234,
+        "the CLINT answers at its new address"
+    );
+    assert_eq!(node.clint().unwrap().mtimecmp[0], 1234);
+}
+
+#[test]
+fn uart_bytes_join_the_program_output() {
+    let src = format!(
+        "    li t0, {uart:#x}
+    li t1, 'h'
+    sw t1, 0(t0)
+    li t1, 'i'
+    sw t1, 0(t0)
+    li a0, 0
+{exit}",
+        uart = nanopu_node::uart::UART_BASE,
+        exit = exit_with("a0"),
+    );
+    let elf = assemble("uart_out", &src);
+    let cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    let mut node = Node::with_program_bytes(cfg, "uart_out", &elf).unwrap();
+    assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
+    assert_eq!(node.htif().unwrap().output, b"hi");
+    assert!(node.uart_output().is_empty(), "HTIF collects it");
 }

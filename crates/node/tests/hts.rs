@@ -52,7 +52,7 @@ const SIMPLE_HANDLER: &str = "
 ";
 
 fn x(node: &Node, reg: usize) -> u64 {
-    node.harts[0].x[reg]
+    node.hart(0).x(reg)
 }
 
 // Register numbers used by the programs.
@@ -76,10 +76,8 @@ fn run_to(node: &mut Node, cycle: u64) {
 /// Delivers a two-word message (header, `payload`) for `context`, arriving
 /// `after` cycles after hart 0's position; returns the arrival cycle.
 fn deliver(node: &mut Node, context: u16, payload: u64, after: u64) -> u64 {
-    let at = node.harts[0].cycle + after;
-    node.harts[0]
-        .net
-        .deliver(context, &[header(context as u64, 8), payload], at)
+    let at = node.cycle(0) + after;
+    node.deliver_to_core(0, context, &[header(context as u64, 8), payload], at)
         .unwrap();
     at
 }
@@ -126,13 +124,13 @@ spin:
 fn a_higher_priority_message_preempts() {
     let mut node = asm_node("hts_preempt", &busy_b_program(0, 1, true), 1);
     run_to(&mut node, 20_000);
-    assert!(matches!(node.states[0], HartState::Poll { .. }));
+    assert!(matches!(node.hart_state(0), HartState::Poll { .. }));
     deliver(&mut node, 6, 0x66, 10);
-    let c = node.harts[0].cycle;
+    let c = node.cycle(0);
     run_to(&mut node, c + 2_000);
     assert_eq!(x(&node, S1), header(6, 8));
     assert_eq!(x(&node, S2), 0x66, "context 6 has its message");
-    assert_eq!(node.harts[0].net.hts.stats.interrupts_taken, 0);
+    assert_eq!(node.netif(0).hts.stats.interrupts_taken, 0);
     let at = deliver(&mut node, 5, 0x55, 100);
     assert_eq!(node.run(at + 10_000).unwrap(), RunEnd::Exited(0));
     assert_eq!(x(&node, S4), MCAUSE_HTS);
@@ -145,11 +143,15 @@ fn a_higher_priority_message_preempts() {
     let late = x(&node, S8) - 1 - at;
     println!("preemption: handler's first instruction issued {late} cycles after the arrival");
     assert!(late <= 8, "handler entered {late} cycles after the arrival");
-    let h = &node.harts[0];
-    assert_eq!(h.net.hts.stats.interrupts_taken, 1);
-    assert_eq!(h.net.hts.stats.interrupts_raised, 1);
-    assert_eq!((h.net.current_context, h.net.current_priority), (5, 0));
-    assert_eq!(h.csr.mip & (1 << 16), 0, "nothing pending after the switch");
+    let h = node.hart(0);
+    assert_eq!(h.net().hts.stats.interrupts_taken, 1);
+    assert_eq!(h.net().hts.stats.interrupts_raised, 1);
+    assert_eq!((h.net().current_context, h.net().current_priority), (5, 0));
+    assert_eq!(
+        h.csr().mip & (1 << 16),
+        0,
+        "nothing pending after the switch"
+    );
 }
 
 #[test]
@@ -188,17 +190,16 @@ finish:
     let mut node = asm_node("hts_equal", &body, 1);
     run_to(&mut node, 20_000);
     deliver(&mut node, 6, 0x66, 10);
-    let c = node.harts[0].cycle;
+    let c = node.cycle(0);
     run_to(&mut node, c + 1_000);
     let at = deliver(&mut node, 5, 0x55, 100);
     run_to(&mut node, at + 10_000);
     {
-        let h = &mut node.harts[0];
-        assert_eq!(h.net.hts.stats.interrupts_taken, 0, "no preemption");
-        let now = h.cycle;
-        assert_eq!(h.net.hts_target(now), (6, 1), "the running context stays");
-        assert_eq!(h.net.current_context, 6);
-        assert_eq!(h.net.rx_len(5), 2, "context 5's message waits");
+        assert_eq!(node.netif(0).hts.stats.interrupts_taken, 0, "no preemption");
+        assert_eq!(node.hts_target(0), (6, 1), "the running context stays");
+        let h = node.hart(0);
+        assert_eq!(h.net().current_context, 6);
+        assert_eq!(h.net().rx_len(5), 2, "context 5's message waits");
     }
     assert_eq!(node.run(at + 200_000).unwrap(), RunEnd::Exited(0x55));
     // Taken when context 6 went idle after its message, not before.
@@ -209,7 +210,7 @@ finish:
         entry > done && entry < done + 40,
         "switch at {entry}, done at {done}"
     );
-    assert_eq!(node.harts[0].net.hts.stats.interrupts_taken, 1);
+    assert_eq!(node.netif(0).hts.stats.interrupts_taken, 1);
 }
 
 #[test]
@@ -218,7 +219,7 @@ fn a_priority_0_context_is_demoted_after_lmsgcycles() {
     let mut node = asm_node("hts_demote", &busy_b_program(0, 0, true), 1);
     run_to(&mut node, 20_000);
     let arrival = deliver(&mut node, 6, 0x66, 10);
-    let c = node.harts[0].cycle;
+    let c = node.cycle(0);
     run_to(&mut node, c + 1_000);
     deliver(&mut node, 5, 0x55, 100);
     // The timer counts context 6's processing of its message: from its
@@ -227,11 +228,9 @@ fn a_priority_0_context_is_demoted_after_lmsgcycles() {
     assert!(start > arrival && start < arrival + 20);
     let expiry = start + 3000;
     {
-        let h = &mut node.harts[0];
-        assert_eq!(h.net.lmsgcycles, 3000);
-        let now = h.cycle;
-        assert_eq!(h.net.hts_target(now), (6, 0), "not before the bound");
-        assert_eq!(h.next_hts_event_cycle(), Some(expiry));
+        assert_eq!(node.netif(0).lmsgcycles, 3000);
+        assert_eq!(node.hts_target(0), (6, 0), "not before the bound");
+        assert_eq!(node.hart(0).next_hts_event_cycle(), Some(expiry));
     }
     assert_eq!(node.run(expiry + 20_000).unwrap(), RunEnd::Exited(0));
     let entry = x(&node, S8) - 1;
@@ -247,9 +246,9 @@ fn a_priority_0_context_is_demoted_after_lmsgcycles() {
     assert_eq!(x(&node, S9), 1, "lcurpriority shows the demotion");
     assert_eq!((x(&node, S5), x(&node, S6)), (5, 0));
     assert_eq!(x(&node, A2), 0x55);
-    let h = &node.harts[0];
-    assert_eq!(h.net.hts.stats.demotions, 1);
-    let prios: Vec<_> = h.net.contexts().collect();
+    let h = node.hart(0);
+    assert_eq!(h.net().hts.stats.demotions, 1);
+    let prios: Vec<_> = h.net().contexts().collect();
     assert_eq!(prios, vec![(5, 0), (6, 1)], "demoted for good");
 }
 
@@ -301,7 +300,7 @@ finish:
         idle > at + 1000 && entry > idle && entry < idle + 16,
         "idle report at {idle}, handler at {entry}"
     );
-    assert_eq!(node.harts[0].net.hts.stats.interrupts_taken, 1);
+    assert_eq!(node.netif(0).hts.stats.interrupts_taken, 1);
 }
 
 #[test]
@@ -309,20 +308,19 @@ fn no_interrupt_while_mie_bit_16_is_clear() {
     let mut node = asm_node("hts_masked", &busy_b_program(0, 1, false), 1);
     run_to(&mut node, 20_000);
     deliver(&mut node, 6, 0x66, 10);
-    let c = node.harts[0].cycle;
+    let c = node.cycle(0);
     run_to(&mut node, c + 1_000);
     let at = deliver(&mut node, 5, 0x55, 100);
     run_to(&mut node, at + 50_000);
-    let h = &mut node.harts[0];
-    assert_eq!(h.stats.interrupts, 0);
-    assert_eq!(h.net.current_context, 6, "still running context 6");
-    assert!(h.x[S3] > 20_000, "context 6 kept working");
     // Pending all the same, and visible in mip and ltargetcontext.
-    h.sync_hts();
-    assert_ne!(h.csr.mip & (1 << 16), 0);
-    let now = h.cycle;
-    assert_eq!(h.net.hts_target(now), (5, 0));
-    assert_eq!(h.net.hts.stats.interrupts_raised, 1);
+    node.update_interrupts(0);
+    let h = node.hart(0);
+    assert_eq!(h.stats().interrupts, 0);
+    assert_eq!(h.net().current_context, 6, "still running context 6");
+    assert!(h.x(S3) > 20_000, "context 6 kept working");
+    assert_ne!(h.csr().mip & (1 << 16), 0);
+    assert_eq!(node.hts_target(0), (5, 0));
+    assert_eq!(node.netif(0).hts.stats.interrupts_raised, 1);
 }
 
 /// Context 6 (priority 1) reports idle and sleeps (`sleep`); the handler
@@ -351,7 +349,7 @@ fn wfi_wakes_for_a_higher_priority_message() {
     for (mstatus_mie, how) in [(true, 2), (false, 1)] {
         let mut node = asm_node("hts_wfi", &sleeper("    wfi\n", mstatus_mie), 1);
         run_to(&mut node, 20_000);
-        assert_eq!(node.states[0], HartState::Wfi);
+        assert_eq!(node.hart_state(0), HartState::Wfi);
         let at = deliver(&mut node, 5, 0x55, 100_000);
         let end = node.run(u64::MAX).unwrap();
         let RunEnd::Exited(mcycle) = end else {
@@ -387,8 +385,8 @@ fn wfi_sleeps_through_a_lower_priority_message_for_a_busy_thread() {
     run_to(&mut node, 20_000);
     deliver(&mut node, 6, 0x66, 100);
     run_to(&mut node, 1_000_000);
-    assert_eq!(node.states[0], HartState::Wfi);
-    assert_eq!(node.harts[0].stats.interrupts, 0);
+    assert_eq!(node.hart_state(0), HartState::Wfi);
+    assert_eq!(node.hart_stats(0).interrupts, 0);
 }
 
 #[test]
@@ -403,8 +401,8 @@ fn a_polling_or_stalled_core_is_preempted_at_the_arrival() {
         let mut node = asm_node("hts_poll", &sleeper(sleep, true), 1);
         run_to(&mut node, 20_000);
         match state {
-            "poll" => assert!(matches!(node.states[0], HartState::Poll { .. })),
-            _ => assert_eq!(node.states[0], HartState::RxEmpty),
+            "poll" => assert!(matches!(node.hart_state(0), HartState::Poll { .. })),
+            _ => assert_eq!(node.hart_state(0), HartState::RxEmpty),
         }
         let at = deliver(&mut node, 5, 0x55, 100_000);
         let RunEnd::Exited(woke) = node.run(u64::MAX).unwrap() else {
@@ -722,15 +720,15 @@ fn measure_from(lines: &[Line], e: usize, pending: u64) -> Switch {
 fn context_switch_latency_with_a_nanokernel_handler() {
     let mut node = asm_node("hts_nk", &nanokernel_program(), 1);
     let trace = SharedTrace::default();
-    node.trace = Some(Box::new(trace.clone()));
+    node.set_trace(Some(Box::new(trace.clone())));
     // Start-up: thread 0 goes idle, thread 1 (registered, not yet idle) is
     // switched in and goes idle too.
     run_to(&mut node, 30_000);
-    assert_eq!(node.harts[0].net.hts.stats.interrupts_taken, 1);
-    assert_eq!(node.harts[0].net.current_context, 6);
+    assert_eq!(node.netif(0).hts.stats.interrupts_taken, 1);
+    assert_eq!(node.netif(0).current_context, 6);
     // Thread 1 gets a long message (about 200,000 cycles of work) ...
     deliver(&mut node, 6, 100_000, 10);
-    let c = node.harts[0].cycle;
+    let c = node.cycle(0);
     run_to(&mut node, c + 1_000);
     // ... and is preempted by each of thread 0's messages.
     let mut arrivals = Vec::new();
@@ -738,13 +736,13 @@ fn context_switch_latency_with_a_nanokernel_handler() {
         let at = deliver(&mut node, 5, 0x55, 100);
         arrivals.push(at);
         run_to(&mut node, at + 20_000);
-        assert_eq!(node.harts[0].net.current_context, 6, "back to thread 1");
+        assert_eq!(node.netif(0).current_context, 6, "back to thread 1");
     }
     let end = node.run(u64::MAX).unwrap();
     assert_eq!(end, RunEnd::Exited(6), "thread 0 served every message");
-    let h = &node.harts[0];
-    assert_eq!(h.net.hts.stats.interrupts_taken, 1 + 2 * 6);
-    let handler_pc = h.csr.mtvec;
+    let h = node.hart(0);
+    assert_eq!(h.net().hts.stats.interrupts_taken, 1 + 2 * 6);
+    let handler_pc = h.csr().mtvec;
     let lines = parse_trace(&trace);
     let switches: Vec<Switch> = arrivals
         .iter()
@@ -803,19 +801,15 @@ fn idle_skipping_does_not_change_what_the_scheduler_does() {
         let elf = assemble("hts_exact", &nanokernel_program());
         let mut node = Node::with_program_bytes(cfg, "hts_exact", &elf).unwrap();
         run_to(&mut node, 30_000);
-        node.harts[0]
-            .net
-            .deliver(6, &[header(6, 8), 3_000], 40_000)
+        node.deliver_to_core(0, 6, &[header(6, 8), 3_000], 40_000)
             .unwrap();
         for k in 0..3 {
-            node.harts[0]
-                .net
-                .deliver(5, &[header(5, 8), k], 41_000 + 2_000 * k)
+            node.deliver_to_core(0, 5, &[header(5, 8), k], 41_000 + 2_000 * k)
                 .unwrap();
         }
         assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(3));
-        let h = &node.harts[0];
-        results.push((h.cycle, h.instret, h.x, h.net.hts.stats));
+        let h = node.hart(0);
+        results.push((h.cycle(), h.instret(), *h.xregs(), h.net().hts.stats));
     }
     assert_eq!(results[0], results[1]);
 }

@@ -85,7 +85,7 @@ struct Rig {
 impl Rig {
     fn new(program_name: &str) -> Rig {
         let mut node = Node::with_program(cfg(), &program(program_name)).expect("loads");
-        node.nic_attached = true;
+        node.attach_nic();
         Rig {
             node,
             out: Vec::new(),
@@ -93,7 +93,7 @@ impl Rig {
     }
 
     fn cycle(&self) -> u64 {
-        self.node.harts[0].cycle
+        self.node.cycle(0)
     }
 
     /// Runs until the hart reaches `until`, collecting the frames sent.
@@ -268,7 +268,7 @@ fn trad_loopback_throughput_in_a_30_frame_burst() {
     // replies come at the core's pace, bookkeeping (completions, reposts)
     // included.
     let before = rig.node.icenic().unwrap().stats.clone();
-    let instret0 = rig.node.harts[0].instret;
+    let instret0 = rig.node.hart(0).instret();
     let mut at = rig.cycle() + 100;
     for i in 0..600u64 {
         rig.feed(&request(&words_bytes(&[i]), i as u16), at);
@@ -287,7 +287,7 @@ fn trad_loopback_throughput_in_a_30_frame_burst() {
          ({:.1} Mrps); {:.1} register accesses and {:.1} instructions per reply (polling included)",
         3200.0 / steady,
         mmio as f64 / replies as f64,
-        (rig.node.harts[0].instret - instret0) as f64 / replies as f64,
+        (rig.node.hart(0).instret() - instret0) as f64 / replies as f64,
     );
     // Sanity bounds only; the figure is reported, not fixed here.
     assert!((20.0..2000.0).contains(&per_frame), "{per_frame}");
@@ -332,13 +332,13 @@ fn dma_data_is_read_by_the_core_through_l1_misses() {
     let mut rig = Rig::new("trad_loopback_inc");
     rig.boot();
     let msg: Vec<u64> = (0..128).collect();
-    let before = rig.node.harts[0].stats.dcache_misses;
+    let before = rig.node.hart_stats(0).dcache_misses;
     let at = rig.cycle() + 100;
     assert!(rig.feed(&request(&words_bytes(&msg), 0), at));
     rig.expect_frames(1, 200_000);
     // The 1 KB payload (16 lines) and the header line were written by the
     // NIC: the core reads and increments them through L1 misses.
-    let misses = rig.node.harts[0].stats.dcache_misses - before;
+    let misses = rig.node.hart_stats(0).dcache_misses - before;
     assert!(
         misses >= 17,
         "{misses} L1 D-cache misses for a 1088-byte frame"
@@ -381,10 +381,10 @@ fn a_dma_write_invalidates_the_line_in_the_l1() {
         exit_with("a0")
     );
     let mut node = Node::with_program_bytes(cfg(), "inv", &assemble("inv", &body)).unwrap();
-    node.nic_attached = true;
+    node.attach_nic();
     assert_eq!(node.run(5_000).unwrap(), RunEnd::Limit);
-    let misses = node.harts[0].stats.dcache_misses;
-    let at = node.harts[0].cycle;
+    let misses = node.hart_stats(0).dcache_misses;
+    let at = node.cycle(0);
     assert!(node.icenic_frame_in(&request(&[0; 8], 0), at));
     let RunEnd::Exited(code) = node.run(1_000_000).unwrap() else {
         panic!("did not exit")
@@ -393,11 +393,11 @@ fn a_dma_write_invalidates_the_line_in_the_l1() {
     let (after, warm) = (code >> 8, code & 0xff);
     assert!(warm < 10, "warm load {warm} cycles");
     assert!(
-        after >= warm + node.cfg.l2_hit_cycles as u64,
+        after >= warm + node.cfg().l2_hit_cycles as u64,
         "load after the DMA: {after} cycles (warm {warm})"
     );
     // That load, and the exit's store to `tohost`.
-    assert_eq!(node.harts[0].stats.dcache_misses - misses, 2);
+    assert_eq!(node.hart_stats(0).dcache_misses - misses, 2);
 }
 
 fn dot(pairs: &[(u64, u64)]) -> u64 {
@@ -460,7 +460,7 @@ fn dot_product_naive_copies_then_computes() {
     };
     let mut node = Node::with_program(cfg, &program("dot_product_naive")).unwrap();
     node.run(2_000_000).unwrap();
-    let boot = node.sent.messages.pop_front().expect("boot message");
+    let boot = node.pop_sent().expect("boot message");
     assert_eq!(boot.words, [8, 0]);
     let hdr = ((CLIENT_IP as u64) << 32) | ((CLIENT_CONTEXT as u64) << 16);
     for n in [0u64, 1, 5, 100] {
@@ -469,26 +469,24 @@ fn dot_product_naive_copies_then_computes() {
         for &(idx, val) in &pairs {
             msg.extend([idx, val]);
         }
-        let now = node.harts[0].cycle;
-        node.harts[0].net.deliver(0, &msg, now).unwrap();
+        let now = node.cycle(0);
+        node.deliver_to_core(0, 0, &msg, now).unwrap();
         node.run(now + 100_000).unwrap();
-        let reply = node.sent.messages.pop_front().expect("a reply");
+        let reply = node.pop_sent().expect("a reply");
         assert_eq!(reply.words, [hdr | 16, 2, dot(&pairs)], "n = {n}");
     }
-    let now = node.harts[0].cycle;
-    node.harts[0]
-        .net
-        .deliver(0, &[hdr | 24, 3, 4, 5], now)
+    let now = node.cycle(0);
+    node.deliver_to_core(0, 0, &[hdr | 24, 3, 4, 5], now)
         .unwrap();
     node.run(now + 100_000).unwrap();
-    let reply = node.sent.messages.pop_front().expect("a reply");
+    let reply = node.pop_sent().expect("a reply");
     assert_eq!(reply.words, [hdr | 16, 3, 0]);
 }
 
 #[test]
 fn a_frame_with_no_buffer_posted_is_dropped_and_counted() {
     let mut node = Node::with_program(cfg(), &program("trad_loopback")).unwrap();
-    node.nic_attached = true;
+    node.attach_nic();
     // Before the program runs, nothing is posted.
     assert!(!node.icenic_frame_in(&request(&[0; 8], 0), 0));
     let stats = &node.icenic().unwrap().stats;
@@ -541,7 +539,7 @@ fn bad_requests_are_counted_not_faults() {
         exit_with("a0")
     );
     let mut node = Node::with_program_bytes(cfg(), "bad", &assemble("bad", &body)).unwrap();
-    node.nic_attached = true;
+    node.attach_nic();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(64 | 64 << 8));
     let s = &node.icenic().unwrap().stats;
     assert_eq!((s.send_errors, s.recv_errors, s.bad_accesses), (3, 1, 3));

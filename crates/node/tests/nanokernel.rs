@@ -8,11 +8,9 @@ use common::*;
 use nanopu_node::{Node, NodeConfig, RunEnd};
 
 fn deliver(node: &mut Node, context: u16, after: u64) {
-    let at = node.harts[0].cycle + after;
+    let at = node.cycle(0) + after;
     let header = (0x0a00_0002u64 << 32) | ((context as u64) << 16) | 8;
-    node.harts[0]
-        .net
-        .deliver(context, &[header, 0x1234], at)
+    node.deliver_to_core(0, context, &[header, 0x1234], at)
         .unwrap();
 }
 
@@ -26,16 +24,17 @@ fn orphan_and_exited_contexts_and_demoted_creators() {
     // Start-up: context 9 is named and made idle, thread 2 exits; then
     // nothing is active and the hart sleeps (a livelock would spin here).
     assert_eq!(node.run(2_000_000).unwrap(), RunEnd::Limit);
-    let interrupts = node.harts[0].stats.interrupts;
+    let interrupts = node.hart_stats(0).interrupts;
     assert!(interrupts >= 2, "context 9, then thread 2: {interrupts}");
     assert_eq!(node.run(4_000_000).unwrap(), RunEnd::Limit);
     assert_eq!(
-        node.harts[0].stats.interrupts, interrupts,
+        node.hart_stats(0).interrupts,
+        interrupts,
         "the hart should be idle, not taking the scheduler's interrupt"
     );
     deliver(&mut node, 1, 100);
     deliver(&mut node, 2, 1000);
     let end = node.run(200_000_000).unwrap();
-    let out = String::from_utf8_lossy(&node.bus.htif.as_ref().unwrap().output).into_owned();
+    let out = String::from_utf8_lossy(&node.htif().unwrap().output).into_owned();
     assert_eq!(end, RunEnd::Exited(0), "output: {out}");
 }

@@ -40,20 +40,20 @@ fn loopback_echoes_messages_of_every_size() {
     let mut node = asm_node("loopback", &loopback(), 1);
     assert_eq!(node.run(10_000).unwrap(), RunEnd::Limit);
     assert!(
-        matches!(node.states[0], HartState::Poll { .. }),
+        matches!(node.hart_state(0), HartState::Poll { .. }),
         "idle in its poll loop"
     );
     for len in [8u64, 16, 100, 1024, 2048] {
         let words = len.div_ceil(8);
         let mut msg = vec![header(len)];
         msg.extend((0..words).map(|i| i * 0x0101 + len));
-        node.harts[0].net.deliver(0, &msg, 0).unwrap();
-        let now = node.harts[0].cycle;
+        node.deliver_to_core(0, 0, &msg, 0).unwrap();
+        let now = node.cycle(0);
         assert_eq!(node.run(now + 20_000).unwrap(), RunEnd::Limit);
-        let reply = node.sent.messages.pop_front().expect("a reply");
+        let reply = node.pop_sent().expect("a reply");
         assert_eq!(reply.words, msg, "reply to {len} B");
         assert_eq!(reply.context, 0);
-        assert!(node.sent.messages.is_empty());
+        assert!(node.sent().messages.is_empty());
     }
 }
 
@@ -62,11 +62,11 @@ fn empty_netrx_stalls_until_a_word_arrives() {
     let body = format!("{REGISTER_CONTEXT_0}    mv a0, x30\n{}", exit_with("a0"));
     let mut node = asm_node("stall", &body, 1);
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Limit);
-    assert_eq!(node.states[0], HartState::RxEmpty);
-    let stalled_at = node.harts[0].instret;
-    node.harts[0].net.deliver(0, &[42], 0).unwrap();
+    assert_eq!(node.hart_state(0), HartState::RxEmpty);
+    let stalled_at = node.hart(0).instret();
+    node.deliver_to_core(0, 0, &[42], 0).unwrap();
     assert_eq!(node.run(2_000_000).unwrap(), RunEnd::Exited(42));
-    assert!(node.harts[0].instret > stalled_at);
+    assert!(node.hart(0).instret() > stalled_at);
 }
 
 #[test]
@@ -109,8 +109,8 @@ fn without_a_registered_context_x30_is_an_ordinary_register() {
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(12));
     // The write to x31 sent a one-word message (header 7: 7 bytes announced,
     // never completed) through the unbound FIFO; nothing was received.
-    assert!(node.sent.messages.is_empty());
-    assert_eq!(node.harts[0].net.tx_messages, 0);
+    assert!(node.sent().messages.is_empty());
+    assert_eq!(node.netif(0).tx_messages, 0);
 }
 
 #[test]
@@ -122,8 +122,8 @@ fn a_boot_message_before_registration_is_sent() {
     );
     let mut node = asm_node("boot", &body, 1);
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
-    assert_eq!(node.sent.count, 1);
-    assert_eq!(node.sent.messages[0].words, vec![16, 0, 0]);
+    assert_eq!(node.sent().count, 1);
+    assert_eq!(node.sent().messages[0].words, vec![16, 0, 0]);
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn a_trapping_instruction_does_not_lose_its_netrx_word() {
     );
     let mut node = asm_node("nolose", &body, 1);
     assert_eq!(node.run(10_000).unwrap(), RunEnd::Limit);
-    node.harts[0].net.deliver(0, &[8], 0).unwrap();
+    node.deliver_to_core(0, 0, &[8], 0).unwrap();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(8));
 }
 
@@ -148,7 +148,7 @@ fn one_instruction_pops_once_and_pushes_once() {
     let body = format!("{REGISTER_CONTEXT_0}    li x31, 16\n    add x31, x30, x30\n    mv x31, x30\n    mv a0, x0\n{}", exit_with("a0"));
     let mut node = asm_node("popone", &body, 1);
     assert_eq!(node.run(10_000).unwrap(), RunEnd::Limit);
-    node.harts[0].net.deliver(0, &[5, 9], 0).unwrap();
+    node.deliver_to_core(0, 0, &[5, 9], 0).unwrap();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(0));
-    assert_eq!(node.sent.messages[0].words, vec![16, 10, 9]);
+    assert_eq!(node.sent().messages[0].words, vec![16, 10, 9]);
 }

@@ -320,7 +320,7 @@ impl Cluster {
                 node_cfg.icenic.enabled = kind == NicKind::Icenic;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
-                node.nic_attached = true;
+                node.attach_nic();
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
                     None => node_nic(kind, &cfg.nic, host_ip(h), link, custom(h))?,
@@ -662,7 +662,7 @@ impl Cluster {
     fn exited(&self) -> Option<(usize, u64)> {
         self.nodes.iter().find_map(|&h| {
             let n = self.hosts[h].as_node()?;
-            n.node.exit.map(|(code, _)| (h, code))
+            n.node.exit().map(|(code, _)| (h, code))
         })
     }
 

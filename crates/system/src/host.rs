@@ -27,7 +27,7 @@ pub struct NodeHost {
 
 impl NodeHost {
     pub fn new(node: Node, nic: NodeNic) -> NodeHost {
-        let period = SimDuration::clock_period_mhz(node.cfg.core.clock_mhz as u64);
+        let period = SimDuration::clock_period_mhz(node.cfg().core.clock_mhz as u64);
         NodeHost {
             node,
             nic,
@@ -51,7 +51,7 @@ impl NodeHost {
     /// Runs the cores up to `limit` (unless the program has exited), then
     /// lets the NIC take what they sent.
     pub fn advance(&mut self, limit: SimTime) -> Result<(), NodeError> {
-        if self.node.exit.is_some() {
+        if self.node.exit().is_some() {
             return Ok(());
         }
         match self.node.run(limit.to_cycle_ceil(self.period)) {
@@ -67,7 +67,7 @@ impl NodeHost {
 
     /// The earliest time the cores could still send something, if they can.
     pub fn output_horizon(&self) -> Option<SimTime> {
-        if self.node.exit.is_some() {
+        if self.node.exit().is_some() {
             return None;
         }
         self.node
@@ -77,7 +77,7 @@ impl NodeHost {
 
     /// Whether the cores can still do something before `until`.
     pub fn can_run(&self, until: SimTime) -> bool {
-        if self.node.exit.is_some() {
+        if self.node.exit().is_some() {
             return false;
         }
         let until = until.to_cycle_ceil(self.period);

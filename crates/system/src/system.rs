@@ -134,13 +134,13 @@ impl System {
             ..NetworkConfig::default()
         };
         let net = Network::new(&network).map_err(|e| SystemError::Config(e.to_string()))?;
-        node.nic_attached = true;
+        node.attach_nic();
         let link = TxLink {
             gbps,
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
         let nic = node_nic(cfg.nic.kind, &cfg.nic, node_ip.to_bits(), link, None)?;
-        let core_mhz = node.cfg.core.clock_mhz;
+        let core_mhz = node.cfg().core.clock_mhz;
         let mut node = NodeHost::new(node, nic);
         node.io.boot_on_wire = true;
         let client = match load {

@@ -105,7 +105,7 @@ fn nodes_talk_to_nodes_and_a_trimmed_incast_recovers() {
     c.run(SimTime::ZERO + SimDuration::from_us(1_000)).unwrap();
     for h in 1..=12 {
         assert_eq!(
-            c.node(h).unwrap().exit,
+            c.node(h).unwrap().exit(),
             Some((0, 0)),
             "client {h} checked its echo"
         );

@@ -233,8 +233,5 @@ fn a_nic_design_of_our_own_plugs_into_the_seam() {
         r.p50_ns
     );
     // The cores never saw a request.
-    assert_eq!(
-        node.node.harts[0].net.tx_messages, 1,
-        "only the boot message"
-    );
+    assert_eq!(node.node.netif(0).tx_messages, 1, "only the boot message");
 }

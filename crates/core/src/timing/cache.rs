@@ -13,19 +13,34 @@ pub struct CacheConfig {
     pub line_bytes: u32,
 }
 
+/// A cache geometry no model can work with; `name` is the cache's key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: size_bytes {size_bytes} / ways {ways} / line_bytes {line_bytes} must give a power-of-two number of sets of power-of-two lines")]
+pub struct CacheConfigError {
+    pub name: &'static str,
+    pub size_bytes: u32,
+    pub ways: u32,
+    pub line_bytes: u32,
+}
+
 impl CacheConfig {
-    pub fn validate(&self, name: &str) -> Result<(), String> {
+    /// Checks the geometry of the cache called `name` (`l1i`, `l2`, ...).
+    pub fn validate(&self, name: &'static str) -> Result<(), CacheConfigError> {
         let ok = self.line_bytes.is_power_of_two()
             && self.ways > 0
-            && self.size_bytes.is_multiple_of(self.ways * self.line_bytes)
+            && self
+                .size_bytes
+                .is_multiple_of(self.ways.saturating_mul(self.line_bytes))
             && (self.size_bytes / (self.ways * self.line_bytes)).is_power_of_two();
         if ok {
             Ok(())
         } else {
-            Err(format!(
-                "{name}: size_bytes {} / ways {} / line_bytes {} must give a power-of-two number of sets of power-of-two lines",
-                self.size_bytes, self.ways, self.line_bytes
-            ))
+            Err(CacheConfigError {
+                name,
+                size_bytes: self.size_bytes,
+                ways: self.ways,
+                line_bytes: self.line_bytes,
+            })
         }
     }
 }

@@ -29,7 +29,7 @@ use nanopu_isa::{Inst, Opcode, RegFile};
 use serde::{Deserialize, Serialize};
 
 pub use branch::BranchPredictor;
-pub use cache::{Cache, CacheConfig};
+pub use cache::{Cache, CacheConfig, CacheConfigError};
 
 /// Core clock of the nanoPU prototype (nanoPU §5: "All nanoPU times are at
 /// the 3.2 GHz target clock"; `nanopu-abi.md`).
@@ -128,26 +128,36 @@ impl Default for CoreTimingConfig {
     }
 }
 
+/// A core timing parameter no model can work with; the message names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CoreConfigError {
+    #[error("clock_mhz = {0}: the clock period must be a whole number of femtoseconds")]
+    ClockPeriod(u32),
+    #[error("{key} = {value}: must be a non-zero power of two")]
+    NotPowerOfTwo { key: &'static str, value: u32 },
+    /// The message names the cache (`l1i`, `l1d`).
+    #[error(transparent)]
+    Cache(#[from] CacheConfigError),
+}
+
 impl CoreTimingConfig {
     /// Checks the parameters a model cannot work with.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CoreConfigError> {
         if self.clock_mhz == 0 || 1_000_000_000 % self.clock_mhz != 0 {
-            return Err(format!(
-                "clock_mhz = {}: the clock period must be a whole number of femtoseconds",
-                self.clock_mhz
-            ));
+            return Err(CoreConfigError::ClockPeriod(self.clock_mhz));
         }
-        for (name, n) in [
+        for (key, n) in [
             ("bht_entries", self.bht_entries),
             ("ras_entries", self.ras_entries),
             ("btb_entries", self.btb_entries),
         ] {
-            if n == 0 || (name != "ras_entries" && !n.is_power_of_two()) {
-                return Err(format!("{name} = {n}: must be a non-zero power of two"));
+            if n == 0 || (key != "ras_entries" && !n.is_power_of_two()) {
+                return Err(CoreConfigError::NotPowerOfTwo { key, value: n });
             }
         }
         self.l1i.validate("l1i")?;
-        self.l1d.validate("l1d")
+        self.l1d.validate("l1d")?;
+        Ok(())
     }
 
     /// One core clock period in femtoseconds (3.2 GHz: 312,500 fs, exact).

@@ -43,7 +43,7 @@ pub fn run_program(name: &str, cfg: NodeConfig) -> (u64, String, Node) {
     let end = node
         .run(20_000_000_000)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let out = String::from_utf8_lossy(&node.bus.htif.as_ref().unwrap().output).into_owned();
+    let out = String::from_utf8_lossy(&node.htif().unwrap().output).into_owned();
     match end {
         RunEnd::Exited(code) => (code, out, node),
         RunEnd::Limit => panic!("{name} did not finish; output so far:\n{out}"),
