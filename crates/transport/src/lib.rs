@@ -31,5 +31,6 @@ pub use config::{Protocol, StageLatencies, TransportConfig, TransportConfigError
 pub use nanotransport::{
     NanoTransport, Occupancy, TransportAction, TransportEvent, TransportStats, TxLink,
 };
-pub use packetization::{OutMessage, TxOutcome};
+pub use packetization::{OutMessage, OutMessageRef, TxOutcome, WholeMessages};
+pub use program::{Delivery, Refusal};
 pub use reassembly::RxMessage;
