@@ -289,7 +289,10 @@ mod tests {
         assert_eq!(t.route(0, 1), None);
         // Nor has any topology a switch or port beyond its own.
         let one = Topology::new(&TopologyConfig::SingleSwitch { hosts: 3 });
-        assert_eq!((one.peer(1, 0), one.peer(0, 3), one.route(1, 0)), (None, None, None));
+        assert_eq!(
+            (one.peer(1, 0), one.peer(0, 3), one.route(1, 0)),
+            (None, None, None)
+        );
     }
 
     #[test]
@@ -298,7 +301,10 @@ mod tests {
         assert_eq!((t.hosts(), t.switches()), (12, 5));
         assert_eq!((t.ports(0), t.ports(3)), (6, 3));
         // Leaf 0 to a host of leaf 2: up to either spine.
-        assert_eq!(t.route(0, 9), Some(LocalRoute::Spread { first: 4, count: 2 }));
+        assert_eq!(
+            t.route(0, 9),
+            Some(LocalRoute::Spread { first: 4, count: 2 })
+        );
         assert_eq!(t.peer(0, 4), Some(Endpoint::Switch(3)));
         assert_eq!(t.peer(0, 5), Some(Endpoint::Switch(4)));
         // Spine 1 (switch 4) down to leaf 2.

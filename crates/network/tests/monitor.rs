@@ -40,7 +40,10 @@ fn queue_samples_follow_occupancy() {
     );
     assert_eq!(h.net.port_stats(down).max_bytes, 216);
     // Unwatched: nothing.
-    assert!(h.net.queue_samples(h.net.host_downlink(0).unwrap()).is_empty());
+    assert!(h
+        .net
+        .queue_samples(h.net.host_downlink(0).unwrap())
+        .is_empty());
 }
 
 /// A writer the test can read back.
