@@ -328,10 +328,10 @@ impl NanoTransport {
         out: &mut Vec<TransportAction>,
     ) -> bool {
         let parsed = FrameRepr::parse(frame);
-        if let Ok((repr, _)) = &parsed {
+        if let Ok((repr, payload)) = &parsed {
             if repr.nt.flags.contains(Flags::DATA)
                 && repr.ip.dst_addr.to_bits() == self.ip
-                && !admit(&Self::headers(repr, 0))
+                && !admit(&Self::headers(repr, payload.len()))
             {
                 return false;
             }
