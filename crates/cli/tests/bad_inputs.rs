@@ -4,31 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn sdk(name: &str) -> String {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let ok = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(repo().join("sdk"))
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "building the guest programs failed: run scripts/setup.sh --test"
-        );
-    });
-    repo()
-        .join("sdk/build")
-        .join(format!("{name}.elf"))
-        .display()
-        .to_string()
+    nanopu_testkit::program(name).display().to_string()
 }
 
 fn tmp_dir() -> PathBuf {

@@ -2,28 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn sdk(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let ok = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(repo().join("sdk"))
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "building the guest programs failed: run scripts/setup.sh --test"
-        );
-    });
-    repo().join("sdk/build").join(format!("{name}.elf"))
-}
+use nanopu_testkit::{program as sdk, repo};
 
 fn nanopu(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nanopu"))

@@ -4,23 +4,12 @@
 //! generator 10.0.0.1), announces its threads, and serves 16 B
 //! `[service_cycles, sent_cycle]` requests, for each of its test types.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use nanopu_testkit::repo;
 
 fn build_sdk() {
-    let ok = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(repo().join("sdk"))
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "building the guest programs failed: run scripts/setup.sh --test"
-    );
+    nanopu_testkit::sdk_build();
 }
 
 struct Run {

@@ -127,9 +127,7 @@ fn nt_latency(r: &Runner) -> Result<ExperimentResult> {
     for (p, (rx, tx)) in protocols.iter().zip(&results) {
         let (rx_min, rx_max) = spread(rx);
         let (tx_min, tx_max) = spread(tx);
-        let stages = nanopu_transport::protocols::program_for(*p, &dummy_params())
-            .expect("a program")
-            .latencies();
+        let stages = nanopu_transport::protocols::program_for(*p, &dummy_params()).latencies();
         rows.push(format!(
             "{}: ingress {:.2} + reassembly {:.2} = RX {:.2} ns (min..max over 100 packets {:.2}..{:.2}); packetize {:.2} + egress {:.2} = TX {:.2} ns ({:.2}..{:.2})",
             p.name(),
@@ -418,7 +416,10 @@ fn incast_run(r: &Runner, protocol: Protocol, buffer: u64) -> Result<IncastRun> 
         );
     }
     let mut c = Cluster::new(&cfg)?;
-    let port = c.network().host_downlink(receiver);
+    let port = c
+        .network()
+        .host_downlink(receiver)
+        .ok_or_else(|| anyhow!("the incast network has no switch"))?;
     c.network_mut().watch_queue(port);
     for (s, &len) in incast_sizes().iter().enumerate() {
         c.send(MessageSpec {

@@ -138,7 +138,9 @@ impl Network {
         for s in 0..topo.switches() {
             switches.push(Switch::new(ports.len()));
             for p in 0..topo.ports(s) {
-                let peer = topo.peer(s, p);
+                let Some(peer) = topo.peer(s, p) else {
+                    continue;
+                };
                 let (prop, gbps) = match peer {
                     Endpoint::Host(_) => (host_prop, cfg.link.gbps),
                     Endpoint::Switch(_) => (fabric_prop, cfg.link.fabric_gbps()),
@@ -196,8 +198,9 @@ impl Network {
         self.topo.ports(s)
     }
 
-    /// What a switch port's link leads to.
-    pub fn peer(&self, port: PortRef) -> Endpoint {
+    /// What a switch port's link leads to; `None` if there is no such
+    /// port (a direct link has no switch).
+    pub fn peer(&self, port: PortRef) -> Option<Endpoint> {
         self.topo.peer(port.switch, port.port)
     }
 
@@ -248,11 +251,11 @@ impl Network {
             sw.stats.dropped.no_route += 1;
             return;
         };
-        let local = sw.choose(
-            self.topo.route(s, dst),
-            self.cfg.switch.load_balancing,
-            &frame,
-        );
+        let Some(route) = self.topo.route(s, dst) else {
+            sw.stats.dropped.no_route += 1;
+            return;
+        };
+        let local = sw.choose(route, self.cfg.switch.load_balancing, &frame);
         let p = sw.first_port + local;
         match sw.admit(&self.cfg.switch, &self.ports[p], c, &mut frame) {
             Admission::Drop => {}
@@ -417,8 +420,8 @@ impl Network {
     }
 
     /// The switch output port that feeds `host` (its downlink): the usual
-    /// bottleneck of an incast.
-    pub fn host_downlink(&self, host: HostId) -> PortRef {
+    /// bottleneck of an incast. `None` on a direct link (no switch).
+    pub fn host_downlink(&self, host: HostId) -> Option<PortRef> {
         self.topo.attachment(host)
     }
 
@@ -448,9 +451,10 @@ impl Network {
         let c = Some(Capture(self.captures.len()));
         self.captures.push(Some(w));
         // The port that feeds the host: its switch's, or the peer's uplink.
-        let down = match self.topo.uplink_peer(host) {
-            Endpoint::Host(peer) => peer,
-            Endpoint::Switch(_) => self.port_index(self.host_downlink(host)),
+        let down = match self.topo.attachment(host) {
+            Some(downlink) => self.port_index(downlink),
+            // A direct link: the other host's uplink (hosts 0 and 1).
+            None => 1 - host,
         };
         self.ports[host].capture = c;
         self.ports[down].capture = c;
@@ -490,8 +494,9 @@ impl Network {
                 Endpoint::Switch(s) => {
                     total = total + self.forwarding;
                     let local = match self.topo.route(s, b) {
-                        LocalRoute::Port(x) => x,
-                        LocalRoute::Spread { first, .. } => first,
+                        Some(LocalRoute::Port(x)) => x,
+                        Some(LocalRoute::Spread { first, .. }) => first,
+                        None => return total,
                     };
                     p = self.switches[s].first_port + local;
                 }

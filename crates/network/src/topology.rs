@@ -14,6 +14,10 @@
 //!   ..` on ports `0..hosts_per_leaf`, then spine `k` on port
 //!   `hosts_per_leaf + k`. Spine `k` has leaf `l` on port `l`.
 //!
+//! The switch methods ([`Topology::attachment`], [`Topology::peer`],
+//! [`Topology::route`]) answer `None` for a switch or port that does not
+//! exist: every one on a direct link.
+//!
 //! Routing is by destination host. A leaf sends to a local host directly and
 //! anything else up to one of the spines (which one: [`LocalRoute::Spread`],
 //! see `crate::switch`); a spine sends down to the destination's leaf. No
@@ -143,18 +147,18 @@ impl Topology {
 
     /// What a host's uplink leads to: its switch, or (direct) the other host.
     pub fn uplink_peer(&self, h: HostId) -> Endpoint {
-        match self.kind {
-            Kind::Direct => Endpoint::Host(1 - h),
-            _ => Endpoint::Switch(self.attachment(h).switch),
+        match self.attachment(h) {
+            Some(a) => Endpoint::Switch(a.switch),
+            None => Endpoint::Host(1 - h),
         }
     }
 
-    /// The switch port a host is attached to (its downlink). In a direct
-    /// topology there is none: the other host's uplink feeds it (see
+    /// The switch port a host is attached to (its downlink); `None` on a
+    /// direct link, where the other host's uplink feeds it (see
     /// [`Topology::uplink_peer`]).
-    pub fn attachment(&self, h: HostId) -> PortRef {
+    pub fn attachment(&self, h: HostId) -> Option<PortRef> {
         let (switch, port) = match self.kind {
-            Kind::Direct => unreachable!("a direct link has no switch port"),
+            Kind::Direct => return None,
             Kind::SingleSwitch { .. } => (0, h),
             Kind::Dumbbell { left, .. } => {
                 if h < left {
@@ -165,13 +169,17 @@ impl Topology {
             }
             Kind::LeafSpine { per_leaf, .. } => (h / per_leaf, h % per_leaf),
         };
-        PortRef { switch, port }
+        Some(PortRef { switch, port })
     }
 
-    /// What port `p` of switch `s` leads to.
-    pub fn peer(&self, s: usize, p: usize) -> Endpoint {
-        match self.kind {
-            Kind::Direct => unreachable!("a direct link has no switch"),
+    /// What port `p` of switch `s` leads to; `None` if there is no such
+    /// port (no switch at all on a direct link).
+    pub fn peer(&self, s: usize, p: usize) -> Option<Endpoint> {
+        if s >= self.switches() || p >= self.ports(s) {
+            return None;
+        }
+        Some(match self.kind {
+            Kind::Direct => return None,
             Kind::SingleSwitch { .. } => Endpoint::Host(p),
             Kind::Dumbbell { left, right } => match (s, p) {
                 (0, p) if p < left => Endpoint::Host(p),
@@ -190,13 +198,17 @@ impl Topology {
                     Endpoint::Switch(leaves + p - per_leaf)
                 }
             }
-        }
+        })
     }
 
-    /// How switch `s` reaches host `dst` (which must exist).
-    pub fn route(&self, s: usize, dst: HostId) -> LocalRoute {
-        match self.kind {
-            Kind::Direct => unreachable!("a direct link has no switch"),
+    /// How switch `s` reaches host `dst` (which must exist); `None` if
+    /// there is no switch `s` (none at all on a direct link).
+    pub fn route(&self, s: usize, dst: HostId) -> Option<LocalRoute> {
+        if s >= self.switches() {
+            return None;
+        }
+        Some(match self.kind {
+            Kind::Direct => return None,
             Kind::SingleSwitch { .. } => LocalRoute::Port(dst),
             Kind::Dumbbell { left, right } => LocalRoute::Port(match (s, dst < left) {
                 (0, true) => dst,
@@ -221,7 +233,7 @@ impl Topology {
                     }
                 }
             }
-        }
+        })
     }
 }
 
@@ -241,15 +253,15 @@ mod tests {
     /// leads to the host.
     fn check_wiring(t: &Topology) {
         for h in 0..t.hosts() {
-            let a = t.attachment(h);
-            assert_eq!(t.peer(a.switch, a.port), Endpoint::Host(h));
-            assert_eq!(t.route(a.switch, h), LocalRoute::Port(a.port));
+            let a = t.attachment(h).unwrap();
+            assert_eq!(t.peer(a.switch, a.port), Some(Endpoint::Host(h)));
+            assert_eq!(t.route(a.switch, h), Some(LocalRoute::Port(a.port)));
         }
         for s in 0..t.switches() {
             for p in 0..t.ports(s) {
-                if let Endpoint::Switch(o) = t.peer(s, p) {
+                if let Some(Endpoint::Switch(o)) = t.peer(s, p) {
                     let back = (0..t.ports(o))
-                        .filter(|&q| t.peer(o, q) == Endpoint::Switch(s))
+                        .filter(|&q| t.peer(o, q) == Some(Endpoint::Switch(s)))
                         .count();
                     assert_eq!(back, 1, "switch {s} port {p} -> switch {o}");
                 }
@@ -268,18 +280,37 @@ mod tests {
     }
 
     #[test]
+    fn a_direct_link_has_no_switch() {
+        let t = Topology::new(&TopologyConfig::Direct);
+        assert_eq!((t.hosts(), t.switches()), (2, 0));
+        assert_eq!(t.uplink_peer(0), Endpoint::Host(1));
+        assert_eq!(t.attachment(1), None);
+        assert_eq!(t.peer(0, 0), None);
+        assert_eq!(t.route(0, 1), None);
+        // Nor has any topology a switch or port beyond its own.
+        let one = Topology::new(&TopologyConfig::SingleSwitch { hosts: 3 });
+        assert_eq!(
+            (one.peer(1, 0), one.peer(0, 3), one.route(1, 0)),
+            (None, None, None)
+        );
+    }
+
+    #[test]
     fn leaf_spine_routes() {
         let t = leaf_spine();
         assert_eq!((t.hosts(), t.switches()), (12, 5));
         assert_eq!((t.ports(0), t.ports(3)), (6, 3));
         // Leaf 0 to a host of leaf 2: up to either spine.
-        assert_eq!(t.route(0, 9), LocalRoute::Spread { first: 4, count: 2 });
-        assert_eq!(t.peer(0, 4), Endpoint::Switch(3));
-        assert_eq!(t.peer(0, 5), Endpoint::Switch(4));
+        assert_eq!(
+            t.route(0, 9),
+            Some(LocalRoute::Spread { first: 4, count: 2 })
+        );
+        assert_eq!(t.peer(0, 4), Some(Endpoint::Switch(3)));
+        assert_eq!(t.peer(0, 5), Some(Endpoint::Switch(4)));
         // Spine 1 (switch 4) down to leaf 2.
-        assert_eq!(t.route(4, 9), LocalRoute::Port(2));
-        assert_eq!(t.peer(4, 2), Endpoint::Switch(2));
-        assert_eq!(t.route(2, 9), LocalRoute::Port(1));
+        assert_eq!(t.route(4, 9), Some(LocalRoute::Port(2)));
+        assert_eq!(t.peer(4, 2), Some(Endpoint::Switch(2)));
+        assert_eq!(t.route(2, 9), Some(LocalRoute::Port(1)));
     }
 
     #[test]
@@ -288,11 +319,11 @@ mod tests {
             left_hosts: 2,
             right_hosts: 3,
         });
-        assert_eq!(t.route(0, 4), LocalRoute::Port(2));
-        assert_eq!(t.peer(0, 2), Endpoint::Switch(1));
-        assert_eq!(t.route(1, 4), LocalRoute::Port(2));
-        assert_eq!(t.peer(1, 2), Endpoint::Host(4));
-        assert_eq!(t.route(1, 0), LocalRoute::Port(3));
-        assert_eq!(t.peer(1, 3), Endpoint::Switch(0));
+        assert_eq!(t.route(0, 4), Some(LocalRoute::Port(2)));
+        assert_eq!(t.peer(0, 2), Some(Endpoint::Switch(1)));
+        assert_eq!(t.route(1, 4), Some(LocalRoute::Port(2)));
+        assert_eq!(t.peer(1, 2), Some(Endpoint::Host(4)));
+        assert_eq!(t.route(1, 0), Some(LocalRoute::Port(3)));
+        assert_eq!(t.peer(1, 3), Some(Endpoint::Switch(0)));
     }
 }

@@ -19,7 +19,7 @@ fn single(hosts: usize) -> NetworkConfig {
 #[test]
 fn queue_samples_follow_occupancy() {
     let mut h = Harness::new(&single(4));
-    let down = h.net.host_downlink(3);
+    let down = h.net.host_downlink(3).unwrap();
     h.net.watch_queue(down);
     for src in 0..3 {
         h.send(src, data(src, 3, 8), ns(0));
@@ -40,7 +40,10 @@ fn queue_samples_follow_occupancy() {
     );
     assert_eq!(h.net.port_stats(down).max_bytes, 216);
     // Unwatched: nothing.
-    assert!(h.net.queue_samples(h.net.host_downlink(0)).is_empty());
+    assert!(h
+        .net
+        .queue_samples(h.net.host_downlink(0).unwrap())
+        .is_empty());
 }
 
 /// A writer the test can read back.

@@ -68,7 +68,7 @@ fn two_senders_queue_at_the_output_serializer() {
     assert_eq!(at(2, 0), ns(386));
     assert_eq!(at(2, 1), SimTime(389_680_000));
     assert_eq!(at(1, 0), SimTime(389_680_000));
-    let down = h.net.host_downlink(2);
+    let down = h.net.host_downlink(2).unwrap();
     assert_eq!(h.net.port_stats(down).frames, 2);
     assert_eq!(h.net.port_stats(down).max_bytes, 144);
     assert_eq!(h.net.uplink_stats(0).frames, 2);

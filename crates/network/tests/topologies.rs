@@ -46,7 +46,7 @@ fn dumbbell_connects_every_pair() {
     });
     // 3 * 4 frames each way over the fabric link.
     let fabric_left = PortRef { switch: 0, port: 3 };
-    assert_eq!(h.net.peer(fabric_left), Endpoint::Switch(1));
+    assert_eq!(h.net.peer(fabric_left), Some(Endpoint::Switch(1)));
     assert_eq!(h.net.port_stats(fabric_left).frames, 12);
     assert_eq!(h.net.port_stats(PortRef { switch: 1, port: 4 }).frames, 12);
     // Across: two host links, one fabric link, two switches.

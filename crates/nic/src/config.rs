@@ -81,9 +81,9 @@ pub struct NicConfig {
     pub ingress_ps: u64,
     /// Reassembly into the message buffer. Source: NanoTransport Table 1 (0.94 ns).
     pub reassembly_ps: u64,
-    /// Extra receive-side latency of the transport stand-in. The programmable
-    /// transport (NanoTransport) replaces it; its ingress cost is already in
-    /// `ingress_ps`, so 0.
+    /// Extra receive-side latency after the transport, before the global
+    /// RX queue (any program). 0: the transport's own stages already cost
+    /// what NanoTransport Table 1 gives.
     pub transport_rx_ps: u64,
     /// Global RX queue and core selection to the core's local RX FIFO.
     /// Assumption: one NIC clock (3.2 GHz); the papers give no figure.
@@ -104,11 +104,13 @@ pub struct NicConfig {
     pub core_selection: crate::core_selection::Policy,
     /// Seed of the random core selection.
     pub core_selection_seed: u64,
-    /// The transport layer (NanoTransport): `protocol = "none"` (default,
-    /// the lossless fixed-latency stand-in of the one-node benchmarks),
-    /// `"ndp"`, `"homa"` or `"homa-tr"`, and its parameters. With a
-    /// NanoTransport program, the program's pipeline latencies replace
-    /// `ingress_ps`, `reassembly_ps`, `packetize_ps` and `egress_ps`.
+    /// The transport layer (NanoTransport, always): `protocol = "none"`
+    /// (default, the lossless program of the one-node benchmarks, whose
+    /// stages cost `ingress_ps`, `reassembly_ps`, `packetize_ps` and
+    /// `egress_ps` above), `"ndp"`, `"homa"` or `"homa-tr"`, and its
+    /// parameters. With a reliable program, the program's pipeline
+    /// latencies and `transport.reassembly_ps` / `transport.packetize_ps`
+    /// replace those four.
     pub transport: nanopu_transport::TransportConfig,
 }
 

@@ -39,12 +39,18 @@ impl Message {
     /// The words a core reads from netRX: the RX application header
     /// (source IP, source context, length), then the payload.
     pub fn rx_words(&self) -> Vec<u64> {
+        let mut w = Vec::with_capacity(1 + self.payload.len());
+        self.rx_words_into(&mut w);
+        w
+    }
+
+    /// [`Message::rx_words`] into `w` (cleared first; its buffer reused).
+    pub fn rx_words_into(&self, w: &mut Vec<u64>) {
         let header =
             ((self.peer_ip as u64) << 32) | ((self.peer_context as u64) << 16) | self.len as u64;
-        let mut w = Vec::with_capacity(1 + self.payload.len());
+        w.clear();
         w.push(header);
         w.extend_from_slice(&self.payload);
-        w
     }
 
     /// A message written to netTX by context `local_context`: header

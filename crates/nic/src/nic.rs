@@ -1,35 +1,38 @@
 //! The nanoPU NIC (nanoPU Fig. 1): the fast path from the wire to the cores
 //! and back, as a timed state machine.
 //!
-//! Receive: MAC and serial I/O, the ingress pipeline (header checks and the
-//! layer-4 port match), reassembly, the transport, the application's global
-//! RX queue and JBSQ core selection, the core's local RX FIFO. Transmit:
-//! the core's local TX FIFO, the global TX queue, the transport,
-//! packetization, the egress pipeline, MAC and serial I/O.
+//! One pipeline. Receive: MAC and serial I/O ([`mac`](crate::mac)), the
+//! transport's ingress pipeline (header checks, the NIC's layer-4 port
+//! match and message size limit, the transport program), reassembly, the
+//! application's global RX queue and JBSQ core selection
+//! ([`core_selection`](crate::core_selection)), the core's local RX FIFO.
+//! Transmit: the core's local TX FIFO, the global TX queue, the
+//! transport's packetization and egress pipeline, MAC and serial I/O.
 //!
-//! Each stage is its own module ([`mac`](crate::mac), [`ingress`](crate::ingress),
-//! [`reassembly`](crate::reassembly), [`transport`](crate::transport),
-//! [`core_selection`](crate::core_selection), [`packetizer`](crate::packetizer));
-//! the egress pipeline is its latency (`egress_ps`): it only hands frames on.
+//! The transport is always NanoTransport (`nanopu_transport`): a reliable
+//! program (NDP, Homa, Homa-Tr, one of your own) or, with
+//! `transport.protocol = "none"`, the lossless program, whose stages cost
+//! this configuration's `ingress_ps`, `reassembly_ps`, `packetize_ps` and
+//! `egress_ps` and which sends a message's packets all at once (the link
+//! spaces them).
 //!
 //! The NIC is driven through four inputs ([`NanoNic::frame_in`],
 //! [`NanoNic::message_from_core`], [`NanoNic::core_command`],
 //! [`NanoNic::handle`]) and answers with [`NicAction`]s; it owns no clock
 //! and no queue of its own, so it can be tested alone. Stages are fixed
-//! latencies (`NicConfig`) and fully pipelined: they add delay, never
-//! queueing, except the global RX queues (JBSQ) and the link.
+//! latencies and fully pipelined: they add delay, never queueing, except
+//! the global RX queues (JBSQ), the transport's arbiter and the link.
 
 use crate::config::NicConfig;
 use crate::core_selection::CoreSelector;
-use crate::ingress::{IngressDrop, IngressPipeline};
 use crate::mac::Mac;
-use crate::message::Message;
-use crate::packetizer::Packetizer;
-use crate::reassembly::{Reassembly, ReassemblyError};
-use crate::transport::TransportStandIn;
+use crate::message::{Message, LEN_MASK};
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_transport::program::TransportProgram;
+use nanopu_transport::protocols::lossless::Lossless;
 use nanopu_transport::{
-    NanoTransport, OutMessage, TransportAction, TransportEvent, TransportStats, TxLink,
+    NanoTransport, OutMessageRef, Protocol, StageLatencies, TransportAction, TransportEvent,
+    TransportStats, TxLink,
 };
 
 /// Something the NIC needs done.
@@ -96,16 +99,15 @@ pub struct NanoNic {
     /// This node's IPv4 address.
     pub ip: u32,
     mac: Mac,
-    ingress: IngressPipeline,
-    reassembly: Reassembly,
-    transport: TransportStandIn,
-    /// The programmable transport, when the configuration names a program
-    /// (otherwise the stand-in and the fixed reassembly and packetizer).
-    nano_transport: Option<NanoTransport>,
+    transport: NanoTransport,
     transport_actions: Vec<TransportAction>,
+    /// Receive-side latency added after the transport (`transport_rx_ps`).
+    transport_rx: SimDuration,
     /// Per-application global RX queues and JBSQ core selection.
     pub selector: CoreSelector,
-    packetizer: Packetizer,
+    /// Word vectors handed back by [`NanoNic::recycle_words`], reused for
+    /// deliveries.
+    spare_words: Vec<Vec<u64>>,
     pub stats: NicStats,
 }
 
@@ -123,86 +125,89 @@ impl NanoNic {
         cfg: NicConfig,
         ip: u32,
         link: TxLink,
-        program: Option<Box<dyn nanopu_transport::program::TransportProgram>>,
+        program: Option<Box<dyn TransportProgram>>,
     ) -> Result<NanoNic, String> {
         cfg.validate().map_err(|e| e.to_string())?;
         if link.gbps == 0 {
             return Err("the link rate must be positive".into());
         }
-        let nano_transport =
-            match program {
-                Some(p) => Some(NanoTransport::with_program(
-                    &cfg.transport,
-                    ip,
-                    cfg.mtu_payload_bytes,
-                    link,
-                    p,
-                )?),
-                None if NanoTransport::is_program(cfg.transport.protocol) => Some(
-                    NanoTransport::new(&cfg.transport, ip, cfg.mtu_payload_bytes, link)?,
-                ),
-                None => None,
-            };
+        let transport = match program {
+            Some(p) => {
+                NanoTransport::with_program(&cfg.transport, ip, cfg.mtu_payload_bytes, link, p)?
+            }
+            None if cfg.transport.protocol == Protocol::None => {
+                // The lossless program costs this NIC's own stage latencies.
+                let mut t = cfg.transport.clone();
+                t.latencies = None;
+                t.reassembly_ps = cfg.reassembly_ps;
+                t.packetize_ps = cfg.packetize_ps;
+                let program = Lossless::new(StageLatencies {
+                    ingress_ps: cfg.ingress_ps,
+                    egress_ps: cfg.egress_ps,
+                });
+                NanoTransport::with_program(&t, ip, cfg.mtu_payload_bytes, link, Box::new(program))?
+            }
+            None => NanoTransport::new(&cfg.transport, ip, cfg.mtu_payload_bytes, link)?,
+        };
         Ok(NanoNic {
-            nano_transport,
+            transport,
             transport_actions: Vec::new(),
+            transport_rx: ps(cfg.transport_rx_ps),
             mac: Mac {
                 link_gbps: link.gbps,
                 rx_latency: ps(cfg.mac_serial_rx_ps),
                 tx_latency: ps(cfg.mac_serial_tx_ps),
-            },
-            ingress: IngressPipeline {
-                ip,
-                max_message_bytes: cfg.max_message_bytes,
-            },
-            reassembly: Reassembly::default(),
-            transport: TransportStandIn {
-                rx_latency: ps(cfg.transport_rx_ps),
             },
             selector: CoreSelector::with_policy(
                 cfg.jbsq_depth,
                 cfg.core_selection,
                 cfg.core_selection_seed,
             ),
-            packetizer: Packetizer::new(ip, cfg.mtu_payload_bytes),
+            spare_words: Vec::new(),
             cfg,
             ip,
             stats: NicStats::default(),
         })
     }
 
-    /// NanoTransport, if the NIC runs a transport program.
-    pub fn nano_transport(&self) -> Option<&NanoTransport> {
-        self.nano_transport.as_ref()
+    /// The NIC's transport.
+    pub fn transport(&self) -> &NanoTransport {
+        &self.transport
     }
 
     /// Gives a consumed frame buffer to the transport for reuse (see
     /// [`NanoTransport::recycle`]); returns it if not taken.
     pub fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
-        match self.nano_transport.as_mut() {
-            Some(t) => t.recycle(frame),
-            None => Some(frame),
-        }
+        self.transport.recycle(frame)
     }
 
     /// Whether the transport would take more frame buffers.
     pub fn wants_frames(&self) -> bool {
-        self.nano_transport
-            .as_ref()
-            .is_some_and(|t| t.wants_frames())
+        self.transport.wants_frames()
     }
 
-    /// NanoTransport's counters, if the NIC runs a transport program.
-    pub fn transport_stats(&self) -> Option<&TransportStats> {
-        self.nano_transport.as_ref().map(|t| &t.stats)
+    /// Word vectors kept for reuse.
+    const SPARE_WORDS: usize = 64;
+
+    /// Gives the words of a [`NicAction::Deliver`], once in the core's RX
+    /// FIFO, back for reuse.
+    pub fn recycle_words(&mut self, mut words: Vec<u64>) {
+        if self.spare_words.len() < Self::SPARE_WORDS {
+            words.clear();
+            self.spare_words.push(words);
+        }
+    }
+
+    /// The transport's counters.
+    pub fn transport_stats(&self) -> &TransportStats {
+        &self.transport.stats
     }
 
     /// The largest message this NIC sends or receives.
     pub fn max_message_bytes(&self) -> u32 {
-        match &self.nano_transport {
-            Some(t) => t.max_message_bytes().min(self.cfg.max_message_bytes),
-            None => self.cfg.max_message_bytes,
-        }
+        self.transport
+            .max_message_bytes()
+            .min(self.cfg.max_message_bytes)
     }
 
     /// The transport's actions, in the NIC's terms.
@@ -211,7 +216,7 @@ impl NanoNic {
         for a in actions.drain(..) {
             match a {
                 TransportAction::Deliver { msg, at } => out.push(NicAction::Schedule {
-                    at,
+                    at: at + self.transport_rx,
                     event: NicEvent::MessageReady(Message {
                         peer_ip: msg.src_ip,
                         peer_context: msg.src_port,
@@ -238,66 +243,42 @@ impl NanoNic {
         self.transport_actions = actions;
     }
 
-    /// A frame for NanoTransport: the port match for data packets, then the
-    /// transport's ingress pipeline (its parser counts malformed frames).
-    fn frame_to_transport(&mut self, frame: &[u8], in_nic: SimTime, out: &mut Vec<NicAction>) {
-        if let Ok((repr, _)) = nanopu_wire::FrameRepr::parse(frame) {
-            if repr.nt.flags.contains(nanopu_wire::Flags::DATA)
-                && repr.ip.dst_addr.to_bits() == self.ip
-                && !self.selector.has_context(repr.nt.dst_context)
-            {
-                self.stats.drop_unregistered_context += 1;
-                return;
-            }
-        }
-        let Some(t) = self.nano_transport.as_mut() else {
-            return;
-        };
-        let malformed = t.stats.rx_malformed;
-        let mut actions = std::mem::take(&mut self.transport_actions);
-        t.packet_in(frame, in_nic, &mut actions);
-        self.stats.drop_malformed += t.stats.rx_malformed - malformed;
-        self.transport_actions = actions;
-        self.transport_out(out);
-    }
-
     /// A frame whose first bit reaches the NIC at `first_bit`.
     pub fn frame_in(&mut self, frame: &[u8], first_bit: SimTime, out: &mut Vec<NicAction>) {
         self.stats.rx_frames += 1;
         let in_nic = self.mac.received(first_bit, frame.len());
-        if self.nano_transport.is_some() {
-            return self.frame_to_transport(frame, in_nic, out);
-        }
-        let selector = &self.selector;
-        let (info, payload) = match self.ingress.process(frame, |c| selector.has_context(c)) {
-            Ok(p) => p,
-            Err(drop) => {
-                let counter = match drop {
-                    IngressDrop::Malformed => &mut self.stats.drop_malformed,
-                    IngressDrop::NotForUs => &mut self.stats.drop_not_for_us,
-                    IngressDrop::TooLarge => &mut self.stats.drop_too_large,
-                    IngressDrop::UnregisteredContext => &mut self.stats.drop_unregistered_context,
-                };
-                *counter += 1;
-                return;
-            }
-        };
-        let after_ingress = in_nic + ps(self.cfg.ingress_ps);
-        match self
-            .reassembly
-            .packet(info, payload, self.cfg.mtu_payload_bytes)
-        {
-            Ok(Some(msg)) => {
-                let reassembled = after_ingress + ps(self.cfg.reassembly_ps);
-                out.push(NicAction::Schedule {
-                    at: self.transport.message_received(reassembled),
-                    event: NicEvent::MessageReady(msg),
-                });
-            }
-            Ok(None) => {}
-            Err(ReassemblyError::Duplicate) => self.stats.drop_duplicate += 1,
-            Err(ReassemblyError::Inconsistent) => self.stats.drop_malformed += 1,
-        }
+        let before = &self.transport.stats;
+        let (malformed, not_for_us, duplicate) = (
+            before.rx_malformed,
+            before.rx_not_for_us,
+            before.rx_duplicate,
+        );
+        let (selector, stats) = (&self.selector, &mut self.stats);
+        let max_message_bytes = self.cfg.max_message_bytes;
+        let mut actions = std::mem::take(&mut self.transport_actions);
+        // The port match table and the message size limit are the NIC's.
+        self.transport.packet_in_checked(
+            frame,
+            in_nic,
+            |h| {
+                if h.msg_len as u32 > max_message_bytes {
+                    stats.drop_too_large += 1;
+                    false
+                } else if !selector.has_context(h.dst_port) {
+                    stats.drop_unregistered_context += 1;
+                    false
+                } else {
+                    true
+                }
+            },
+            &mut actions,
+        );
+        self.transport_actions = actions;
+        let after = &self.transport.stats;
+        self.stats.drop_malformed += after.rx_malformed - malformed;
+        self.stats.drop_not_for_us += after.rx_not_for_us - not_for_us;
+        self.stats.drop_duplicate += after.rx_duplicate - duplicate;
+        self.transport_out(out);
     }
 
     /// One of the NIC's own events, at `now`.
@@ -310,21 +291,22 @@ impl NanoNic {
                 }
             }
             NicEvent::Transport(ev) => {
-                if let Some(t) = self.nano_transport.as_mut() {
-                    let mut actions = std::mem::take(&mut self.transport_actions);
-                    t.handle(ev, now, &mut actions);
-                    self.transport_actions = actions;
-                    self.transport_out(out);
-                }
+                let mut actions = std::mem::take(&mut self.transport_actions);
+                self.transport.handle(ev, now, &mut actions);
+                self.transport_actions = actions;
+                self.transport_out(out);
             }
         }
     }
 
     fn deliver(&mut self, core: usize, msg: Message, now: SimTime, out: &mut Vec<NicAction>) {
+        let mut words = self.spare_words.pop().unwrap_or_default();
+        msg.rx_words_into(&mut words);
+        self.transport.recycle_payload(msg.payload);
         out.push(NicAction::Deliver {
             core,
             context: msg.local_context,
-            words: msg.rx_words(),
+            words,
             at: now + ps(self.cfg.core_dispatch_ps),
         });
     }
@@ -347,8 +329,9 @@ impl NanoNic {
         }
     }
 
-    /// A whole message `words` (TX header first) written by `context` on
-    /// `core`, its last word at `at`.
+    /// A whole message `words` (TX header first: destination IP,
+    /// destination context, length) written by `context` on `core`, its
+    /// last word at `at`.
     pub fn message_from_core(
         &mut self,
         _core: usize,
@@ -357,46 +340,32 @@ impl NanoNic {
         at: SimTime,
         out: &mut Vec<NicAction>,
     ) {
-        let msg = Message::from_tx_words(context, words);
-        if msg.len as u32 > self.max_message_bytes() {
+        let header = words.first().copied().unwrap_or(0);
+        let len = (header & LEN_MASK) as u16;
+        if len as u32 > self.max_message_bytes() {
             self.stats.tx_too_large += 1;
             return;
         }
         self.stats.tx_messages += 1;
-        if let Some(t) = self.nano_transport.as_mut() {
-            let mut actions = std::mem::take(&mut self.transport_actions);
-            t.send_message(
-                OutMessage {
-                    dst_ip: msg.peer_ip,
-                    dst_port: msg.peer_context,
-                    src_port: msg.local_context,
-                    len: msg.len,
-                    payload: msg.payload,
-                    tag: 0,
-                },
-                at + ps(self.cfg.tx_queue_ps),
-                &mut actions,
-            );
-            self.transport_actions = actions;
-            self.transport_out(out);
-            return;
-        }
-        let queued = self
-            .transport
-            .message_to_send(at + ps(self.cfg.tx_queue_ps));
-        let egress_done = queued + ps(self.cfg.packetize_ps) + ps(self.cfg.egress_ps);
-        // Packets leave the pipeline back to back; the link spaces them.
-        let ready = self.mac.transmit_ready(egress_done);
-        let stats = &mut self.stats;
-        self.packetizer.packetize(&msg, |frame| {
-            stats.tx_frames += 1;
-            out.push(NicAction::Transmit { frame, ready });
-        });
+        let msg = OutMessageRef {
+            dst_ip: (header >> 32) as u32,
+            dst_port: (header >> 16) as u16,
+            src_port: context,
+            len,
+            payload: words.get(1..).unwrap_or(&[]),
+            tag: 0,
+        };
+        let mut actions = std::mem::take(&mut self.transport_actions);
+        self.transport
+            .send(msg, at + ps(self.cfg.tx_queue_ps), &mut actions);
+        self.transport_actions = actions;
+        self.transport_out(out);
     }
 
-    /// Messages waiting for more packets.
+    /// Messages waiting for more packets (or lingering, with a reliable
+    /// program).
     pub fn reassembling(&self) -> usize {
-        self.reassembly.in_progress()
+        self.transport.occupancy().rx_ids
     }
 }
 

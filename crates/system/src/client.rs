@@ -9,11 +9,12 @@
 
 use hdrhistogram::Histogram;
 use nanopu_nic::frames;
-use nanopu_nic::packetizer::Packetizer;
-use nanopu_nic::reassembly::Reassembly;
 use nanopu_nic::Message;
 use nanopu_nic::NicConfig;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_transport::metadata::GetRxMsgInfoReq;
+use nanopu_transport::reassembly::Reassembly;
+use nanopu_transport::{OutMessageRef, TransportConfig, WholeMessages};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
@@ -533,14 +534,13 @@ pub struct Client {
     pub ip: u32,
     pub context: u16,
     server_ip: u32,
-    mtu_payload: u32,
     /// Core clock, to turn service times into cycles.
     core_mhz: u32,
     /// Destination of the request being built.
     current_context: u16,
     rng: ChaCha8Rng,
     next_seq: u64,
-    packetizer: Packetizer,
+    packetizer: WholeMessages,
     started: bool,
     /// Requests waiting for a reply, by key: their sequence number when
     /// replies are matched in order (so the first is the oldest), else the
@@ -600,14 +600,17 @@ impl Client {
             ip,
             context: 1,
             server_ip,
-            mtu_payload,
             core_mhz: 3200,
             current_context: 0,
             next_seq: 0,
-            packetizer: Packetizer::new(ip, mtu_payload),
+            packetizer: WholeMessages::new(mtu_payload),
             started: false,
             outstanding: BTreeMap::new(),
-            reassembly: Reassembly::default(),
+            reassembly: {
+                let t = TransportConfig::default();
+                Reassembly::lossless(t.max_rx_messages, &t.buffer_classes, mtu_payload)
+                    .expect("the default buffer classes are valid")
+            },
             // Picoseconds, up to 10 s, 3 significant digits.
             latencies: new_histogram(),
             context_latencies: Vec::new(),
@@ -794,14 +797,15 @@ impl Client {
             key,
         });
         self.report.sent += 1;
-        let msg = Message {
-            peer_ip: self.server_ip,
-            peer_context: context,
-            local_context: self.context,
+        let msg = OutMessageRef {
+            dst_ip: self.server_ip,
+            dst_port: context,
+            src_port: self.context,
             len: self.cfg.message_bytes,
-            payload,
+            payload: &payload,
+            tag: 0,
         };
-        self.packetizer.packetize(&msg, |frame| {
+        self.packetizer.frames(self.ip, &msg, |frame| {
             out.push(ClientAction::Send { frame, ready: now })
         });
     }
@@ -843,8 +847,28 @@ impl Client {
                 return false;
             }
         }
-        match self.reassembly.packet(info, payload, self.mtu_payload) {
-            Ok(Some(msg)) => self.reply(msg, last_bit_in, frame.len() as u64, out),
+        let req = GetRxMsgInfoReq {
+            mark_received: true,
+            src_ip: info.src_ip,
+            src_port: info.src_context,
+            tx_msg_id: info.tx_msg_id,
+            msg_len: info.msg_len,
+            pkt_offset: info.pkt_offset,
+        };
+        match self
+            .reassembly
+            .packet(req, info.dst_context, payload, last_bit_in)
+        {
+            Ok(Some(m)) => {
+                let msg = Message {
+                    peer_ip: m.src_ip,
+                    peer_context: m.src_port,
+                    local_context: m.dst_port,
+                    len: m.len,
+                    payload: m.payload,
+                };
+                self.reply(msg, last_bit_in, frame.len() as u64, out)
+            }
             Ok(None) => self.reply_frame_bytes += frame.len() as u64,
             Err(_) => self.report.unexpected_replies += 1,
         }

@@ -208,9 +208,6 @@ pub struct Cluster {
     /// The hosts that are nodes, and those that are load generators.
     nodes: Vec<usize>,
     clients: Vec<usize>,
-    /// Boot messages cross the wire (a direct link) instead of stopping at
-    /// the wiring.
-    boot_on_wire: bool,
     /// Consumed frame buffers, for the hosts that send to reuse (frames go
     /// from senders to receivers; this brings the buffers back).
     spare_frames: Vec<Vec<u8>>,
@@ -368,7 +365,6 @@ impl Cluster {
             }
         }
         let mut c = Cluster::from_hosts(net, hosts, Self::lookahead(cfg));
-        c.boot_on_wire = boot_on_wire;
         for h in c.clients.clone() {
             let start = c.hosts[h]
                 .as_client()
@@ -407,7 +403,6 @@ impl Cluster {
             spare_frames: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
             clients: (0..n).filter(|&h| hosts[h].as_client().is_some()).collect(),
-            boot_on_wire: false,
             hosts,
         }
     }
@@ -432,12 +427,6 @@ impl Cluster {
             + links * cfg.network.link.host_propagation_ps
             + switch;
         SimDuration::from_ps(ps.max(1_000))
-    }
-
-    /// Whether boot messages cross the wire (see the module documentation;
-    /// on for a direct link).
-    pub fn set_boot_on_wire(&mut self, on: bool) {
-        self.boot_on_wire = on;
     }
 
     /// Starts load generator `h` at `at` (instead of at its server's boot).
@@ -803,6 +792,9 @@ impl Cluster {
             return;
         }
         let mut io = std::mem::take(&mut n.io);
+        // Whether the node's boot message crosses the wire is its own
+        // setting (its NIC's view of the world).
+        let boot_on_wire = io.boot_on_wire;
         let mut requests = io.drain();
         for (frame, ready) in requests.transmit.by_ref() {
             if self.record_transmits {
@@ -814,7 +806,7 @@ impl Cluster {
             self.queue.schedule(at, Ev::Nic(h, e));
         }
         for note in requests.notes.by_ref() {
-            self.note(h, note);
+            self.note(h, note, boot_on_wire);
         }
         drop(requests);
         if let Host::Node(n) = &mut self.hosts[h] {
@@ -822,11 +814,11 @@ impl Cluster {
         }
     }
 
-    fn note(&mut self, h: usize, note: NicNote) {
+    fn note(&mut self, h: usize, note: NicNote, boot_on_wire: bool) {
         match note {
             NicNote::Booted { at } => {
                 self.booted.push((h, at));
-                if !self.boot_on_wire {
+                if !boot_on_wire {
                     // No route for 0.0.0.0: the wiring starts the load
                     // generators that wait for this node.
                     for i in 0..self.clients.len() {

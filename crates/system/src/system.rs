@@ -161,7 +161,6 @@ impl System {
             (cfg.nic.mac_serial_tx_ps + cfg.nic.mac_serial_rx_ps + propagation_ps).max(1_000),
         );
         let mut cluster = Cluster::from_hosts(net, hosts, lookahead);
-        cluster.set_boot_on_wire(true);
         if let Some(crate::client::Start::AtNs(ns)) = start {
             cluster.start_client_at(CLIENT, SimTime::ZERO + SimDuration::from_ns(ns));
         }

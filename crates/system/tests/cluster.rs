@@ -354,7 +354,9 @@ fn incast_is_recovered_by_trimming_and_nacks_or_by_timeouts() {
         let nacks = back.iter().filter(|f| f.contains(Flags::NACK)).count() as u64;
         let grants = back.iter().filter(|f| f.contains(Flags::GRANT)).count();
         let pulls = back.iter().filter(|f| f.contains(Flags::PULL)).count();
-        let downlink = c.network().port_stats(c.network().host_downlink(8));
+        let downlink = c
+            .network()
+            .port_stats(c.network().host_downlink(8).unwrap());
         assert!(
             downlink.max_bytes <= 16 * 1024 + cfg.network.switch.trim_queue_bytes,
             "{what}: {downlink:?}"
@@ -604,7 +606,9 @@ fn pcap_of_an_ndp_exchange_reads_back_in_tshark() {
     check_run(&c, &specs, "ndp pcap");
     assert_eq!(delivered(&c), 2);
     let link_frames = c.network().uplink_stats(0).frames
-        + c.network().port_stats(c.network().host_downlink(0)).frames;
+        + c.network()
+            .port_stats(c.network().host_downlink(0).unwrap())
+            .frames;
 
     let mut cmd = Command::new("tshark");
     // Our own home directory: no personal preference or plugin applies.

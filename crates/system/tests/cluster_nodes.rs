@@ -5,26 +5,8 @@
 use nanopu_network::TopologyConfig;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram, MessageSpec};
+use nanopu_testkit::program;
 use nanopu_transport::Protocol;
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-fn program(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let sdk = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sdk");
-    BUILT.get_or_init(|| {
-        let ok = std::process::Command::new("make")
-            .args(["-s", "-C"])
-            .arg(&sdk)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "building the guest programs failed: run scripts/setup.sh --test"
-        );
-    });
-    sdk.join("build").join(format!("{name}.elf"))
-}
 
 fn config(hosts: usize, protocol: Protocol, programs: Vec<HostProgram>) -> ClusterConfig {
     let mut cfg = ClusterConfig::default();

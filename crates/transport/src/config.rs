@@ -40,9 +40,10 @@ const TOO_LONG: &str = "too long for the simulated time base (at most about 5 ho
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
-    /// No transport: the lossless fixed-latency stand-in of the one-node
-    /// microbenchmarks (no acknowledgements, no retransmission). Only for a
-    /// node whose peer is the built-in load generator on a lossless wire.
+    /// The lossless program (`protocols::lossless`): the fixed-latency
+    /// stand-in of the one-node microbenchmarks (no acknowledgements, no
+    /// retransmission; a message is sent whole at once). Only for a node
+    /// whose peer is the built-in load generator on a lossless wire.
     #[default]
     None,
     /// NDP (NanoTransport Algorithm 4): trimming, NACKs, paced PULLs.

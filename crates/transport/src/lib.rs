@@ -2,7 +2,8 @@
 //! transport layer, block by block as in the paper's Figure 1.
 //!
 //! - [`program`]: how a transport program is written — the events and
-//!   externs it may use; [`protocols`]: NDP, Homa and Homa-Tr.
+//!   externs it may use; [`protocols`]: NDP, Homa, Homa-Tr and the
+//!   lossless program (`protocol = "none"`, a lossless wire).
 //! - [`metadata`]: Listings 1-3.
 //! - Fixed modules: [`reassembly`] (`receivedBitmap`, `rx_msg_id_table`),
 //!   [`packetization`] (retransmission storage, Algorithms 1-3),
@@ -31,5 +32,6 @@ pub use config::{Protocol, StageLatencies, TransportConfig, TransportConfigError
 pub use nanotransport::{
     NanoTransport, Occupancy, TransportAction, TransportEvent, TransportStats, TxLink,
 };
-pub use packetization::{OutMessage, TxOutcome};
+pub use packetization::{OutMessage, OutMessageRef, TxOutcome, WholeMessages};
+pub use program::{Delivery, Refusal};
 pub use reassembly::RxMessage;

@@ -64,8 +64,13 @@ pub struct GetRxMsgInfoReq {
 /// Listing 3, output of the `GetRxMsgInfo` extern.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GetRxMsgInfoResp {
-    /// The reassembly module could not allocate a message id or buffer.
+    /// The reassembly module could not allocate a message id or buffer, or
+    /// the packet contradicts its message (see `inconsistent`).
     pub fail: bool,
+    /// The failure is a contradiction: the packet's offset is beyond its
+    /// message, or its length differs from the message's (an addition to
+    /// Listing 3, so that a program can tell bad packets from a full table).
+    pub inconsistent: bool,
     pub rx_msg_id: RxMsgId,
     /// The message was not seen before.
     pub is_new_msg: bool,

@@ -19,13 +19,19 @@
 //! packets go before data packets (our assumption: they are small and the
 //! protocols' latency depends on them). The externs' effects on the
 //! packetization module are applied when the ingress pipeline finishes.
+//!
+//! A lossless program ([`Delivery::Lossless`], the stand-in for a lossless
+//! wire) bypasses the packetization module and the arbiter: a message's
+//! packets all leave the egress pipeline `packetize + egress` after the
+//! message arrived (the link spaces them), and nothing is kept.
 
 pub use crate::config::TxLink;
 use crate::config::{Protocol, StageLatencies, TransportConfig};
-use crate::metadata::{EgressMetadata, PacketHeaders};
-use crate::packetization::{OutMessage, Packetization, TxOutcome};
+use crate::metadata::{EgressHeaders, EgressMetadata, PacketHeaders};
+use crate::packetization::{OutMessage, OutMessageRef, Packetization, TxOutcome, WholeMessages};
 use crate::program::{
-    IngressEvent, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, TransportProgram,
+    Delivery, IngressEvent, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams,
+    Refusal, TransportProgram,
 };
 use crate::protocols;
 use crate::reassembly::{Expired, Reassembly, RxMessage};
@@ -76,6 +82,8 @@ pub struct TransportStats {
     pub rx_not_for_us: u64,
     /// Data packets the reassembly module had no room for (`fail`).
     pub rx_no_resources: u64,
+    /// Data packets received before (refused by a program that says so).
+    pub rx_duplicate: u64,
     pub rx_messages: u64,
     /// Incomplete messages discarded by the ingress timer.
     pub rx_expired: u64,
@@ -104,6 +112,7 @@ impl TransportStats {
             rx_malformed,
             rx_not_for_us,
             rx_no_resources,
+            rx_duplicate,
             rx_messages,
             rx_expired,
             tx_messages,
@@ -124,6 +133,7 @@ impl TransportStats {
         self.rx_malformed += rx_malformed;
         self.rx_not_for_us += rx_not_for_us;
         self.rx_no_resources += rx_no_resources;
+        self.rx_duplicate += rx_duplicate;
         self.rx_messages += rx_messages;
         self.rx_expired += rx_expired;
         self.tx_messages += tx_messages;
@@ -163,6 +173,9 @@ impl Occupancy {
 pub struct NanoTransport {
     pub ip: u32,
     program: Box<dyn TransportProgram>,
+    delivery: Delivery,
+    /// The packetization of a lossless program.
+    whole: WholeMessages,
     latencies: StageLatencies,
     params: ProgramParams,
     reassembly_delay: SimDuration,
@@ -200,12 +213,7 @@ impl NanoTransport {
         link: TxLink,
     ) -> Result<NanoTransport, String> {
         let params = Self::params(cfg, mtu_payload, link);
-        let program = protocols::program_for(cfg.protocol, &params).ok_or_else(|| {
-            format!(
-                "transport.protocol = {}: not a NanoTransport program",
-                cfg.protocol.name()
-            )
-        })?;
+        let program = protocols::program_for(cfg.protocol, &params);
         Self::with_program(cfg, ip, mtu_payload, link, program)
     }
 
@@ -228,21 +236,30 @@ impl NanoTransport {
         let check = SimDuration::from_ps(cfg.timer_check_ps);
         let params = Self::params(cfg, mtu_payload, link);
         let latencies = cfg.latencies.unwrap_or_else(|| program.latencies());
-        Ok(NanoTransport {
-            ip,
-            latencies,
-            params,
-            reassembly_delay: SimDuration::from_ps(cfg.reassembly_ps),
-            packetize_delay: SimDuration::from_ps(cfg.packetize_ps),
-            generator_delay: SimDuration::from_ps(cfg.packet_generator_ps),
-            link,
-            reassembly: Reassembly::new(
+        let delivery = program.delivery();
+        let reassembly = match delivery {
+            Delivery::Reliable => Reassembly::new(
                 cfg.max_rx_messages,
                 &cfg.buffer_classes,
                 mtu_payload,
                 SimDuration::from_ns(cfg.rx_timeout_ns()),
                 check,
             )?,
+            Delivery::Lossless => {
+                Reassembly::lossless(cfg.max_rx_messages, &cfg.buffer_classes, mtu_payload)?
+            }
+        };
+        Ok(NanoTransport {
+            ip,
+            delivery,
+            whole: WholeMessages::new(mtu_payload),
+            latencies,
+            params,
+            reassembly_delay: SimDuration::from_ps(cfg.reassembly_ps),
+            packetize_delay: SimDuration::from_ps(cfg.packetize_ps),
+            generator_delay: SimDuration::from_ps(cfg.packet_generator_ps),
+            link,
+            reassembly,
             packetization: Packetization::new(
                 cfg.max_tx_messages,
                 &cfg.buffer_classes,
@@ -276,6 +293,11 @@ impl NanoTransport {
         self.latencies
     }
 
+    /// What the program needs from the fixed modules.
+    pub fn delivery(&self) -> Delivery {
+        self.delivery
+    }
+
     /// The largest message this transport can carry.
     pub fn max_message_bytes(&self) -> u32 {
         self.reassembly.largest_message().min(u16::MAX as u32)
@@ -291,9 +313,32 @@ impl NanoTransport {
 
     /// A frame enters the ingress pipeline at `at` (after the MAC).
     pub fn packet_in(&mut self, frame: &[u8], at: SimTime, out: &mut Vec<TransportAction>) {
+        self.packet_in_checked(frame, at, |_| true, out);
+    }
+
+    /// [`NanoTransport::packet_in`] after the NIC's own check of a data
+    /// packet for this host (the layer-4 port match, its message size
+    /// limit): a packet `admit` refuses is not seen by the transport (not
+    /// counted either: the NIC counts it). Returns false if refused.
+    pub fn packet_in_checked(
+        &mut self,
+        frame: &[u8],
+        at: SimTime,
+        admit: impl FnOnce(&PacketHeaders) -> bool,
+        out: &mut Vec<TransportAction>,
+    ) -> bool {
+        let parsed = FrameRepr::parse(frame);
+        if let Ok((repr, payload)) = &parsed {
+            if repr.nt.flags.contains(Flags::DATA)
+                && repr.ip.dst_addr.to_bits() == self.ip
+                && !admit(&Self::headers(repr, payload.len()))
+            {
+                return false;
+            }
+        }
         self.stats.rx_packets += 1;
-        let Some((hdr, payload)) = self.parse(frame) else {
-            return;
+        let Some((hdr, payload)) = self.check(parsed) else {
+            return true;
         };
         let mut events = std::mem::take(&mut self.events);
         events.clear();
@@ -328,16 +373,30 @@ impl NanoTransport {
             }
         }
         self.events = events;
-        if let IngressVerdict::Reassemble(meta) = verdict {
-            if let Some(msg) = self.reassembly.store(&meta, payload, done) {
-                self.stats.rx_messages += 1;
-                out.push(TransportAction::Deliver {
-                    msg,
-                    at: done + self.reassembly_delay,
-                });
+        match verdict {
+            IngressVerdict::Reassemble(meta) => {
+                if let Some(msg) = self.reassembly.store(&meta, payload, done) {
+                    self.stats.rx_messages += 1;
+                    out.push(TransportAction::Deliver {
+                        msg,
+                        at: done + self.reassembly_delay,
+                    });
+                }
             }
+            IngressVerdict::Drop => {}
+            IngressVerdict::Refuse(why) => match why {
+                Refusal::Duplicate => self.stats.rx_duplicate += 1,
+                Refusal::Inconsistent => self.stats.rx_malformed += 1,
+                Refusal::NoResources => self.stats.rx_no_resources += 1,
+            },
         }
         self.after_input(done, out);
+        true
+    }
+
+    /// Gives a delivered message's payload vector back for reuse.
+    pub fn recycle_payload(&mut self, payload: Vec<u64>) {
+        self.reassembly.recycle_payload(payload);
     }
 
     /// After an input whose effects are in place at `t` (possibly later
@@ -366,18 +425,9 @@ impl NanoTransport {
         }
     }
 
-    /// The ingress parser: headers, and the checks every protocol needs.
-    fn parse<'f>(&mut self, frame: &'f [u8]) -> Option<(PacketHeaders, &'f [u8])> {
-        let Ok((repr, payload)) = FrameRepr::parse(frame) else {
-            self.stats.rx_malformed += 1;
-            return None;
-        };
-        if repr.ip.dst_addr.to_bits() != self.ip {
-            self.stats.rx_not_for_us += 1;
-            return None;
-        }
+    fn headers(repr: &FrameRepr, payload_len: usize) -> PacketHeaders {
         let nt = &repr.nt;
-        let hdr = PacketHeaders {
+        PacketHeaders {
             src_ip: repr.ip.src_addr.to_bits(),
             dst_ip: repr.ip.dst_addr.to_bits(),
             tos: repr.ip.tos,
@@ -390,8 +440,25 @@ impl NanoTransport {
             tx_msg_id: nt.tx_msg_id,
             priority: nt.priority,
             grant_offset: nt.grant_offset,
-            payload_len: payload.len() as u16,
+            payload_len: payload_len as u16,
+        }
+    }
+
+    /// The ingress parser's checks every protocol needs, on a parsed frame.
+    fn check<'f, E>(
+        &mut self,
+        parsed: Result<(FrameRepr, &'f [u8]), E>,
+    ) -> Option<(PacketHeaders, &'f [u8])> {
+        let Ok((repr, payload)) = parsed else {
+            self.stats.rx_malformed += 1;
+            return None;
         };
+        if repr.ip.dst_addr.to_bits() != self.ip {
+            self.stats.rx_not_for_us += 1;
+            return None;
+        }
+        let nt = &repr.nt;
+        let hdr = Self::headers(&repr, payload.len());
         if nt.flags.contains(Flags::DATA) {
             let mtu = self.params.mtu_payload as usize;
             let packets = (nt.msg_len as usize).div_ceil(mtu).max(1);
@@ -453,6 +520,35 @@ impl NanoTransport {
 
     /// A whole message from a core, its last word written at `at`.
     pub fn send_message(&mut self, msg: OutMessage, at: SimTime, out: &mut Vec<TransportAction>) {
+        match self.delivery {
+            Delivery::Lossless => self.send(msg.as_ref(), at, out),
+            Delivery::Reliable => self.send_reliable(msg, at, out),
+        }
+    }
+
+    /// [`NanoTransport::send_message`] with a borrowed message (copied only
+    /// if the program keeps it for retransmission).
+    pub fn send(&mut self, msg: OutMessageRef<'_>, at: SimTime, out: &mut Vec<TransportAction>) {
+        match self.delivery {
+            Delivery::Lossless => self.send_whole(&msg, at, out),
+            Delivery::Reliable => self.send_reliable(msg.to_owned(), at, out),
+        }
+    }
+
+    /// A lossless program's send: every packet at once, nothing kept.
+    fn send_whole(&mut self, msg: &OutMessageRef<'_>, at: SimTime, out: &mut Vec<TransportAction>) {
+        self.stats.tx_messages += 1;
+        let leave = at + self.packetize_delay + self.egress_delay();
+        let mut whole = std::mem::take(&mut self.whole);
+        whole.packetize(msg, |meta, payload| {
+            self.stats.tx_data_packets += 1;
+            let frame = self.egress(meta, payload);
+            out.push(TransportAction::Transmit { frame, at: leave });
+        });
+        self.whole = whole;
+    }
+
+    fn send_reliable(&mut self, msg: OutMessage, at: SimTime, out: &mut Vec<TransportAction>) {
         self.stats.tx_messages += 1;
         let program = &self.program;
         let params = &self.params;
@@ -597,7 +693,9 @@ impl NanoTransport {
                     }
                 }
             };
-            let frame = self.egress(&meta);
+            let payload = std::mem::take(&mut self.payload);
+            let frame = self.egress(&meta, &payload);
+            self.payload = payload;
             self.tx_free_at = now + self.link.frame_time(frame.len());
             out.push(TransportAction::Transmit {
                 frame,
@@ -622,43 +720,10 @@ impl NanoTransport {
 
     /// The egress pipeline: the program fills the headers; the frame is
     /// built around them.
-    fn egress(&mut self, meta: &EgressMetadata) -> Vec<u8> {
+    fn egress(&mut self, meta: &EgressMetadata, payload: &[u8]) -> Vec<u8> {
         let h = self.program.egress(meta);
-        let repr = FrameRepr::new(
-            EthernetRepr {
-                src_addr: EthernetAddress::for_ipv4(self.ip),
-                dst_addr: EthernetAddress::for_ipv4(meta.remote_ip),
-                ethertype: ETHERTYPE_IPV4,
-            },
-            Ipv4Repr {
-                src_addr: Ipv4Address::from_bits(self.ip),
-                dst_addr: Ipv4Address::from_bits(meta.remote_ip),
-                protocol: nanopu_wire::nanotransport::PROTOCOL,
-                payload_len: 0,
-                ttl: 64,
-                tos: h.tos,
-                ident: 0,
-                dont_frag: true,
-            },
-            NanoTransportRepr {
-                flags: h.flags,
-                src_context: h.src_port,
-                dst_context: h.dst_port,
-                msg_len: h.msg_len,
-                pkt_offset: h.pkt_offset,
-                pull_offset: h.pull_offset,
-                tx_msg_id: h.tx_msg_id,
-                buf_ptr: 0,
-                buf_size_class: 0,
-                priority: h.priority,
-                grant_offset: h.grant_offset,
-            },
-            self.payload.len(),
-        );
         let mut frame = self.spare_frames.pop().unwrap_or_default();
-        frame.resize(repr.frame_len(), 0);
-        repr.emit(&self.payload, &mut frame)
-            .expect("the frame is sized for its headers and payload");
+        build_frame(self.ip, meta.remote_ip, &h, payload, &mut frame);
         frame
     }
 
@@ -696,8 +761,56 @@ impl NanoTransport {
         }
     }
 
-    /// Whether the transport needs `Protocol` to be a real program.
+    /// Whether `protocol` is a reliable program (acknowledges and
+    /// retransmits), not the lossless one.
     pub fn is_program(protocol: Protocol) -> bool {
         protocol != Protocol::None
     }
+}
+
+/// The frame of one packet from `src_ip` to `dst_ip` with transport headers
+/// `h` and `payload`, written into `frame` (its buffer reused): Ethernet,
+/// IPv4 and the NanoTransport header (the egress deparser).
+pub fn build_frame(
+    src_ip: u32,
+    dst_ip: u32,
+    h: &EgressHeaders,
+    payload: &[u8],
+    frame: &mut Vec<u8>,
+) {
+    let repr = FrameRepr::new(
+        EthernetRepr {
+            src_addr: EthernetAddress::for_ipv4(src_ip),
+            dst_addr: EthernetAddress::for_ipv4(dst_ip),
+            ethertype: ETHERTYPE_IPV4,
+        },
+        Ipv4Repr {
+            src_addr: Ipv4Address::from_bits(src_ip),
+            dst_addr: Ipv4Address::from_bits(dst_ip),
+            protocol: nanopu_wire::nanotransport::PROTOCOL,
+            payload_len: 0,
+            ttl: 64,
+            tos: h.tos,
+            ident: 0,
+            dont_frag: true,
+        },
+        NanoTransportRepr {
+            flags: h.flags,
+            src_context: h.src_port,
+            dst_context: h.dst_port,
+            msg_len: h.msg_len,
+            pkt_offset: h.pkt_offset,
+            pull_offset: h.pull_offset,
+            tx_msg_id: h.tx_msg_id,
+            buf_ptr: 0,
+            buf_size_class: 0,
+            priority: h.priority,
+            grant_offset: h.grant_offset,
+        },
+        payload.len(),
+    );
+    frame.clear();
+    frame.resize(repr.frame_len(), 0);
+    repr.emit(payload, frame)
+        .expect("the frame is sized for its headers and payload");
 }

@@ -39,6 +39,130 @@ pub struct OutMessage {
     pub tag: u64,
 }
 
+impl OutMessage {
+    /// The message, borrowed.
+    pub fn as_ref(&self) -> OutMessageRef<'_> {
+        OutMessageRef {
+            dst_ip: self.dst_ip,
+            dst_port: self.dst_port,
+            src_port: self.src_port,
+            len: self.len,
+            payload: &self.payload,
+            tag: self.tag,
+        }
+    }
+}
+
+/// A message from a core, borrowed (see [`OutMessage`]): senders that keep
+/// nothing need not copy the payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutMessageRef<'a> {
+    pub dst_ip: u32,
+    pub dst_port: u16,
+    pub src_port: u16,
+    pub len: u16,
+    /// Payload words, little-endian; bytes beyond `len` are not sent, bytes
+    /// missing below it are sent as zeros.
+    pub payload: &'a [u64],
+    pub tag: u64,
+}
+
+impl OutMessageRef<'_> {
+    /// The message, owned.
+    pub fn to_owned(&self) -> OutMessage {
+        OutMessage {
+            dst_ip: self.dst_ip,
+            dst_port: self.dst_port,
+            src_port: self.src_port,
+            len: self.len,
+            payload: self.payload.to_vec(),
+            tag: self.tag,
+        }
+    }
+}
+
+/// The packetization of a sender that keeps nothing for retransmission (a
+/// lossless program, the built-in load generator): a message is split into
+/// all its packets at once, one MTU of payload each (one packet for an
+/// empty message), named by a wrapping message counter.
+#[derive(Clone, Debug, Default)]
+pub struct WholeMessages {
+    mtu: u32,
+    next_id: TxMsgId,
+    payload: Vec<u8>,
+}
+
+impl WholeMessages {
+    pub fn new(mtu: u32) -> WholeMessages {
+        WholeMessages {
+            mtu,
+            next_id: 0,
+            payload: Vec::new(),
+        }
+    }
+
+    /// Each packet of `msg`, in order: its egress metadata and its payload.
+    pub fn packetize(
+        &mut self,
+        msg: &OutMessageRef<'_>,
+        mut packet: impl FnMut(&EgressMetadata, &[u8]),
+    ) {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let mtu = self.mtu as usize;
+        let len = msg.len as usize;
+        let packets = len.div_ceil(mtu).max(1);
+        for p in 0..packets {
+            let (start, end) = ((p * mtu).min(len), ((p + 1) * mtu).min(len));
+            copy_bytes(msg.payload, start, end, &mut self.payload);
+            let meta = EgressMetadata {
+                remote_ip: msg.dst_ip,
+                remote_port: msg.dst_port,
+                msg_len: msg.len,
+                pkt_offset: p as u16,
+                local_port: msg.src_port,
+                tx_msg_id: id,
+                credit: 0,
+                rank: 0,
+                flags: Flags::DATA,
+                is_new_msg: p == 0,
+                is_rtx: false,
+            };
+            packet(&meta, &self.payload);
+        }
+    }
+
+    /// The frames of `msg` sent from `src_ip`, with the headers
+    /// [`crate::metadata::EgressHeaders::from_metadata`] fills.
+    pub fn frames(&mut self, src_ip: u32, msg: &OutMessageRef<'_>, mut frame: impl FnMut(Vec<u8>)) {
+        self.packetize(msg, |meta, payload| {
+            let mut f = Vec::new();
+            crate::nanotransport::build_frame(
+                src_ip,
+                meta.remote_ip,
+                &crate::metadata::EgressHeaders::from_metadata(meta),
+                payload,
+                &mut f,
+            );
+            frame(f)
+        });
+    }
+}
+
+/// Bytes `start..end` of the little-endian `words` into `out` (zeros past
+/// the words' end).
+fn copy_bytes(words: &[u64], start: usize, end: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let mut at = start;
+    while at < end {
+        let (w, skip) = (at / 8, at % 8);
+        let n = (8 - skip).min(end - at);
+        let word = words.get(w).copied().unwrap_or(0).to_le_bytes();
+        out.extend_from_slice(&word[skip..skip + n]);
+        at += n;
+    }
+}
+
 /// A message whose packets were all delivered, or that was given up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxOutcome {

@@ -14,6 +14,7 @@
 //! | `DeliveredEvent` | [`IngressExterns::delivered_event`] |
 //! | `CreditTxEvent` | [`IngressExterns::credit_tx_event`] |
 //! | `Drop()` / to reassembly | [`IngressVerdict`] |
+//! | (the fixed modules' services) | [`TransportProgram::delivery`] |
 //! | egress `FillHeadersFromMetaData` | [`EgressHeaders::from_metadata`] |
 //!
 //! It cannot reach the NIC's internals: the externs borrow the fixed
@@ -40,6 +41,37 @@ pub enum IngressVerdict {
     Reassemble(IngressMetadata),
     /// Consumed or discarded here (control packets, trimmed packets).
     Drop,
+    /// A data packet the program refuses, counted by reason in
+    /// [`crate::TransportStats`].
+    Refuse(Refusal),
+}
+
+/// Why a data packet was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The packet was already received.
+    Duplicate,
+    /// The packet contradicts its message (another length).
+    Inconsistent,
+    /// The reassembly module had no message id or buffer for it.
+    NoResources,
+}
+
+/// What a program needs from the fixed modules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// Reliable delivery (NDP, Homa): the packetization module keeps a
+    /// message for retransmission until every packet is acknowledged and
+    /// releases packets under the program's credit; the arbiter paces them
+    /// at the link rate; the reassembly module remembers completed messages
+    /// to recognise duplicates; both directions run timers.
+    #[default]
+    Reliable,
+    /// A lossless wire (the fixed-latency stand-in): a message is split
+    /// into all its packets when it arrives, they leave together (the link
+    /// spaces them) and nothing is kept; the reassembly module forgets a
+    /// message once complete; no timers, no acknowledgements, no credit.
+    Lossless,
 }
 
 /// Arguments of `CreditTxEvent` (Algorithm 2).
@@ -183,6 +215,12 @@ impl PacketGenerator<'_> {
 pub trait TransportProgram: Send {
     /// A short name for reports (`ndp`, `homa`, ...).
     fn name(&self) -> &'static str;
+
+    /// What the program needs from the fixed modules (default: reliable
+    /// delivery, as NDP and Homa).
+    fn delivery(&self) -> Delivery {
+        Delivery::Reliable
+    }
 
     /// The program's pipeline latencies (its stages: NanoTransport Table 1).
     fn latencies(&self) -> StageLatencies;

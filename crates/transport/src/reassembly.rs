@@ -11,10 +11,16 @@
 //! id is taken, a new message's packets are refused (`fail`) and its sender
 //! retries later: forgetting a completed message early could deliver a
 //! duplicate twice.
+//!
+//! For a lossless program ([`Reassembly::lossless`], the stand-in for a
+//! lossless wire, and the built-in load generator) there are no timers: a
+//! message is forgotten as soon as it is complete, and an incomplete one is
+//! kept until its last packet comes.
 
 use crate::buffers::{BufferHandle, BufferPool, SizeClass};
 use crate::ids::IdQueue;
 use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
+use crate::program::Refusal;
 use crate::timer::TimerModule;
 use nanopu_sim::{SimDuration, SimTime};
 use std::collections::HashMap;
@@ -71,8 +77,14 @@ pub struct Reassembly {
     free_ids: IdQueue,
     buffers: BufferPool,
     timers: TimerModule<()>,
-    timeout: SimDuration,
+    /// How long a message's state lives after its last packet; `None` for
+    /// a lossless program (no timers: completed messages are forgotten at
+    /// once).
+    timeout: Option<SimDuration>,
     mtu: u32,
+    /// Payload vectors handed back by [`Reassembly::recycle_payload`],
+    /// reused for completed messages.
+    spare_payloads: Vec<Vec<u64>>,
     /// Packets stored for a message that is no longer receiving.
     pub stale_packets: u64,
 }
@@ -93,6 +105,26 @@ impl Reassembly {
         timeout: SimDuration,
         timer_check: SimDuration,
     ) -> Result<Reassembly, String> {
+        Self::build(max_messages, classes, mtu, Some(timeout), timer_check)
+    }
+
+    /// The module of a lossless program: no timers; a message is forgotten
+    /// as soon as it is complete.
+    pub fn lossless(
+        max_messages: u32,
+        classes: &[SizeClass],
+        mtu: u32,
+    ) -> Result<Reassembly, String> {
+        Self::build(max_messages, classes, mtu, None, SimDuration::from_ps(1))
+    }
+
+    fn build(
+        max_messages: u32,
+        classes: &[SizeClass],
+        mtu: u32,
+        timeout: Option<SimDuration>,
+        timer_check: SimDuration,
+    ) -> Result<Reassembly, String> {
         let buffers = BufferPool::new(classes).map_err(|e| e.to_string())?;
         let n = max_messages as usize;
         Ok(Reassembly {
@@ -103,8 +135,70 @@ impl Reassembly {
             timers: TimerModule::new(n, timer_check),
             timeout,
             mtu,
+            spare_payloads: Vec::new(),
             stale_packets: 0,
         })
+    }
+
+    /// Payload vectors kept for reuse.
+    const SPARE_PAYLOADS: usize = 64;
+
+    /// Gives a delivered message's payload vector back for reuse.
+    pub fn recycle_payload(&mut self, mut payload: Vec<u64>) {
+        if self.spare_payloads.len() < Self::SPARE_PAYLOADS {
+            payload.clear();
+            self.spare_payloads.push(payload);
+        }
+    }
+
+    /// A data packet of a lossless program, in one call: `GetRxMsgInfo`
+    /// and, if the packet is new, storing its payload (at least the bytes
+    /// its offset and the message length call for; more are ignored).
+    /// Returns the message when complete.
+    pub fn packet(
+        &mut self,
+        req: GetRxMsgInfoReq,
+        local_port: u16,
+        payload: &[u8],
+        now: SimTime,
+    ) -> Result<Option<RxMessage>, Refusal> {
+        let start = req.pkt_offset as usize * self.mtu as usize;
+        let expected = (req.msg_len as usize)
+            .saturating_sub(start)
+            .min(self.mtu as usize);
+        if req.msg_len as u32 > self.largest_message() || payload.len() < expected {
+            return Err(Refusal::Inconsistent);
+        }
+        let info = self.get_rx_msg_info(
+            &GetRxMsgInfoReq {
+                mark_received: true,
+                ..req
+            },
+            now,
+        );
+        if info.inconsistent {
+            return Err(Refusal::Inconsistent);
+        }
+        if info.fail {
+            return Err(Refusal::NoResources);
+        }
+        if !info.is_new_pkt {
+            return Err(Refusal::Duplicate);
+        }
+        Ok(self.store(
+            &IngressMetadata {
+                remote_ip: req.src_ip,
+                remote_port: req.src_port,
+                msg_len: req.msg_len,
+                pkt_offset: req.pkt_offset,
+                local_port,
+                rx_msg_id: info.rx_msg_id,
+                tx_msg_id: req.tx_msg_id,
+                is_last_pkt: info.is_last_pkt,
+            },
+            payload,
+            now,
+        ))
     }
 
     /// Packets of a message of `len` bytes.
@@ -126,8 +220,12 @@ impl Reassembly {
             packets,
             ..Default::default()
         };
+        let inconsistent = GetRxMsgInfoResp {
+            inconsistent: true,
+            ..failed
+        };
         if req.pkt_offset >= packets {
-            return failed;
+            return inconsistent;
         }
         let (id, is_new_msg) = match self.table.get(&key) {
             Some(&id) => (id, false),
@@ -153,13 +251,15 @@ impl Reassembly {
                     None => self.msgs.push(m),
                 }
                 // ScheduleEvent of the ingress timer module (§3.5).
-                self.timers.schedule(id as usize, now + self.timeout, ());
+                if let Some(timeout) = self.timeout {
+                    self.timers.schedule(id as usize, now + timeout, ());
+                }
                 (id, true)
             }
         };
         let m = &mut self.msgs[id as usize];
         if m.msg_len != req.msg_len {
-            return failed;
+            return inconsistent;
         }
         let bit = 1u64 << req.pkt_offset;
         let receiving = matches!(m.state, RxState::Receiving { .. });
@@ -169,11 +269,14 @@ impl Reassembly {
                 m.received |= bit;
             }
             // ReScheduleEvent: every packet of the message resets its timer.
-            self.timers.reschedule(id as usize, now + self.timeout);
+            if let Some(timeout) = self.timeout {
+                self.timers.reschedule(id as usize, now + timeout);
+            }
         }
         let all = all_ones(m.packets);
         GetRxMsgInfoResp {
             fail: false,
+            inconsistent: false,
             rx_msg_id: id,
             is_new_msg,
             is_new_pkt,
@@ -216,18 +319,26 @@ impl Reassembly {
         }
         let len = m.msg_len as usize;
         let bytes = &self.buffers.data(buffer)[..len];
-        let payload = bytes
-            .chunks(8)
-            .map(|c| {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                u64::from_le_bytes(w)
-            })
-            .collect();
+        let mut payload = self.spare_payloads.pop().unwrap_or_default();
+        payload.extend(bytes.chunks(8).map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        }));
         let _ = self.buffers.free(buffer);
-        self.msgs[id].state = RxState::Completed;
-        // The timer now measures how long the completed message lingers.
-        self.timers.schedule(id, now + self.timeout, ());
+        match self.timeout {
+            // The timer now measures how long the completed message lingers.
+            Some(timeout) => {
+                self.msgs[id].state = RxState::Completed;
+                self.timers.schedule(id, now + timeout, ());
+            }
+            // Lossless: nothing to recognise later.
+            None => {
+                self.table.remove(&m.key);
+                self.msgs[id].state = RxState::Free;
+                self.free_ids.push_back(id as u32);
+            }
+        }
         Some(RxMessage {
             src_ip: m.key.0,
             src_port: m.key.1,

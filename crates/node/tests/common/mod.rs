@@ -3,39 +3,9 @@
 #![allow(dead_code)]
 
 use nanopu_node::{Node, NodeConfig, RunEnd};
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds the SDK's programs once per test binary and returns the build dir.
-pub fn sdk_build() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let sdk = repo().join("sdk");
-            let status = std::process::Command::new("make")
-                .arg("-C")
-                .arg(&sdk)
-                .arg("-s")
-                .status()
-                .expect("cannot run make: run scripts/setup.sh --test first");
-            assert!(
-                status.success(),
-                "building the guest programs failed: run scripts/setup.sh --test (installs gcc-riscv64-unknown-elf)"
-            );
-            sdk.join("build")
-        })
-        .clone()
-}
-
-pub fn program(name: &str) -> PathBuf {
-    let p = sdk_build().join(format!("{name}.elf"));
-    assert!(p.exists(), "{} was not built", p.display());
-    p
-}
+#[allow(unused_imports)]
+pub use nanopu_testkit::{program, repo, sdk_build};
 
 /// Runs a program to completion on a default node; returns (exit code, output, node).
 pub fn run_program(name: &str, cfg: NodeConfig) -> (u64, String, Node) {

@@ -67,6 +67,7 @@ impl NanoPuNic {
                     {
                         io.note(NicNote::DeliveryFailed);
                     }
+                    self.nic.recycle_words(words);
                 }
                 NicAction::Transmit { frame, ready } => io.transmit(frame, ready),
                 NicAction::Schedule { at, event } => io.schedule(at, NanoPuEvent::Nic(event)),
@@ -161,14 +162,13 @@ impl NicDesign for NanoPuNic {
 
     fn stats(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.nic.stats).expect("counters serialize");
-        if let Some(t) = self.nic.transport_stats() {
-            v["transport"] = serde_json::to_value(t).expect("counters serialize");
-        }
+        v["transport"] =
+            serde_json::to_value(self.nic.transport_stats()).expect("counters serialize");
         v
     }
 
     fn transport(&self) -> Option<&NanoTransport> {
-        self.nic.nano_transport()
+        Some(self.nic.transport())
     }
 
     fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {

@@ -8,6 +8,7 @@
 //! Homa's highest level do.
 
 pub mod homa;
+pub mod lossless;
 pub mod ndp;
 
 use crate::config::Protocol;
@@ -18,16 +19,14 @@ use nanopu_wire::Flags;
 /// Priority (ToS) of control packets: the highest of 8 levels.
 pub const CONTROL_PRIORITY: u8 = 7;
 
-/// The built-in program for `protocol`; `None` for [`Protocol::None`].
-pub fn program_for(
-    protocol: Protocol,
-    params: &ProgramParams,
-) -> Option<Box<dyn TransportProgram>> {
+/// The built-in program for `protocol` ([`Protocol::None`]: the lossless
+/// program with NDP's pipeline latencies).
+pub fn program_for(protocol: Protocol, params: &ProgramParams) -> Box<dyn TransportProgram> {
     match protocol {
-        Protocol::None => None,
-        Protocol::Ndp => Some(Box::new(ndp::Ndp::new(params))),
-        Protocol::Homa => Some(Box::new(homa::Homa::new(params, false))),
-        Protocol::HomaTr => Some(Box::new(homa::Homa::new(params, true))),
+        Protocol::None => Box::new(lossless::Lossless::default()),
+        Protocol::Ndp => Box::new(ndp::Ndp::new(params)),
+        Protocol::Homa => Box::new(homa::Homa::new(params, false)),
+        Protocol::HomaTr => Box::new(homa::Homa::new(params, true)),
     }
 }
 

@@ -1,0 +1,116 @@
+//! Helpers shared by the integration tests of several crates (a
+//! dev-dependency only): finding and building the guest programs, and the
+//! junk frames the ingress fuzzers feed the NIC and the transport.
+
+use nanopu_wire::{
+    EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
+};
+use proptest::prelude::*;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Builds the SDK's guest programs (once per test binary); returns their
+/// directory.
+pub fn sdk_build() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let sdk = repo().join("sdk");
+            let ok = std::process::Command::new("make")
+                .args(["-s", "-C"])
+                .arg(&sdk)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(
+                ok,
+                "building the guest programs failed: run scripts/setup.sh --test (installs gcc-riscv64-unknown-elf)"
+            );
+            sdk.join("build")
+        })
+        .clone()
+}
+
+/// The ELF of the SDK's program `name` (built if needed).
+pub fn program(name: &str) -> PathBuf {
+    let p = sdk_build().join(format!("{name}.elf"));
+    assert!(p.exists(), "{} was not built", p.display());
+    p
+}
+
+/// `PROPTEST_CASES`, else `default` (a short pass).
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A nanoPU frame from `src_ip` to `dst_ip` with transport `flags`, the
+/// header fields given and `payload` bytes of payload.
+pub fn frame(src_ip: u32, dst_ip: u32, nt: NanoTransportRepr, payload: usize) -> Vec<u8> {
+    let r = FrameRepr::new(
+        EthernetRepr {
+            src_addr: EthernetAddress::for_ipv4(src_ip),
+            dst_addr: EthernetAddress::for_ipv4(dst_ip),
+            ethertype: 0,
+        },
+        Ipv4Repr {
+            src_addr: Ipv4Address::from_bits(src_ip),
+            dst_addr: Ipv4Address::from_bits(dst_ip),
+            protocol: 0,
+            payload_len: 0,
+            ttl: 64,
+            tos: 0,
+            ident: 0,
+            dont_frag: true,
+        },
+        nt,
+        payload,
+    );
+    let mut f = vec![0u8; r.frame_len()];
+    r.emit(&vec![7u8; payload], &mut f)
+        .expect("sized for the frame");
+    f
+}
+
+/// Junk for an ingress fuzzer: random bytes, or a frame from `src_ip` to
+/// `dst_ip` with random flags, length, offset, destination context (0-2),
+/// message id (0-7) and payload size, perhaps with one byte changed and
+/// perhaps cut short.
+pub fn junk_frames(src_ip: u32, dst_ip: u32) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..120),
+        (
+            (any::<u8>(), 0u16..5000, 0u16..6, 0u16..3, 0u16..8),
+            0usize..1100,
+            prop::option::of(0usize..1200),
+            prop::option::of((0usize..1200, any::<u8>()))
+        )
+            .prop_map(
+                move |((flags, msg_len, pkt_offset, ctx, id), payload, cut, flip)| {
+                    let nt = NanoTransportRepr {
+                        flags: Flags::from_bits_retain(flags),
+                        msg_len,
+                        pkt_offset,
+                        dst_context: ctx,
+                        tx_msg_id: id,
+                        ..Default::default()
+                    };
+                    let mut f = frame(src_ip, dst_ip, nt, payload);
+                    if let Some((i, v)) = flip {
+                        let i = i % f.len();
+                        f[i] = v;
+                    }
+                    if let Some(c) = cut {
+                        f.truncate(c.min(f.len()));
+                    }
+                    f
+                }
+            ),
+    ]
+}
