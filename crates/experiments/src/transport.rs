@@ -419,7 +419,7 @@ fn incast_run(r: &Runner, protocol: Protocol, buffer: u64) -> Result<IncastRun> 
     let port = c
         .network()
         .host_downlink(receiver)
-        .ok_or_else(|| anyhow!("the incast network has no switch"))?;
+        .ok_or_else(|| fail!("the incast network has no switch"))?;
     c.network_mut().watch_queue(port);
     for (s, &len) in incast_sizes().iter().enumerate() {
         c.send(MessageSpec {
