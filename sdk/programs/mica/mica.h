@@ -10,7 +10,7 @@
  *    link to an extra bucket when all 7 are taken; an index slot is a 16-bit
  *    tag of the hash and the entry's 48-bit log offset) and a *circular
  *    log* of entries [value length, key (16 B), value] appended at the
- *    tail. An entry whose offset has fallen more than the log's size behind
+ *    tail (the logs are in the free memory above the program's image). An entry whose offset has fallen more than the log's size behind
  *    the tail is overwritten: its key is gone (MICA's lossy cache mode).
  *    A SET of a key whose entry holds a value of the same length updates it
  *    in place (MICA's in-place update), so a fixed key set never wraps;
@@ -29,6 +29,7 @@
 #ifndef NANOPU_MICA_H
 #define NANOPU_MICA_H
 
+#include <nanopu.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -66,7 +67,6 @@ struct mica_partition {
     struct mica_bucket extra[MICA_EXTRA_BUCKETS];
     uint32_t extra_used;
     uint64_t tail; /* bytes appended to the log so far */
-    uint64_t log[MICA_LOG_BYTES / 8];
 };
 
 /* An entry in the log: header word (value length), key, value. */
@@ -77,6 +77,14 @@ struct mica_entry {
 };
 
 static struct mica_partition mica_parts[MICA_PARTITIONS];
+
+/* The logs live in the free memory above the per-hart areas (lib/link.ld),
+ * not in .bss: a log needs no zeroing (what is live is what lies within
+ * MICA_LOG_BYTES of the tail), and start-up code zeroing megabytes of .bss
+ * would take milliseconds. */
+extern char _end[];
+#define MICA_LOGS_BASE \
+    ((((uintptr_t)_end + ((uintptr_t)NANOPU_MAX_HARTS << NANOPU_STACK_SHIFT)) + 4095) & ~4095UL)
 
 static inline uint64_t mica_splitmix64(uint64_t x)
 {
@@ -99,7 +107,8 @@ static inline struct mica_partition *mica_part(uint64_t h)
 
 static inline struct mica_entry *mica_at(struct mica_partition *p, uint64_t off)
 {
-    return (struct mica_entry *)&p->log[(off % MICA_LOG_BYTES) / 8];
+    uintptr_t log = MICA_LOGS_BASE + (uintptr_t)(p - mica_parts) * MICA_LOG_BYTES;
+    return (struct mica_entry *)(log + off % MICA_LOG_BYTES);
 }
 
 static inline int mica_live(const struct mica_partition *p, uint64_t off)

@@ -5,8 +5,8 @@
  * batches (icenic_serve); each request is served by the memory-to-memory
  * store (mica_process in ../mica/mica.h) in its receive buffer, which
  * becomes the reply frame (addresses and contexts swapped). Message format:
- * ../mica/README.md. One packet per request and reply (the largest, a SET
- * of 1024 B, fits the default 1024-byte MTU's... see README).
+ * ../mica/README.md. Requests and replies are one packet each (they fit the
+ * default 1024-byte MTU payload).
  */
 #include <icenic.h>
 #include "../mica/mica.h"
