@@ -45,6 +45,10 @@
 //!   [`AppContext::clients`] let applications with state keep clients
 //!   apart (MICA gives each client its own keys, so every client's oracle
 //!   is exact).
+//! - **Time and preambles.** The harness calls [`App::next_request_at`]
+//!   (the send time in picoseconds; it defaults to `next_request`) and,
+//!   when the client starts, sends the messages of [`App::preamble`]
+//!   (default none), which expect no reply.
 //! - **Cost.** The harness makes one virtual call per request made and per
 //!   reply; nothing per instruction or per packet.
 //!
@@ -57,6 +61,7 @@
 //! `sdk/programs/NAME/` with a README of its message format.
 
 pub mod mica;
+pub mod script;
 pub mod setalg;
 
 use serde::{Deserialize, Serialize};
@@ -142,6 +147,20 @@ pub trait App: Send {
     /// request is sent, so the oracle can note what is in flight.
     fn next_request(&mut self, tag: u64, rng: &mut AppRng) -> Request;
 
+    /// [`App::next_request`] for applications that need the time: `now_ps`
+    /// is the simulated time of the send, in picoseconds. The harness calls
+    /// this one; the default ignores the time.
+    fn next_request_at(&mut self, tag: u64, _now_ps: u64, rng: &mut AppRng) -> Request {
+        self.next_request(tag, rng)
+    }
+
+    /// Messages sent once when the client starts (at `now_ps`), in order,
+    /// before the first request, expecting no reply (e.g. a CONFIG
+    /// message). Default: none.
+    fn preamble(&mut self, _now_ps: u64, _rng: &mut AppRng) -> Vec<Request> {
+        Vec::new()
+    }
+
     /// The tag of a reply (`None`: the reply carries none and is counted
     /// as unexpected). Default: word 0.
     fn reply_tag(&self, reply: &[u64], _len: u16) -> Option<u64> {
@@ -169,6 +188,8 @@ pub enum AppConfig {
     /// Set algebra on an inverted index (`sdk/programs/setalg*`).
     #[serde(rename = "setalg")]
     SetAlgebra(setalg::SetAlgConfig),
+    /// A scripted message sequence for programs with their own conventions.
+    Script(script::ScriptConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -199,6 +220,7 @@ impl AppConfig {
         match self {
             AppConfig::Mica(_) => "mica",
             AppConfig::SetAlgebra(_) => "setalg",
+            AppConfig::Script(_) => "script",
         }
     }
 
@@ -207,6 +229,7 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.validate(),
             AppConfig::SetAlgebra(c) => c.validate(),
+            AppConfig::Script(c) => c.validate(),
         }
     }
 
@@ -216,6 +239,7 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.max_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes(),
+            AppConfig::Script(c) => c.max_request_bytes(),
         }
     }
 
@@ -225,6 +249,7 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.mean_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes() as f64,
+            AppConfig::Script(c) => c.request.len() as f64 * 8.0,
         }
     }
 
@@ -234,6 +259,7 @@ impl AppConfig {
         Ok(match self {
             AppConfig::Mica(c) => Box::new(mica::MicaClient::new(c.clone(), ctx)),
             AppConfig::SetAlgebra(c) => Box::new(setalg::SetAlgClient::new(c.clone(), ctx)),
+            AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
         })
     }
 
@@ -246,7 +272,11 @@ impl AppConfig {
         };
         let (kind, params) = spec.split_once(':').unwrap_or((spec, ""));
         let mut text = format!("kind = {:?}\n", kind.trim());
-        for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for kv in split_top_level(params)
+            .into_iter()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| err(format!("{kv:?} is not key=value")))?;
@@ -257,6 +287,25 @@ impl AppConfig {
         cfg.validate()?;
         Ok(cfg)
     }
+}
+
+/// `s` split at the commas outside brackets and quotes (`a=1,b=[1,2]`).
+fn split_top_level(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut quoted, mut from) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '[' | '{' if !quoted => depth += 1,
+            ']' | '}' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
 }
 
 /// SplitMix64: the mixing function the guest programs and the oracles
@@ -285,6 +334,16 @@ mod tests {
             .to_string()
             .contains("nope"));
         assert!(AppConfig::from_spec("nosuchapp").is_err());
+        let c = AppConfig::from_spec(
+            r#"script:first=[[0,"count","start"]],request=[1,"counter"],match_word=1"#,
+        )
+        .unwrap();
+        let AppConfig::Script(s) = c else {
+            panic!("not a script")
+        };
+        assert_eq!(s.first.len(), 1);
+        assert_eq!(s.first[0].len(), 3);
+        assert_eq!(s.match_word, Some(1));
         assert!(AppConfig::from_spec("mica:get_fraction=2")
             .unwrap_err()
             .to_string()

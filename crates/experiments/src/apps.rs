@@ -121,7 +121,11 @@ fn sweep(
         .collect();
     let low_mrps = 0.1 * capacity[low_reference];
     let items: Vec<(usize, Option<usize>)> = (0..designs.len())
-        .flat_map(|d| (0..loads.len()).map(move |l| (d, Some(l))).chain([(d, None)]))
+        .flat_map(|d| {
+            (0..loads.len())
+                .map(move |l| (d, Some(l)))
+                .chain([(d, None)])
+        })
         .collect();
     let mut measured = r
         .par_map(label, &items, |&(d, l)| {
@@ -204,9 +208,16 @@ fn table1_note(designs: &[Design], s: &Sweep) -> String {
         .iter()
         .zip(&s.points)
         .flat_map(|(d, pts)| {
-            s.loads.iter().zip(pts).filter(|(_, m)| m.load.lost > 0).map(move |(l, m)| {
-                format!("{} at {l:.2} Mrps ({} of {} lost)", d.name, m.load.lost, m.load.sent)
-            })
+            s.loads
+                .iter()
+                .zip(pts)
+                .filter(|(_, m)| m.load.lost > 0)
+                .map(move |(l, m)| {
+                    format!(
+                        "{} at {l:.2} Mrps ({} of {} lost)",
+                        d.name, m.load.lost, m.load.sent
+                    )
+                })
         })
         .collect();
     let dropped = if dropped.is_empty() {

@@ -225,3 +225,49 @@ fn a_cluster_config_file_drives_an_app() {
     let r = c.client_report(1).unwrap();
     assert_all_right("config file", &r, 100);
 }
+
+fn loopback_throughput_script(with_config: bool) -> AppConfig {
+    use nanopu_apps::script::{ScriptConfig, Word};
+    let f = |s: &str| Word::Field(s.into());
+    AppConfig::Script(ScriptConfig {
+        first: if with_config {
+            vec![vec![Word::Const(0), f("count"), f("start")]]
+        } else {
+            Vec::new()
+        },
+        request: vec![Word::Const(1), f("counter"), f("random"), f("timestamp")],
+        reply: vec![Word::Const(1), f("counter"), f("echo"), f("start")],
+        match_word: Some(1),
+        ..ScriptConfig::default()
+    })
+}
+
+#[test]
+fn the_scripted_client_drives_a_program_that_expects_a_config_message() {
+    let r = one_node(
+        "loopback_throughput",
+        NicKind::Nanopu,
+        1,
+        load(
+            loopback_throughput_script(true),
+            300,
+            LoadMode::Open { rate_mrps: 5.0 },
+        ),
+    );
+    assert_all_right("loopback_throughput", &r, 300);
+    assert_eq!(r.app, Some("script"));
+}
+
+#[test]
+fn without_its_config_message_the_program_gives_up() {
+    let mut cfg = Config::default();
+    cfg.node.cores = 1;
+    let node = Node::with_program(cfg.node.clone(), &program("loopback_throughput")).unwrap();
+    let l = load(
+        loopback_throughput_script(false),
+        10,
+        LoadMode::Closed { window: 1 },
+    );
+    let mut s = System::new(node, &cfg, Some(l)).unwrap();
+    assert_eq!(s.run(UNTIL).unwrap(), SystemEnd::Exited(u32::MAX as u64)); // exit(-1)
+}
