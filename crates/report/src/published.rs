@@ -309,7 +309,7 @@ mod tests {
                 a.key
             );
         }
-        assert_eq!(PUBLISHED.len(), 21);
+        assert_eq!(PUBLISHED.len(), 28);
         for a in PUBLISHED {
             assert!(a.tolerance > 0.0 && a.tolerance <= 1.0, "{}", a.key);
             assert!(!a.tolerance_reason.is_empty(), "{}", a.key);

@@ -271,3 +271,23 @@ fn without_its_config_message_the_program_gives_up() {
     let mut s = System::new(node, &cfg, Some(l)).unwrap();
     assert_eq!(s.run(UNTIL).unwrap(), SystemEnd::Exited(u32::MAX as u64)); // exit(-1)
 }
+
+#[test]
+fn an_app_run_repeats_bit_for_bit() {
+    let run = || {
+        let r = one_node(
+            "mica",
+            NicKind::Nanopu,
+            1,
+            load(mica_with_errors(), 200, LoadMode::Open { rate_mrps: 0.8 }),
+        );
+        (
+            r.p50_ns,
+            r.p99_ns,
+            r.max_ns,
+            r.client_p99_ns,
+            r.throughput_mrps,
+        )
+    };
+    assert_eq!(run(), run());
+}
