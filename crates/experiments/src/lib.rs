@@ -6,6 +6,7 @@
 //! deterministic (its own seed), so the results do not depend on how many
 //! threads ran them.
 
+mod apps;
 mod error;
 mod microbench;
 mod prototype_flow;
@@ -123,6 +124,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(scheduling::experiments());
     all.extend(prototype_flow::experiments());
     all.extend(transport::experiments());
+    all.extend(apps::experiments());
     all
 }
 
