@@ -131,6 +131,11 @@ pub struct LoadOpts {
     /// A request unanswered for this long (ns) is counted as lost [default: 1000000].
     #[arg(long, requires = "load")]
     pub timeout_ns: Option<u64>,
+    /// Drive an application instead of --pattern/--expect: KIND or
+    /// KIND:key=value,... (mica, setalg; keys in `nanopu_apps`, e.g.
+    /// mica:get_fraction=0.9) [default: none, or `[load] app`].
+    #[arg(long, requires = "load")]
+    pub app: Option<String>,
     /// Give up after this much simulated time (ms).
     #[arg(long, requires = "load", default_value_t = 1000)]
     pub max_sim_ms: u64,
@@ -200,6 +205,10 @@ impl LoadOpts {
                 None => base.service,
             },
             timeout_ns: self.timeout_ns.unwrap_or(base.timeout_ns),
+            app: match &self.app {
+                Some(spec) => Some(nanopu_apps::AppConfig::from_spec(spec)?),
+                None => base.app.clone(),
+            },
             ..base.clone()
         })
     }
@@ -422,6 +431,18 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         report.unexpected_replies,
         report.lost,
     );
+    if let (Some(app), true) = (report.app, report.max_ns > 0.0) {
+        eprintln!(
+            "  {app}: response time at the client p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns{}",
+            report.client_p50_ns,
+            report.client_p90_ns,
+            report.client_p99_ns,
+            match report.retries {
+                0 => String::new(),
+                n => format!(" ({n} retries)"),
+            }
+        );
+    }
     if report.per_context.len() > 1 {
         for c in &report.per_context {
             eprintln!(

@@ -8,6 +8,7 @@
 //! of its reply leaving it.
 
 use hdrhistogram::Histogram;
+use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
 use nanopu_nic::frames;
 use nanopu_nic::packetizer::Packetizer;
 use nanopu_nic::reassembly::Reassembly;
@@ -218,6 +219,11 @@ pub struct LoadConfig {
     /// closed loop, how soon the next request comes). Default: 0 (the
     /// client is on the wire).
     pub link_propagation_ps: u64,
+    /// An application to drive instead of `pattern`/`expect`/`message_bytes`
+    /// (`app = { kind = "mica", ... }`, see `nanopu_apps`): it makes the
+    /// requests and checks every reply against its oracle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppConfig>,
 }
 
 impl Default for LoadConfig {
@@ -237,6 +243,7 @@ impl Default for LoadConfig {
             service_by_context: Vec::new(),
             timeout_ns: 1_000_000,
             link_propagation_ps: 0,
+            app: None,
         }
     }
 }
@@ -337,17 +344,45 @@ impl LoadConfig {
     /// requests per second: one message's frames back to back (a 72-byte
     /// packet every 2.88 ns at 200 Gb/s for an 8-byte request).
     pub fn max_rate_mrps(&self, nic: &NicConfig, link_gbps: u64) -> f64 {
+        if let Some(app) = &self.app {
+            // The mean request: one packet each up to the MTU.
+            let mean = app.mean_request_bytes();
+            let packets = (mean / nic.mtu_payload_bytes.max(1) as f64).ceil().max(1.0);
+            let bytes = packets * nanopu_wire::frame::HEADER_LEN as f64 + mean;
+            let fs = bytes * 8.0 * 1e6 / link_gbps.max(1) as f64;
+            return 1e9 / fs.max(1.0);
+        }
         let packets = nic.packets_for(self.message_bytes as u32) as u64;
         let bytes = packets * nanopu_wire::frame::HEADER_LEN as u64 + self.message_bytes as u64;
         let fs = SimDuration::serialization(bytes, link_gbps.max(1)).fs();
         1e9 / fs.max(1) as f64
     }
 
+    /// The longest request sent, in bytes.
+    pub fn max_request_bytes(&self) -> u16 {
+        self.app
+            .as_ref()
+            .map_or(self.message_bytes, |a| a.max_request_bytes())
+    }
+
     /// Checks the client's settings against the NIC it drives; the error
     /// names the option.
     pub fn validate(&self, nic: &NicConfig, link_gbps: u64) -> Result<(), LoadConfigError> {
         let max_message_bytes = nic.max_message_bytes;
-        if self.pattern == Pattern::DotProduct
+        if let Some(app) = &self.app {
+            app.validate()
+                .map_err(|e| invalid("--app", app.name(), e.to_string()))?;
+            if app.max_request_bytes() as u32 > max_message_bytes {
+                return Err(invalid(
+                    "--app",
+                    app.name(),
+                    format!(
+                        "requests of {} B exceed the NIC's maximum message size {max_message_bytes} B (nic.max_message_bytes)",
+                        app.max_request_bytes()
+                    ),
+                ));
+            }
+        } else if self.pattern == Pattern::DotProduct
             && (self.message_bytes < 32
                 || !self.message_bytes.is_multiple_of(16)
                 || self.expect != Expect::DotProduct)
@@ -383,14 +418,16 @@ impl LoadConfig {
         for (_, s) in &self.service_by_context {
             s.validate()?;
         }
-        if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
+        if self.app.is_some() {
+            // The application sets the requests' lengths.
+        } else if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
             return Err(invalid(
                 "--msg-bytes",
                 self.message_bytes,
                 "at least 8 bytes are needed to number requests (or use --pattern zeros)",
             ));
         }
-        if self.message_bytes as u32 > max_message_bytes {
+        if self.app.is_none() && self.message_bytes as u32 > max_message_bytes {
             return Err(invalid(
                 "--msg-bytes",
                 self.message_bytes,
@@ -427,7 +464,7 @@ impl LoadConfig {
                     "more than the {} Gb/s link can carry: {:.1} Mrps of {}-byte requests",
                     link_gbps,
                     self.max_rate_mrps(nic, link_gbps),
-                    self.message_bytes
+                    self.app.as_ref().map_or(self.message_bytes as f64, |a| a.mean_request_bytes())
                 ),
             )),
             _ => Ok(()),
@@ -453,7 +490,7 @@ impl LoadConfig {
     /// outstanding request (its expected reply, a timeout event, its frames
     /// on the link).
     pub fn memory_estimate(&self) -> u64 {
-        let per_request = 160 + 3 * (self.message_bytes as u64).next_multiple_of(8);
+        let per_request = 160 + 3 * (self.max_request_bytes() as u64).next_multiple_of(8);
         self.max_outstanding().saturating_mul(per_request)
     }
 }
@@ -461,8 +498,15 @@ impl LoadConfig {
 struct Outstanding {
     seq: u64,
     context: u16,
+    /// When it was first sent (response times run from here).
     sent: SimTime,
     expected: Vec<u64>,
+    /// The application's request (with an app), and its sends so far.
+    request: Option<Box<Request>>,
+    attempts: u32,
+    /// When it was last sent, and to which server (index into `servers`).
+    attempt_sent: SimTime,
+    server: usize,
 }
 
 /// What the client measured.
@@ -478,7 +522,22 @@ pub struct LoadReport {
     pub lost: u64,
     /// The first wrong reply, described.
     pub first_error: Option<String>,
-    /// Response time at the node's wire, in ns (after the warm-up).
+    /// The application driven (`[load] app`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<&'static str>,
+    /// Requests re-sent because the application said so (a reply asking
+    /// for a retry, or a timeout it chose to retry).
+    pub retries: u64,
+    /// Response time at the client: its request's first send to the last
+    /// bit of the reply reaching it, in ns (after the warm-up).
+    pub client_p50_ns: f64,
+    pub client_p90_ns: f64,
+    pub client_p99_ns: f64,
+    pub client_p999_ns: f64,
+    pub client_mean_ns: f64,
+    /// Response time at the node's wire, in ns (after the warm-up): from
+    /// the request's first bit reaching the server that answered to the
+    /// reply's last bit leaving it.
     pub p50_ns: f64,
     pub p90_ns: f64,
     pub p99_ns: f64,
@@ -533,6 +592,13 @@ pub struct Client {
     pub ip: u32,
     pub context: u16,
     server_ip: u32,
+    /// Every server the client may send to (`[0]` is `server_ip`): address
+    /// and one-way propagation delay.
+    servers: Vec<(u32, SimDuration)>,
+    /// The application driven, if any (its requests, its oracle).
+    app: Option<Box<dyn App>>,
+    /// Response times at the client, ps.
+    client_latencies: Histogram<u64>,
     mtu_payload: u32,
     /// Core clock, to turn service times into cycles.
     core_mhz: u32,
@@ -550,8 +616,6 @@ pub struct Client {
     latencies: Histogram<u64>,
     /// Per destination context (in the order of `contexts()`).
     context_latencies: Vec<(u16, Histogram<u64>)>,
-    /// Link propagation delay, subtracted to measure at the node's wire.
-    propagation: SimDuration,
     first_measured_send: Option<SimTime>,
     last_reply: SimTime,
     measured_replies: u64,
@@ -600,6 +664,9 @@ impl Client {
             ip,
             context: 1,
             server_ip,
+            servers: vec![(server_ip, propagation)],
+            app: None,
+            client_latencies: new_histogram(),
             mtu_payload,
             core_mhz: 3200,
             current_context: 0,
@@ -611,7 +678,6 @@ impl Client {
             // Picoseconds, up to 10 s, 3 significant digits.
             latencies: new_histogram(),
             context_latencies: Vec::new(),
-            propagation,
             first_measured_send: None,
             last_reply: SimTime::ZERO,
             measured_replies: 0,
@@ -735,12 +801,121 @@ impl Client {
         p
     }
 
+    /// Drives the application of `cfg.app` as client `ctx.client` of
+    /// `ctx.clients`, sending to `servers` (`[0]` must be the server given
+    /// to [`Client::new`]; address and one-way propagation delay of each).
+    /// `client_host` calls it for a single client and server; a cluster
+    /// calls it again with its own context.
+    pub fn use_app(
+        &mut self,
+        ctx: AppContext,
+        servers: Vec<(u32, SimDuration)>,
+    ) -> Result<(), nanopu_apps::AppError> {
+        if !servers.is_empty() {
+            self.servers = servers;
+        }
+        let ctx = AppContext {
+            servers: self.servers.len(),
+            ..ctx
+        };
+        self.app = match &self.cfg.app {
+            Some(a) => Some(a.build(ctx)?),
+            None => None,
+        };
+        self.report.app = self.app.as_ref().map(|a| a.name());
+        Ok(())
+    }
+
+    /// The application's next request (`seq` is its tag).
+    fn send_app_request(&mut self, seq: u64, now: SimTime, out: &mut Vec<ClientAction>) {
+        let app = self.app.as_mut().expect("called with an app");
+        let req = app.next_request(seq, &mut self.rng);
+        if req.server >= self.servers.len()
+            || req.payload.len() != (req.len as usize).div_ceil(8)
+            || req.len as usize > u16::MAX as usize
+        {
+            // The application broke its contract: count the request as
+            // lost and say why, rather than send something malformed.
+            self.report.lost += 1;
+            self.report.wrong_replies += 1;
+            self.report.first_error.get_or_insert_with(|| {
+                format!(
+                    "{} request {seq}: to server {} of {}, {} B in {} words: not a request the client can send",
+                    app.name(),
+                    req.server,
+                    self.servers.len(),
+                    req.len,
+                    req.payload.len()
+                )
+            });
+            return;
+        }
+        self.note_send(seq, now);
+        self.outstanding.insert(
+            seq,
+            Outstanding {
+                seq,
+                context: req.context,
+                sent: now,
+                expected: Vec::new(),
+                request: None,
+                attempts: 0,
+                attempt_sent: now,
+                server: req.server,
+            },
+        );
+        self.report.sent += 1;
+        self.transmit(seq, req, now, out);
+    }
+
+    /// Sends (or re-sends) application request `seq`, which is outstanding.
+    fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut Vec<ClientAction>) {
+        let msg = Message {
+            peer_ip: self.servers[req.server].0,
+            peer_context: req.context,
+            local_context: self.context,
+            len: req.len,
+            payload: req.payload.clone(),
+        };
+        if let Some(o) = self.outstanding.get_mut(&seq) {
+            o.attempts += 1;
+            o.attempt_sent = now;
+            o.server = req.server;
+            o.context = req.context;
+            o.request = Some(Box::new(req));
+        }
+        out.push(ClientAction::Timeout {
+            at: now + SimDuration::from_ns(self.cfg.timeout_ns),
+            key: seq,
+        });
+        self.packetizer.packetize(&msg, |frame| {
+            out.push(ClientAction::Send { frame, ready: now })
+        });
+    }
+
+    /// Bookkeeping of the request numbered `seq`, sent at `now`.
+    fn note_send(&mut self, seq: u64, now: SimTime) {
+        if seq == self.cfg.warmup {
+            self.first_measured_send = Some(now);
+        }
+        if seq == self.cfg.warmup + (self.cfg.count - self.cfg.warmup) / 2 {
+            self.report.outstanding_at_midpoint = self.outstanding.len() as u64;
+            self.report.sent_after_midpoint = self.cfg.count - 1 - seq;
+        }
+        if seq + 1 == self.cfg.count {
+            self.report.outstanding_at_last_send = self.outstanding.len() as u64;
+        }
+    }
+
     fn send_next(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
         if self.next_seq >= self.cfg.count {
             return;
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        if self.app.is_some() {
+            return self.send_app_request(seq, now, out);
+        }
         let context = if self.cfg.extra_contexts.is_empty() {
             self.cfg.context
         } else {
@@ -777,18 +952,13 @@ impl Client {
                 context,
                 sent: now,
                 expected,
+                request: None,
+                attempts: 1,
+                attempt_sent: now,
+                server: 0,
             },
         );
-        if seq == self.cfg.warmup {
-            self.first_measured_send = Some(now);
-        }
-        if seq == self.cfg.warmup + (self.cfg.count - self.cfg.warmup) / 2 {
-            self.report.outstanding_at_midpoint = self.outstanding.len() as u64;
-            self.report.sent_after_midpoint = self.cfg.count - 1 - seq;
-        }
-        if seq + 1 == self.cfg.count {
-            self.report.outstanding_at_last_send = self.outstanding.len() as u64;
-        }
+        self.note_send(seq, now);
         out.push(ClientAction::Timeout {
             at: now + SimDuration::from_ns(self.cfg.timeout_ns),
             key,
@@ -878,7 +1048,9 @@ impl Client {
 
     fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut Vec<ClientAction>) {
         let frame_bytes = std::mem::take(&mut self.reply_frame_bytes) + last_frame;
-        let key = if self.in_order() {
+        let key = if let Some(app) = &self.app {
+            app.reply_tag(&msg.payload, msg.len)
+        } else if self.in_order() {
             // In order, but a reply may skip lost requests: take the oldest
             // request this reply answers among the oldest
             // `IN_ORDER_LOOKAHEAD` (the oldest at all if none does), so a
@@ -901,38 +1073,34 @@ impl Client {
             self.report.unexpected_replies += 1;
             return;
         };
-        self.report.received += 1;
-        let correct = match self.cfg.expect {
-            Expect::Any => true,
-            // [service (or a multiple: a stalled request), send time]
-            Expect::LnicEval => {
-                msg.payload.len() == 2
-                    && msg.payload[1] == req.expected[1]
-                    && msg.payload[0] >= req.expected[0]
-                    && msg.payload[0].is_multiple_of(req.expected[0])
-            }
-            _ => msg.payload == req.expected,
+        let correct = match (self.app.as_mut(), req.request.as_deref()) {
+            (Some(app), Some(request)) => match app.check(request, &msg.payload, msg.len) {
+                Verdict::Ok => Ok(()),
+                Verdict::Wrong(why) => Err(why),
+                Verdict::Retry { server, context } => {
+                    return self.retry(req, server, context, at, out);
+                }
+            },
+            _ => self.check_pattern_reply(&req, &msg),
         };
-        if !correct {
+        self.report.received += 1;
+        if let Err(why) = correct {
             self.report.wrong_replies += 1;
             if self.report.first_error.is_none() {
-                self.report.first_error = Some(format!(
-                    "request {}: expected payload {:x?}, got {:x?} (length {})",
-                    req.seq,
-                    &req.expected[..req.expected.len().min(4)],
-                    &msg.payload[..msg.payload.len().min(4)],
-                    msg.len
-                ));
+                self.report.first_error = Some(why);
             }
         }
         if req.seq >= self.cfg.warmup {
             // At the node's wire: the request's first bit arrived one
             // propagation delay after it left; the reply's last bit left
             // one propagation delay before it arrived here.
-            let at_node = req.sent + self.propagation;
-            let left_node = SimTime(at.fs().saturating_sub(self.propagation.fs()));
+            let propagation = self.servers[req.server].1;
+            let at_node = req.attempt_sent + propagation;
+            let left_node = SimTime(at.fs().saturating_sub(propagation.fs()));
             let ps = left_node.since(at_node).fs() / 1000;
             self.latencies.saturating_record(ps.max(1));
+            self.client_latencies
+                .saturating_record((at.since(req.sent).fs() / 1000).max(1));
             let h = match self
                 .context_latencies
                 .iter()
@@ -954,15 +1122,79 @@ impl Client {
         }
     }
 
+    /// Re-sends application request `req` to `server`, `context`.
+    fn retry(
+        &mut self,
+        mut req: Outstanding,
+        server: usize,
+        context: u16,
+        now: SimTime,
+        out: &mut Vec<ClientAction>,
+    ) {
+        let mut request = *req.request.take().expect("an application request");
+        if server >= self.servers.len() {
+            self.report.received += 1;
+            self.report.wrong_replies += 1;
+            self.report.first_error.get_or_insert_with(|| {
+                format!(
+                    "request {}: retry asked for server {server}, but the client has {}",
+                    req.seq,
+                    self.servers.len()
+                )
+            });
+            if let LoadMode::Closed { .. } = self.cfg.mode {
+                self.send_next(now, out);
+            }
+            return;
+        }
+        self.report.retries += 1;
+        request.server = server;
+        request.context = context;
+        let seq = req.seq;
+        self.outstanding.insert(seq, req);
+        self.transmit(seq, request, now, out);
+    }
+
+    /// Whether a reply of the built-in patterns is right (`Err` says how not).
+    fn check_pattern_reply(&self, req: &Outstanding, msg: &Message) -> Result<(), String> {
+        let correct = match self.cfg.expect {
+            Expect::Any => true,
+            // [service (or a multiple: a stalled request), send time]
+            Expect::LnicEval => {
+                msg.payload.len() == 2
+                    && msg.payload[1] == req.expected[1]
+                    && msg.payload[0] >= req.expected[0]
+                    && msg.payload[0].is_multiple_of(req.expected[0])
+            }
+            _ => msg.payload == req.expected,
+        };
+        if correct {
+            return Ok(());
+        }
+        Err(format!(
+            "request {}: expected payload {:x?}, got {:x?} (length {})",
+            req.seq,
+            &req.expected[..req.expected.len().min(4)],
+            &msg.payload[..msg.payload.len().min(4)],
+            msg.len
+        ))
+    }
+
     /// The timeout of request `key` at `now`: if still unanswered, it is lost.
     pub fn timeout(&mut self, key: u64, now: SimTime, out: &mut Vec<ClientAction>) {
         let Some(req) = self.outstanding.get(&key) else {
             return;
         };
-        if now.since(req.sent) < SimDuration::from_ns(self.cfg.timeout_ns) {
-            return; // the key was reused by a later request
+        if now.since(req.attempt_sent) < SimDuration::from_ns(self.cfg.timeout_ns) {
+            return; // the key was reused by a later request, or re-sent
         }
-        self.outstanding.remove(&key);
+        let mut req = self.outstanding.remove(&key).expect("outstanding");
+        if let (Some(app), Some(request)) = (self.app.as_mut(), req.request.as_deref()) {
+            if let Some((server, context)) = app.on_timeout(request, req.attempts) {
+                req.attempt_sent = now;
+                return self.retry(req, server, context, now, out);
+            }
+        }
         self.report.lost += 1;
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(now, out);
@@ -982,6 +1214,15 @@ impl Client {
             r.min_ns = ns(h.min());
             r.max_ns = ns(h.max());
             r.mean_ns = h.mean() / 1000.0;
+        }
+        let c = &self.client_latencies;
+        if !c.is_empty() {
+            let ns = |ps: u64| ps as f64 / 1000.0;
+            r.client_p50_ns = ns(c.value_at_quantile(0.5));
+            r.client_p90_ns = ns(c.value_at_quantile(0.9));
+            r.client_p99_ns = ns(c.value_at_quantile(0.99));
+            r.client_p999_ns = ns(c.value_at_quantile(0.999));
+            r.client_mean_ns = c.mean() / 1000.0;
         }
         let ns = |ps: u64| ps as f64 / 1000.0;
         let mut per_context: Vec<ContextReport> = self

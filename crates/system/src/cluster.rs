@@ -91,6 +91,10 @@ pub struct ClientSpec {
     /// number, so clients differ but runs repeat.
     #[serde(default)]
     pub load: LoadConfig,
+    /// More hosts an application (`load.app`) may send requests to: its
+    /// server index `i >= 1` is `servers[i - 1]` (index 0 is `server`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<usize>,
 }
 
 /// Parses a host set such as `"0,2,5-7"` (hosts of a network of `n`).
@@ -313,10 +317,12 @@ impl Cluster {
                         "clients: host {h} is already a node or a client"
                     )));
                 }
-                if c.server >= n || programs[c.server].is_none() {
+                if let Some(&s) = std::iter::once(&c.server)
+                    .chain(&c.servers)
+                    .find(|&&s| s >= n || programs[s].is_none())
+                {
                     return Err(SystemError::Config(format!(
-                        "clients: server = {}: not a host that runs a program",
-                        c.server
+                        "clients: server {s}: not a host that runs a program"
                     )));
                 }
                 client_of[h] = Some(c);
@@ -363,7 +369,7 @@ impl Cluster {
                 };
                 // Response times are measured at the server's wire.
                 let to_server = net.idle_one_way(h, c.server, 0);
-                hosts.push(Host::Client(Box::new(client_host(
+                let mut host = client_host(
                     load,
                     (host_ip(h), host_ip(c.server)),
                     c.server,
@@ -371,7 +377,25 @@ impl Cluster {
                     cfg.network.link.gbps,
                     to_server,
                     cfg.node.core.clock_mhz,
-                )?)));
+                )?;
+                if c.load.app.is_some() {
+                    let servers = std::iter::once(c.server)
+                        .chain(c.servers.iter().copied())
+                        .map(|s| (host_ip(s), net.idle_one_way(h, s, 0)))
+                        .collect();
+                    let clients = client_of.iter().filter(|x| x.is_some()).count();
+                    let client = client_of[..h].iter().filter(|x| x.is_some()).count();
+                    let ctx = nanopu_apps::AppContext {
+                        client,
+                        clients,
+                        servers: 0,
+                    };
+                    if let Some(cl) = host.client.as_mut() {
+                        cl.use_app(ctx, servers)
+                            .map_err(|e| SystemError::Config(format!("clients: {e}")))?;
+                    }
+                }
+                hosts.push(Host::Client(Box::new(host)));
             } else {
                 let transport = match custom(h) {
                     Some(p) => NanoTransport::with_program(
@@ -1029,6 +1053,8 @@ pub fn client_host(
         }
     }
     let mut c = Client::new(load, ip, server_ip, nic.mtu_payload_bytes, to_server);
+    c.use_app(nanopu_apps::AppContext::SINGLE, Vec::new())
+        .map_err(|e| SystemError::Config(e.to_string()))?;
     c.set_core_mhz(core_mhz);
     // A transport in the node's NIC wants its packets acknowledged.
     c.acknowledge = nic.transport.protocol != nanopu_transport::Protocol::None;

@@ -146,6 +146,15 @@ impl Config {
                     c.server
                 )));
             }
+            if let Some(s) = c
+                .servers
+                .iter()
+                .find(|&&s| s >= hosts || role[s] != Some("program"))
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "clients[{i}].servers: {s} is not a host that runs a program"
+                )));
+            }
         }
         Ok(())
     }

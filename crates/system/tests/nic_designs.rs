@@ -65,11 +65,13 @@ fn mixed() -> ClusterConfig {
             hosts: "2".into(),
             server: 0,
             load: load(200),
+            servers: Vec::new(),
         },
         ClientSpec {
             hosts: "3".into(),
             server: 1,
             load: load(200),
+            servers: Vec::new(),
         },
     ];
     cfg
