@@ -56,7 +56,11 @@
 //! `validate`, `max_request_bytes` and `name`. The guest program goes in
 //! `sdk/programs/NAME/` with a README of its message format.
 
+pub mod chain;
 pub mod mica;
+pub mod raft;
+pub mod rdma;
+pub mod replicated_kv;
 pub mod setalg;
 
 use serde::{Deserialize, Serialize};
@@ -169,6 +173,12 @@ pub enum AppConfig {
     /// Set algebra on an inverted index (`sdk/programs/setalg*`).
     #[serde(rename = "setalg")]
     SetAlgebra(setalg::SetAlgConfig),
+    /// One-sided RDMA operations served in software (`sdk/programs/rdma_server`).
+    Rdma(rdma::RdmaConfig),
+    /// Chain replication (`sdk/programs/chain_server`).
+    Chain(chain::ChainConfig),
+    /// Raft (`sdk/programs/raft`).
+    Raft(raft::RaftConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -199,6 +209,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(_) => "mica",
             AppConfig::SetAlgebra(_) => "setalg",
+            AppConfig::Rdma(_) => "rdma",
+            AppConfig::Chain(_) => "chain",
+            AppConfig::Raft(_) => "raft",
         }
     }
 
@@ -207,6 +220,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.validate(),
             AppConfig::SetAlgebra(c) => c.validate(),
+            AppConfig::Rdma(c) => c.validate(),
+            AppConfig::Chain(c) => c.validate(),
+            AppConfig::Raft(c) => c.validate(),
         }
     }
 
@@ -216,6 +232,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.max_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes(),
+            AppConfig::Rdma(c) => c.max_request_bytes(),
+            AppConfig::Chain(c) => c.max_request_bytes(),
+            AppConfig::Raft(c) => c.max_request_bytes(),
         }
     }
 
@@ -225,6 +244,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.mean_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes() as f64,
+            AppConfig::Rdma(c) => c.mean_request_bytes(),
+            AppConfig::Chain(c) => c.mean_request_bytes(),
+            AppConfig::Raft(c) => c.mean_request_bytes(),
         }
     }
 
@@ -234,6 +256,9 @@ impl AppConfig {
         Ok(match self {
             AppConfig::Mica(c) => Box::new(mica::MicaClient::new(c.clone(), ctx)),
             AppConfig::SetAlgebra(c) => Box::new(setalg::SetAlgClient::new(c.clone(), ctx)),
+            AppConfig::Rdma(c) => Box::new(rdma::RdmaClient::new(c.clone(), ctx)),
+            AppConfig::Chain(c) => Box::new(chain::ChainClient::new(c.clone(), ctx)),
+            AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
         })
     }
 
