@@ -48,10 +48,18 @@ impl ChainConfig {
 
 pub(crate) fn validate_kv(keys: u32, read_fraction: f64) -> Result<(), AppError> {
     if keys == 0 || keys > crate::replicated_kv::MAX_KEYS {
-        return Err(invalid("keys", keys, "must be in 1..=1024 (what the programs hold)"));
+        return Err(invalid(
+            "keys",
+            keys,
+            "must be in 1..=1024 (what the programs hold)",
+        ));
     }
     if !(0.0..=1.0).contains(&read_fraction) {
-        return Err(invalid("read_fraction", read_fraction, "must be a fraction in [0, 1]"));
+        return Err(invalid(
+            "read_fraction",
+            read_fraction,
+            "must be a fraction in [0, 1]",
+        ));
     }
     Ok(())
 }

@@ -147,7 +147,10 @@ impl RdmaModel {
     /// Index of the first of `n` aligned words at byte offset `addr`.
     fn index(addr: u64, n: u64) -> Option<usize> {
         let i = addr / 8;
-        (addr.is_multiple_of(8) && (1..=MAX_WORDS).contains(&n) && i < REGION_WORDS && n <= REGION_WORDS - i)
+        (addr.is_multiple_of(8)
+            && (1..=MAX_WORDS).contains(&n)
+            && i < REGION_WORDS
+            && n <= REGION_WORDS - i)
             .then_some(i as usize)
     }
 
@@ -246,9 +249,19 @@ impl RdmaClient {
                 };
                 vec![tag, OP_CAS, addr, expected, rng.random()]
             }
-            RdmaOps::Faa => vec![tag, OP_FAA, self.data_addr(rng, 1), rng.random_range(1..1 << 20)],
+            RdmaOps::Faa => vec![
+                tag,
+                OP_FAA,
+                self.data_addr(rng, 1),
+                rng.random_range(1..1 << 20),
+            ],
             RdmaOps::IndirectRead => {
-                vec![tag, OP_INDIRECT_READ, 8 * rng.random_range(0..POINTER_WORDS), n]
+                vec![
+                    tag,
+                    OP_INDIRECT_READ,
+                    8 * rng.random_range(0..POINTER_WORDS),
+                    n,
+                ]
             }
             RdmaOps::Mix => unreachable!("mix picks an op"),
         }
@@ -336,7 +349,11 @@ mod tests {
         };
         assert_eq!(run(cfg.clone(), 3000, None), 0);
         for bad in [0, 3, 999] {
-            assert_eq!(run(cfg.clone(), 1000, Some(bad)), 1, "corrupting reply {bad}");
+            assert_eq!(
+                run(cfg.clone(), 1000, Some(bad)),
+                1,
+                "corrupting reply {bad}"
+            );
         }
     }
 
@@ -344,13 +361,22 @@ mod tests {
     fn the_model_follows_the_readme() {
         let mut m = RdmaModel::default();
         assert_eq!(m.reply(&[1, OP_FAA, 8 * 300, 5]), [1, 0, initial_word(300)]);
-        assert_eq!(m.reply(&[2, OP_READ, 8 * 300, 1]), [2, 0, initial_word(300) + 5]);
+        assert_eq!(
+            m.reply(&[2, OP_READ, 8 * 300, 1]),
+            [2, 0, initial_word(300) + 5]
+        );
         let cur = initial_word(300) + 5;
         assert_eq!(m.reply(&[3, OP_CAS, 8 * 300, cur, 7]), [3, 0, cur]);
         assert_eq!(m.reply(&[4, OP_CAS, 8 * 300, cur, 9]), [4, 0, 7]);
         let p = initial_word(0);
-        assert_eq!(m.reply(&[5, OP_INDIRECT_READ, 0, 1]), [5, 0, m.region[p as usize / 8]]);
-        assert_eq!(m.reply(&[6, OP_READ, 8 * REGION_WORDS, 1]), [6, STATUS_BAD_ADDRESS]);
+        assert_eq!(
+            m.reply(&[5, OP_INDIRECT_READ, 0, 1]),
+            [5, 0, m.region[p as usize / 8]]
+        );
+        assert_eq!(
+            m.reply(&[6, OP_READ, 8 * REGION_WORDS, 1]),
+            [6, STATUS_BAD_ADDRESS]
+        );
         assert_eq!(m.reply(&[7, OP_WRITE, 0, 2, 1]), [7, STATUS_MALFORMED]);
         assert_eq!(m.reply(&[8, 42, 0, 0]), [8, STATUS_MALFORMED]);
         assert_eq!(m.reply(&[9]), [9, STATUS_MALFORMED]);

@@ -129,7 +129,9 @@ impl KvOracle {
         }
         let got = reply[2] as u32;
         if reply[2] >> 32 != key || got < version.max(1) || got > newest {
-            return wrong(format!("a version outside {version}..={newest} or of another key"));
+            return wrong(format!(
+                "a version outside {version}..={newest} or of another key"
+            ));
         }
         match (0..VALUE_WORDS).find(|&j| reply[2 + j as usize] != value_word(key, got, j)) {
             Some(j) => wrong(format!("value word {j} of version {got} is wrong")),
@@ -201,7 +203,13 @@ mod tests {
             .into_iter()
             .chain((0..VALUE_WORDS).map(|j| value_word(0, 1, j)))
             .collect();
-        assert!(matches!(oracle.check("kv", &r, &stale, 80), Verdict::Wrong(_)));
-        assert!(matches!(oracle.check("kv", &r, &[2, 1], 16), Verdict::Wrong(_)));
+        assert!(matches!(
+            oracle.check("kv", &r, &stale, 80),
+            Verdict::Wrong(_)
+        ));
+        assert!(matches!(
+            oracle.check("kv", &r, &[2, 1], 16),
+            Verdict::Wrong(_)
+        ));
     }
 }

@@ -8,6 +8,7 @@
 
 mod microbench;
 mod prototype_flow;
+pub mod replication;
 mod scheduling;
 mod transport;
 
@@ -122,6 +123,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(scheduling::experiments());
     all.extend(prototype_flow::experiments());
     all.extend(transport::experiments());
+    all.extend(replication::experiments());
     all
 }
 
