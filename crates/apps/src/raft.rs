@@ -129,3 +129,65 @@ impl App for RaftClient {
         Some((self.leader, self.cfg.context))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replicated_kv::KvModel;
+    use rand::SeedableRng;
+
+    fn client() -> (RaftClient, AppRng) {
+        let ctx = AppContext {
+            servers: 3,
+            ..AppContext::SINGLE
+        };
+        (
+            RaftClient::new(RaftConfig::default(), ctx),
+            AppRng::seed_from_u64(1),
+        )
+    }
+
+    #[test]
+    fn redirections_and_timeouts_lead_to_the_leader() {
+        let (mut c, mut rng) = client();
+        let req = c.next_request(0, &mut rng);
+        assert_eq!(req.server, 0);
+        // "Ask server 2."
+        let v = c.check(&req, &[0, STATUS_WRONG_NODE, 0x0a00_0003, 2], 32);
+        assert_eq!(
+            v,
+            Verdict::Retry {
+                server: 2,
+                context: 0
+            }
+        );
+        // No leader known: the next one.
+        let req2 = Request {
+            server: 2,
+            ..req.clone()
+        };
+        let v = c.check(&req2, &[0, STATUS_WRONG_NODE, 0, u64::MAX], 32);
+        assert_eq!(
+            v,
+            Verdict::Retry {
+                server: 0,
+                context: 0
+            }
+        );
+        // A timeout moves on too, and gives up after every server was
+        // tried a few times.
+        assert_eq!(c.on_timeout(&req2, 1), Some((0, 0)));
+        assert_eq!(c.on_timeout(&req2, 12), None);
+        // A malformed redirection is wrong.
+        assert!(matches!(
+            c.check(&req, &[0, STATUS_WRONG_NODE, 1], 24),
+            Verdict::Wrong(_)
+        ));
+        // The answer of the leader is checked against the store.
+        let mut store = KvModel::default();
+        let reply = store.reply(&req.payload);
+        assert_eq!(c.check(&req, &reply, 16), Verdict::Ok);
+        assert_eq!(c.leader(), 0);
+        assert!(matches!(c.check(&req, &[0, 3], 16), Verdict::Wrong(_)));
+    }
+}
