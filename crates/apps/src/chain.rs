@@ -51,7 +51,7 @@ pub(crate) fn validate_kv(keys: u32, read_fraction: f64) -> Result<(), AppError>
         return Err(invalid(
             "keys",
             keys,
-            "must be in 1..=1024 (what the programs hold)",
+            "must be in 1..=2048 (what the programs hold)",
         ));
     }
     if !(0.0..=1.0).contains(&read_fraction) {

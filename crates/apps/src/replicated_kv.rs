@@ -30,7 +30,7 @@ pub const VALUE_WORDS: u64 = 8;
 pub const WRITE_BYTES: u16 = 8 * (4 + VALUE_WORDS as u16);
 pub const READ_BYTES: u16 = 32;
 /// Keys the programs hold at most (`kv_table.h`).
-pub const MAX_KEYS: u32 = 1024;
+pub const MAX_KEYS: u32 = 2048;
 
 /// The 16-byte key number `i`.
 pub const fn key_words(i: u64) -> [u64; 2] {
