@@ -218,6 +218,34 @@ static inline void nt_build_headers(uint8_t *f, const uint8_t dst_mac[6],
 }
 
 /*
+ * Turns the one-packet request frame f in place into the headers of its
+ * reply carrying payload_len bytes (the payload itself is the caller's, at
+ * f + FRAME_HEADER_LEN): Ethernet and IPv4 addresses and the two contexts
+ * swapped, IPv4 total length, checksum and message length set. A server
+ * that answers requests from anywhere (through switches that route by IPv4
+ * address) uses it. Returns the reply frame's length.
+ */
+static inline unsigned nt_reply_headers(uint8_t *f, unsigned payload_len)
+{
+    uint8_t tmp[6];
+    memcpy(tmp, f + ETH_DST, 6);
+    memcpy(f + ETH_DST, f + ETH_SRC, 6);
+    memcpy(f + ETH_SRC, tmp, 6);
+    memcpy(tmp, f + IP_DST, 4);
+    memcpy(f + IP_DST, f + IP_SRC, 4);
+    memcpy(f + IP_SRC, tmp, 4);
+    memcpy(tmp, f + NT_SRC_CONTEXT, 2);
+    memcpy(f + NT_SRC_CONTEXT, f + NT_DST_CONTEXT, 2);
+    memcpy(f + NT_DST_CONTEXT, tmp, 2);
+    put_be16(f + IP_TOTAL_LEN, (uint16_t)(IP_HEADER_LEN + NT_HEADER_LEN + payload_len));
+    ipv4_fill_checksum(f);
+    f[NT_FLAGS] = NT_FLAG_DATA;
+    put_be16(f + NT_MSG_LEN, (uint16_t)payload_len);
+    put_be16(f + NT_PKT_OFFSET, 0);
+    return FRAME_HEADER_LEN + payload_len;
+}
+
+/*
  * The boot frame: a 72-byte DATA frame from this node (context 0) to
  * 0.0.0.0 (MAC 02:00:00:00:00:00), context 0, carrying one zero word, the
  * IceNIC counterpart of lnic_boot(): the simulator's client starts sending

@@ -45,6 +45,10 @@
 //!   [`AppContext::clients`] let applications with state keep clients
 //!   apart (MICA gives each client its own keys, so every client's oracle
 //!   is exact).
+//! - **Time and preambles.** The harness calls [`App::next_request_at`]
+//!   (the send time in picoseconds; it defaults to `next_request`) and,
+//!   when the client starts, sends the messages of [`App::preamble`]
+//!   (default none), which expect no reply.
 //! - **Cost.** The harness makes one virtual call per request made and per
 //!   reply; nothing per instruction or per packet.
 //!
@@ -61,6 +65,7 @@ pub mod mica;
 pub mod raft;
 pub mod rdma;
 pub mod replicated_kv;
+pub mod script;
 pub mod setalg;
 
 use serde::{Deserialize, Serialize};
@@ -146,6 +151,20 @@ pub trait App: Send {
     /// request is sent, so the oracle can note what is in flight.
     fn next_request(&mut self, tag: u64, rng: &mut AppRng) -> Request;
 
+    /// [`App::next_request`] for applications that need the time: `now_ps`
+    /// is the simulated time of the send, in picoseconds. The harness calls
+    /// this one; the default ignores the time.
+    fn next_request_at(&mut self, tag: u64, _now_ps: u64, rng: &mut AppRng) -> Request {
+        self.next_request(tag, rng)
+    }
+
+    /// Messages sent once when the client starts (at `now_ps`), in order,
+    /// before the first request, expecting no reply (e.g. a CONFIG
+    /// message). Default: none.
+    fn preamble(&mut self, _now_ps: u64, _rng: &mut AppRng) -> Vec<Request> {
+        Vec::new()
+    }
+
     /// The tag of a reply (`None`: the reply carries none and is counted
     /// as unexpected). Default: word 0.
     fn reply_tag(&self, reply: &[u64], _len: u16) -> Option<u64> {
@@ -179,6 +198,8 @@ pub enum AppConfig {
     Chain(chain::ChainConfig),
     /// Raft (`sdk/programs/raft`).
     Raft(raft::RaftConfig),
+    /// A scripted message sequence for programs with their own conventions.
+    Script(script::ScriptConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -212,6 +233,7 @@ impl AppConfig {
             AppConfig::Rdma(_) => "rdma",
             AppConfig::Chain(_) => "chain",
             AppConfig::Raft(_) => "raft",
+            AppConfig::Script(_) => "script",
         }
     }
 
@@ -223,6 +245,7 @@ impl AppConfig {
             AppConfig::Rdma(c) => c.validate(),
             AppConfig::Chain(c) => c.validate(),
             AppConfig::Raft(c) => c.validate(),
+            AppConfig::Script(c) => c.validate(),
         }
     }
 
@@ -235,6 +258,7 @@ impl AppConfig {
             AppConfig::Rdma(c) => c.max_request_bytes(),
             AppConfig::Chain(c) => c.max_request_bytes(),
             AppConfig::Raft(c) => c.max_request_bytes(),
+            AppConfig::Script(c) => c.max_request_bytes(),
         }
     }
 
@@ -247,6 +271,7 @@ impl AppConfig {
             AppConfig::Rdma(c) => c.mean_request_bytes(),
             AppConfig::Chain(c) => c.mean_request_bytes(),
             AppConfig::Raft(c) => c.mean_request_bytes(),
+            AppConfig::Script(c) => c.request.len() as f64 * 8.0,
         }
     }
 
@@ -259,6 +284,7 @@ impl AppConfig {
             AppConfig::Rdma(c) => Box::new(rdma::RdmaClient::new(c.clone(), ctx)),
             AppConfig::Chain(c) => Box::new(chain::ChainClient::new(c.clone(), ctx)),
             AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
+            AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
         })
     }
 
@@ -271,7 +297,11 @@ impl AppConfig {
         };
         let (kind, params) = spec.split_once(':').unwrap_or((spec, ""));
         let mut text = format!("kind = {:?}\n", kind.trim());
-        for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for kv in split_top_level(params)
+            .into_iter()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| err(format!("{kv:?} is not key=value")))?;
@@ -282,6 +312,25 @@ impl AppConfig {
         cfg.validate()?;
         Ok(cfg)
     }
+}
+
+/// `s` split at the commas outside brackets and quotes (`a=1,b=[1,2]`).
+fn split_top_level(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut quoted, mut from) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '[' | '{' if !quoted => depth += 1,
+            ']' | '}' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
 }
 
 /// SplitMix64: the mixing function the guest programs and the oracles
@@ -310,6 +359,16 @@ mod tests {
             .to_string()
             .contains("nope"));
         assert!(AppConfig::from_spec("nosuchapp").is_err());
+        let c = AppConfig::from_spec(
+            r#"script:first=[[0,"count","start"]],request=[1,"counter"],match_word=1"#,
+        )
+        .unwrap();
+        let AppConfig::Script(s) = c else {
+            panic!("not a script")
+        };
+        assert_eq!(s.first.len(), 1);
+        assert_eq!(s.first[0].len(), 3);
+        assert_eq!(s.match_word, Some(1));
         assert!(AppConfig::from_spec("mica:get_fraction=2")
             .unwrap_err()
             .to_string()

@@ -206,6 +206,21 @@ pub fn net(args: NetArgs) -> Result<u8> {
             "client {h}: {} requests, {} replies, {} wrong, {} lost; response time at the server's wire (ns): p50 {:.1}, p99 {:.1}; {:.2} Mrps",
             r.sent, r.received, r.wrong_replies, r.lost, r.p50_ns, r.p99_ns, r.throughput_mrps
         )?;
+        if let Some(app) = r.app {
+            writeln!(
+                o,
+                "  {app}: response time at the client (ns): p50 {:.1}, p99 {:.1}{}",
+                r.client_p50_ns,
+                r.client_p99_ns,
+                match r.retries {
+                    0 => String::new(),
+                    n => format!("; {n} retries"),
+                }
+            )?;
+        }
+        if let Some(e) = &r.first_error {
+            writeln!(o, "  first wrong reply: {e}")?;
+        }
     }
     if !c.node_sends.is_empty() || !c.node_deliveries.is_empty() {
         writeln!(

@@ -6,6 +6,7 @@
 //! deterministic (its own seed), so the results do not depend on how many
 //! threads ran them.
 
+mod apps;
 mod microbench;
 mod prototype_flow;
 pub mod replication;
@@ -124,6 +125,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(prototype_flow::experiments());
     all.extend(transport::experiments());
     all.extend(replication::experiments());
+    all.extend(apps::experiments());
     all
 }
 

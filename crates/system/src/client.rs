@@ -723,6 +723,21 @@ impl Client {
             return;
         }
         self.started = true;
+        if let Some(app) = self.app.as_mut() {
+            for req in app.preamble(now.fs() / 1000, &mut self.rng) {
+                let server = self.servers[req.server.min(self.servers.len() - 1)].0;
+                let msg = Message {
+                    peer_ip: server,
+                    peer_context: req.context,
+                    local_context: self.context,
+                    len: req.len,
+                    payload: req.payload,
+                };
+                self.packetizer.packetize(&msg, |frame| {
+                    out.push(ClientAction::Send { frame, ready: now })
+                });
+            }
+        }
         match self.cfg.mode {
             LoadMode::Closed { window } => {
                 for _ in 0..window {
@@ -824,6 +839,14 @@ impl Client {
             ..ctx
         };
         self.app = match &self.cfg.app {
+            Some(AppConfig::Script(s)) => {
+                // Its "count" words are the number of requests sent.
+                let s = nanopu_apps::script::ScriptConfig {
+                    count: self.cfg.count,
+                    ..s.clone()
+                };
+                Some(AppConfig::Script(s).build(ctx)?)
+            }
             Some(a) => Some(a.build(ctx)?),
             None => None,
         };
@@ -834,7 +857,7 @@ impl Client {
     /// The application's next request (`seq` is its tag).
     fn send_app_request(&mut self, seq: u64, now: SimTime, out: &mut Vec<ClientAction>) {
         let app = self.app.as_mut().expect("called with an app");
-        let req = app.next_request(seq, &mut self.rng);
+        let req = app.next_request_at(seq, now.fs() / 1000, &mut self.rng);
         if req.server >= self.servers.len()
             || req.payload.len() != (req.len as usize).div_ceil(8)
             || req.len as usize > u16::MAX as usize

@@ -322,7 +322,7 @@ impl Cluster {
                     .find(|&&s| s >= n || programs[s].is_none())
                 {
                     return Err(SystemError::Config(format!(
-                        "clients: server {s}: not a host that runs a program"
+                        "clients: server = {s}: not a host that runs a program"
                     )));
                 }
                 client_of[h] = Some(c);
@@ -394,6 +394,7 @@ impl Cluster {
                         cl.use_app(ctx, servers)
                             .map_err(|e| SystemError::Config(format!("clients: {e}")))?;
                     }
+                    host.more_servers = c.servers.clone();
                 }
                 hosts.push(Host::Client(Box::new(host)));
             } else {
@@ -888,7 +889,10 @@ impl Cluster {
                                 .client
                                 .as_ref()
                                 .is_some_and(|x| matches!(x.cfg.start, Start::Boot));
-                            if ch.server == h && waits {
+                            let mut servers = std::iter::once(&ch.server).chain(&ch.more_servers);
+                            let last_to_boot = servers.clone().any(|&s| s == h)
+                                && servers.all(|&s| self.booted.iter().any(|&(b, _)| b == s));
+                            if last_to_boot && waits {
                                 self.queue.schedule(at, Ev::ClientStart(c));
                             }
                         }

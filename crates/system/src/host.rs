@@ -117,6 +117,9 @@ pub struct ClientHost {
     pub client: Option<Client>,
     /// The host it sends to.
     pub server: usize,
+    /// More hosts an application sends to (`[[clients]] servers`): a client
+    /// that starts at its servers' boot waits for all of them.
+    pub more_servers: Vec<usize>,
     /// Its link's rate (frames are handed to it at their last bit).
     pub link_gbps: u64,
     /// When the server's boot message reached it, if it did.
@@ -131,6 +134,7 @@ impl ClientHost {
         ClientHost {
             client,
             server,
+            more_servers: Vec::new(),
             link_gbps,
             booted_at: None,
             frames_to_nowhere: 0,
