@@ -495,8 +495,8 @@ fn raft(r: &Runner) -> Result<ExperimentResult> {
             format!(
                 "Failover: host {stopped} (the leader) stopped at {stop_us:.1} us; host {new_leader} leads \
                  afterwards. The write in flight at the stop took {gap:.1} us (client timeouts, an election, \
-                 redirections; {} re-sends in all); the last 100 writes' median is {recovered:.2} us. All {} \
-                 replies checked, none wrong.",
+                 redirections; {} re-sends over the run, the first election's included); the last 100 writes' \
+                 median is {recovered:.2} us. All {} replies checked, none wrong.",
                 fail.report.retries,
                 fail.report.received
             ),
