@@ -60,7 +60,11 @@
 //! `validate`, `max_request_bytes` and `name`. The guest program goes in
 //! `sdk/programs/NAME/` with a README of its message format.
 
+pub mod chain;
 pub mod mica;
+pub mod raft;
+pub mod rdma;
+pub mod replicated_kv;
 pub mod script;
 pub mod setalg;
 
@@ -188,6 +192,12 @@ pub enum AppConfig {
     /// Set algebra on an inverted index (`sdk/programs/setalg*`).
     #[serde(rename = "setalg")]
     SetAlgebra(setalg::SetAlgConfig),
+    /// One-sided RDMA operations served in software (`sdk/programs/rdma_server`).
+    Rdma(rdma::RdmaConfig),
+    /// Chain replication (`sdk/programs/chain_server`).
+    Chain(chain::ChainConfig),
+    /// Raft (`sdk/programs/raft`).
+    Raft(raft::RaftConfig),
     /// A scripted message sequence for programs with their own conventions.
     Script(script::ScriptConfig),
 }
@@ -220,6 +230,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(_) => "mica",
             AppConfig::SetAlgebra(_) => "setalg",
+            AppConfig::Rdma(_) => "rdma",
+            AppConfig::Chain(_) => "chain",
+            AppConfig::Raft(_) => "raft",
             AppConfig::Script(_) => "script",
         }
     }
@@ -229,6 +242,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.validate(),
             AppConfig::SetAlgebra(c) => c.validate(),
+            AppConfig::Rdma(c) => c.validate(),
+            AppConfig::Chain(c) => c.validate(),
+            AppConfig::Raft(c) => c.validate(),
             AppConfig::Script(c) => c.validate(),
         }
     }
@@ -239,6 +255,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.max_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes(),
+            AppConfig::Rdma(c) => c.max_request_bytes(),
+            AppConfig::Chain(c) => c.max_request_bytes(),
+            AppConfig::Raft(c) => c.max_request_bytes(),
             AppConfig::Script(c) => c.max_request_bytes(),
         }
     }
@@ -249,6 +268,9 @@ impl AppConfig {
         match self {
             AppConfig::Mica(c) => c.mean_request_bytes(),
             AppConfig::SetAlgebra(c) => c.max_request_bytes() as f64,
+            AppConfig::Rdma(c) => c.mean_request_bytes(),
+            AppConfig::Chain(c) => c.mean_request_bytes(),
+            AppConfig::Raft(c) => c.mean_request_bytes(),
             AppConfig::Script(c) => c.request.len() as f64 * 8.0,
         }
     }
@@ -259,6 +281,9 @@ impl AppConfig {
         Ok(match self {
             AppConfig::Mica(c) => Box::new(mica::MicaClient::new(c.clone(), ctx)),
             AppConfig::SetAlgebra(c) => Box::new(setalg::SetAlgClient::new(c.clone(), ctx)),
+            AppConfig::Rdma(c) => Box::new(rdma::RdmaClient::new(c.clone(), ctx)),
+            AppConfig::Chain(c) => Box::new(chain::ChainClient::new(c.clone(), ctx)),
+            AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
             AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
         })
     }

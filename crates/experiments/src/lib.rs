@@ -10,6 +10,7 @@ mod apps;
 mod error;
 mod microbench;
 mod prototype_flow;
+pub mod replication;
 mod scheduling;
 mod transport;
 
@@ -124,6 +125,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(scheduling::experiments());
     all.extend(prototype_flow::experiments());
     all.extend(transport::experiments());
+    all.extend(replication::experiments());
     all.extend(apps::experiments());
     all
 }

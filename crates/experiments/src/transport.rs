@@ -583,11 +583,13 @@ fn incast_80_run(r: &Runner, trimming: bool) -> Result<(f64, u64, u64, usize)> {
                 hosts: "0".into(),
                 program: r.program("loopback")?,
                 nic: None,
+                args: Vec::new(),
             },
             HostProgram {
                 hosts: format!("1-{clients}"),
                 program: r.program("incast_client")?,
                 nic: None,
+                args: Vec::new(),
             },
         ],
         ..Default::default()

@@ -346,6 +346,19 @@ pub struct FaultConfig {
     pub truncate: f64,
     /// Which links.
     pub scope: FaultScope,
+    /// Hosts that stop (crash) at a given time: from then on nothing they
+    /// send leaves them and nothing reaches them (`[[network.faults.stops]]
+    /// host = 0, at_ns = 50000`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<HostStop>,
+}
+
+/// A host that stops at `at_ns` (see [`FaultConfig::stops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostStop {
+    pub host: usize,
+    pub at_ns: u64,
 }
 
 impl Default for FaultConfig {
@@ -358,6 +371,7 @@ impl Default for FaultConfig {
             trim: 0.0,
             truncate: 0.0,
             scope: FaultScope::AllLinks,
+            stops: Vec::new(),
         }
     }
 }
@@ -384,7 +398,17 @@ impl FaultConfig {
                 return Err(invalid(name, p, "must be a probability in [0, 1]"));
             }
         }
-        check_ps("faults.reorder_delay_ps", self.reorder_delay_ps)
+        check_ps("faults.reorder_delay_ps", self.reorder_delay_ps)?;
+        for s in &self.stops {
+            if SimDuration::try_from_ns(s.at_ns).is_err() {
+                return Err(invalid(
+                    "faults.stops.at_ns",
+                    s.at_ns,
+                    "too long for the simulated time base (at most about 5 hours)",
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -467,6 +491,13 @@ impl NetworkConfig {
         let hosts = self.topology.hosts();
         if hosts > MAX_HOSTS {
             return Err(ConfigError::TooManyHosts { hosts });
+        }
+        if let Some(s) = self.faults.stops.iter().find(|s| s.host >= hosts) {
+            return Err(invalid(
+                "faults.stops.host",
+                s.host,
+                format!("the topology has hosts 0..{}", hosts - 1),
+            ));
         }
         Ok(())
     }

@@ -23,6 +23,11 @@
 //!   after the original.
 //! - **reorder**: the frame (and its copy) arrive `reorder_delay_ps` late,
 //!   so frames sent after it can overtake it.
+//!
+//! Besides these, a host may **stop** at a given time
+//! ([`crate::config::HostStop`]): a crash as the rest of the network sees
+//! it. Frames whose first bit would leave it, or reach it, at or after
+//! that time are lost (counted in [`FaultStats::stopped`]).
 
 use crate::config::FaultConfig;
 use crate::switch::trim_frame;
@@ -39,6 +44,8 @@ pub struct FaultStats {
     pub truncated: u64,
     pub duplicated: u64,
     pub reordered: u64,
+    /// Frames a stopped host did not send or receive.
+    pub stopped: u64,
 }
 
 /// What becomes of a frame on a faulty link.

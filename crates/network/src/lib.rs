@@ -32,8 +32,8 @@ pub mod switch;
 pub mod topology;
 
 pub use config::{
-    BufferKind, ConfigError, FaultConfig, FaultScope, LinkConfig, LoadBalancing, NetworkConfig,
-    SwitchConfig, TopologyConfig,
+    BufferKind, ConfigError, FaultConfig, FaultScope, HostStop, LinkConfig, LoadBalancing,
+    NetworkConfig, SwitchConfig, TopologyConfig,
 };
 pub use faults::FaultStats;
 pub use network::{NetAction, NetEvent, Network, NetworkError, NetworkStats};

@@ -102,6 +102,8 @@ pub struct Network {
     captures: Vec<Option<PcapOut>>,
     capture_error: Option<io::Error>,
     faults: FaultStats,
+    /// When each host stops (empty if none ever does).
+    stops: Vec<Option<SimTime>>,
     sent: u64,
     delivered: u64,
     delivered_bytes: u64,
@@ -162,7 +164,7 @@ impl Network {
                 }
             }
         }
-        Ok(Network {
+        let mut net = Network {
             cfg: cfg.clone(),
             topo,
             gbps: cfg.link.gbps,
@@ -172,10 +174,34 @@ impl Network {
             captures: Vec::new(),
             capture_error: None,
             faults: FaultStats::default(),
+            stops: Vec::new(),
             sent: 0,
             delivered: 0,
             delivered_bytes: 0,
-        })
+        };
+        for stop in &cfg.faults.stops {
+            net.stop_host(stop.host, SimTime::ZERO + SimDuration::from_ns(stop.at_ns));
+        }
+        Ok(net)
+    }
+
+    /// Stops `host` at `at` (a crash: see [`crate::faults`]); an earlier
+    /// stop of the same host stays.
+    ///
+    /// # Panics
+    /// If `host` is not a host of this network.
+    pub fn stop_host(&mut self, host: HostId, at: SimTime) {
+        assert!(host < self.hosts(), "host {host} of {}", self.hosts());
+        if self.stops.is_empty() {
+            self.stops = vec![None; self.hosts()];
+        }
+        let s = &mut self.stops[host];
+        *s = Some(s.map_or(at, |t| t.min(at)));
+    }
+
+    /// Whether `host` has stopped by `at`.
+    fn stopped(&self, host: HostId, at: SimTime) -> bool {
+        matches!(self.stops.get(host), Some(Some(t)) if *t <= at)
     }
 
     /// The configuration it was built from.
@@ -316,6 +342,11 @@ impl Network {
     /// Port `p`'s frame starts at `at`: inject faults, capture it, pass it
     /// to the far end of the link.
     fn depart(&mut self, p: usize, frame: Vec<u8>, at: SimTime, out: &mut Vec<NetAction>) {
+        // Ports 0..hosts are the hosts' uplinks.
+        if self.stopped(p, at) {
+            self.faults.stopped += 1;
+            return;
+        }
         let port = &mut self.ports[p];
         let len = frame.len();
         let mut frame = frame;
@@ -355,6 +386,10 @@ impl Network {
     ) {
         match peer {
             Endpoint::Host(host) => {
+                if self.stopped(host, first_bit) {
+                    self.faults.stopped += 1;
+                    return;
+                }
                 self.delivered += 1;
                 self.delivered_bytes += frame.len() as u64;
                 out.push(NetAction::Deliver {

@@ -169,3 +169,68 @@ fn scope_host_links_spares_the_fabric() {
         assert_eq!(src_of(&h.delivered[0].frame), 0);
     }
 }
+
+/// A stopped host neither sends nor receives from its stop time on; before
+/// it, everything flows; the config names a host that does not exist.
+#[test]
+fn a_stopped_host_is_cut_off_from_its_stop_time() {
+    use nanopu_network::{HostStop, NetAction, Network, NetworkConfig, TopologyConfig};
+    use nanopu_sim::{SimDuration, SimTime};
+    let mut cfg = NetworkConfig {
+        topology: TopologyConfig::SingleSwitch { hosts: 3 },
+        ..NetworkConfig::default()
+    };
+    cfg.faults.stops = vec![HostStop {
+        host: 1,
+        at_ns: 10_000,
+    }];
+    let mut net = Network::new(&cfg).unwrap();
+    let frame = |dst: usize| {
+        let mut f = vec![0u8; 64];
+        // An IPv4 frame to host `dst` (10.0.0.(dst + 1)): enough to route.
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[16..18].copy_from_slice(&50u16.to_be_bytes());
+        f[23] = 0x99;
+        f[30..34].copy_from_slice(&(0x0a00_0001u32 + dst as u32).to_be_bytes());
+        f
+    };
+    // Deliveries to each host when `from` sends to `to` at `at_ns`.
+    let deliveries = |net: &mut Network, from: usize, to: usize, at_ns: u64| {
+        let mut out = Vec::new();
+        let mut queue = Vec::new();
+        net.send(
+            from,
+            frame(to),
+            SimTime::ZERO + SimDuration::from_ns(at_ns),
+            &mut out,
+        );
+        let mut delivered = 0;
+        loop {
+            for a in out.drain(..) {
+                match a {
+                    NetAction::Deliver { host, .. } => {
+                        assert_eq!(host, to);
+                        delivered += 1;
+                    }
+                    NetAction::Schedule { at, event } => queue.push((at, event)),
+                }
+            }
+            queue.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+            match queue.pop() {
+                Some((at, ev)) => net.handle(ev, at, &mut out),
+                None => break delivered,
+            }
+        }
+    };
+    assert_eq!(deliveries(&mut net, 0, 1, 1_000), 1);
+    assert_eq!(deliveries(&mut net, 1, 2, 2_000), 1);
+    assert_eq!(deliveries(&mut net, 0, 1, 20_000), 0);
+    assert_eq!(deliveries(&mut net, 1, 2, 20_000), 0);
+    assert_eq!(deliveries(&mut net, 0, 2, 20_000), 1);
+    assert_eq!(net.stats().faults.stopped, 2);
+
+    cfg.faults.stops = vec![HostStop { host: 3, at_ns: 0 }];
+    let err = Network::new(&cfg).unwrap_err().to_string();
+    assert!(err.contains("faults.stops.host"), "{err}");
+}

@@ -633,6 +633,10 @@ pub struct Client {
     /// Send time (core cycle) of the last `Pattern::LnicEval` request.
     last_stamp: Option<u64>,
     pub report: LoadReport,
+    /// When `Some`, every measured reply adds (its request's first send,
+    /// its response time at the client): a latency series, to see a gap
+    /// (a failover) over time. Off by default.
+    pub series: Option<Vec<(SimTime, SimDuration)>>,
 }
 
 /// Picoseconds, up to 10 s, 3 significant digits.
@@ -690,6 +694,7 @@ impl Client {
             acks_sent: 0,
             last_stamp: None,
             report: LoadReport::default(),
+            series: None,
         }
     }
 
@@ -1150,6 +1155,9 @@ impl Client {
             self.latencies.saturating_record(ps.max(1));
             self.client_latencies
                 .saturating_record((at.since(req.sent).fs() / 1000).max(1));
+            if let Some(series) = &mut self.series {
+                series.push((req.sent, at.since(req.sent)));
+            }
             let h = match self
                 .context_latencies
                 .iter()

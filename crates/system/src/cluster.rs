@@ -61,6 +61,21 @@ pub struct HostProgram {
     /// Their NIC design, if not `nic.kind`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic: Option<NicKind>,
+    /// Arguments after the program's name (its `argv[1..]`). `{ip}` in an
+    /// argument becomes the host's own IPv4 address (dotted) and `{host}`
+    /// its number, so one entry can serve several hosts that need to know
+    /// who they are (the replicated services of `sdk/programs/raft`,
+    /// `chain_server`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+/// `args` with `{ip}` and `{host}` replaced for host `h`.
+pub fn host_args(args: &[String], h: usize) -> Vec<String> {
+    let ip = std::net::Ipv4Addr::from(host_ip(h)).to_string();
+    args.iter()
+        .map(|a| a.replace("{ip}", &ip).replace("{host}", &h.to_string()))
+        .collect()
 }
 
 /// Hosts that are built-in load generators (`nanopu run --load`'s client).
@@ -218,7 +233,7 @@ pub struct Cluster {
 }
 
 /// What a node host runs: its program (image and name) and NIC design.
-type NodeSpec = (Rc<Vec<u8>>, String, NicKind);
+type NodeSpec = (Rc<Vec<u8>>, String, NicKind, Vec<String>);
 
 /// Frame buffers the cluster keeps for its hosts.
 const SPARE_FRAMES: usize = 4096;
@@ -278,12 +293,17 @@ impl Cluster {
             let elf = Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
-                if let Some((_, other, _)) = &programs[h] {
+                if let Some((_, other, _, _)) = &programs[h] {
                     return Err(SystemError::Config(format!(
                         "programs: host {h} is given two programs ({other} and {name}); host ranges must not overlap"
                     )));
                 }
-                programs[h] = Some((elf.clone(), name.clone(), p.nic.unwrap_or(cfg.nic.kind)));
+                programs[h] = Some((
+                    elf.clone(),
+                    name.clone(),
+                    p.nic.unwrap_or(cfg.nic.kind),
+                    host_args(&p.args, h),
+                ));
             }
         }
         let mut client_of: Vec<Option<&ClientSpec>> = vec![None; n];
@@ -318,11 +338,23 @@ impl Cluster {
 
         let mut hosts = Vec::with_capacity(n);
         for (h, program) in programs.into_iter().enumerate() {
-            if let Some((elf, name, kind)) = program {
+            if let Some((elf, name, kind, args)) = program {
                 let mut node_cfg = cfg.node.clone();
                 node_cfg.icenic.enabled = kind == NicKind::Icenic;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
+                if !args.is_empty() {
+                    let htif = node.htif_mut().ok_or_else(|| {
+                        SystemError::Config(format!(
+                            "programs: {name} takes arguments but defines no `tohost` symbol to read them through"
+                        ))
+                    })?;
+                    htif.args = std::iter::once(nanopu_node::loader::argv0(
+                        std::path::Path::new(&name),
+                    ))
+                    .chain(args)
+                    .collect();
+                }
                 node.attach_nic();
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),

@@ -155,21 +155,25 @@ fn apps_cluster() -> ClusterConfig {
             hosts: "0".into(),
             program: program("mica"),
             nic: None,
+            args: Vec::new(),
         },
         HostProgram {
             hosts: "1".into(),
             program: program("trad_mica"),
             nic: Some(NicKind::Icenic),
+            args: Vec::new(),
         },
         HostProgram {
             hosts: "4".into(),
             program: program("setalg"),
             nic: None,
+            args: Vec::new(),
         },
         HostProgram {
             hosts: "5".into(),
             program: program("trad_setalg"),
             nic: Some(NicKind::Icenic),
+            args: Vec::new(),
         },
     ];
     let load = load(mica_with_errors(), 300, LoadMode::Open { rate_mrps: 0.3 });

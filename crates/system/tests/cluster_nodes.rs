@@ -27,6 +27,7 @@ fn built_in_clients_get_replies_from_a_loopback_node() {
                 hosts: "0".into(),
                 program: program("loopback"),
                 nic: None,
+                args: Vec::new(),
             }],
         );
         let mut c = Cluster::new(&cfg).unwrap();
@@ -73,11 +74,13 @@ fn nodes_talk_to_nodes_and_a_trimmed_incast_recovers() {
                 hosts: "0".into(),
                 program: program("loopback"),
                 nic: None,
+                args: Vec::new(),
             },
             HostProgram {
                 hosts: "1-12".into(),
                 program: program("incast_client"),
                 nic: None,
+                args: Vec::new(),
             },
         ],
     );
@@ -107,6 +110,7 @@ fn a_missing_program_is_a_clear_error() {
             hosts: "1".into(),
             program: "/nonexistent/x.elf".into(),
             nic: None,
+            args: Vec::new(),
         }],
     );
     let e = Cluster::new(&cfg).err().expect("an error").to_string();

@@ -33,11 +33,13 @@ fn mixed() -> ClusterConfig {
             hosts: "0".into(),
             program: program("loopback"),
             nic: None,
+            args: Vec::new(),
         },
         HostProgram {
             hosts: "1".into(),
             program: program("trad_loopback_routed"),
             nic: Some(NicKind::Icenic),
+            args: Vec::new(),
         },
     ];
     cfg.clients = vec![
