@@ -428,9 +428,7 @@ fn raft(r: &Runner) -> Result<ExperimentResult> {
     let runs = r.par_map("raft", &cfgs, |(c, stop)| run_app(c, *stop))?;
     let (steady, fail) = (&runs[0], &runs[1]);
     let m = &steady.report;
-    let (stopped, stop_us) = fail
-        .stopped
-        .ok_or_else(|| fail!("no server was stopped"))?;
+    let (stopped, stop_us) = fail.stopped.ok_or_else(|| fail!("no server was stopped"))?;
     let after: Vec<f64> = fail
         .series
         .iter()

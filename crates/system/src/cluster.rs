@@ -349,11 +349,10 @@ impl Cluster {
                             "programs: {name} takes arguments but defines no `tohost` symbol to read them through"
                         ))
                     })?;
-                    htif.args = std::iter::once(nanopu_node::loader::argv0(
-                        std::path::Path::new(&name),
-                    ))
-                    .chain(args)
-                    .collect();
+                    htif.args =
+                        std::iter::once(nanopu_node::loader::argv0(std::path::Path::new(&name)))
+                            .chain(args)
+                            .collect();
                 }
                 node.attach_nic();
                 let nic = match custom_nic(h) {
