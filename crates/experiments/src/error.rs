@@ -26,9 +26,9 @@ pub enum ExperimentError {
     Config(#[from] nanopu_system::ConfigError),
     #[error(transparent)]
     Report(#[from] nanopu_report::ReportError),
-    /// A transport could not be built (its constructor reports a message).
-    #[error("{0}")]
-    Transport(String),
+    /// A transport could not be built from its parameters.
+    #[error(transparent)]
+    Transport(#[from] nanopu_transport::TransportConfigError),
     /// A run went wrong in a way the experiment checks: a message lost,
     /// wrong replies, a measurement that cannot be right.
     #[error("{0}")]

@@ -23,7 +23,7 @@
 //! latencies and fully pipelined: they add delay, never queueing, except
 //! the global RX queues (JBSQ), the transport's arbiter and the link.
 
-use crate::config::NicConfig;
+use crate::config::{NicConfig, NicConfigError};
 use crate::core_selection::CoreSelector;
 use crate::mac::Mac;
 use crate::message::{Message, LEN_MASK};
@@ -126,10 +126,10 @@ impl NanoNic {
         ip: u32,
         link: TxLink,
         program: Option<Box<dyn TransportProgram>>,
-    ) -> Result<NanoNic, String> {
-        cfg.validate().map_err(|e| e.to_string())?;
+    ) -> Result<NanoNic, NicConfigError> {
+        cfg.validate()?;
         if link.gbps == 0 {
-            return Err("the link rate must be positive".into());
+            return Err(nanopu_transport::config::TransportConfigError::ZeroLinkRate.into());
         }
         let transport = match program {
             Some(p) => {

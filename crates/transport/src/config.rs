@@ -20,6 +20,9 @@ pub enum TransportConfigError {
     /// The buffer classes cannot be carved.
     #[error("transport.buffer_classes: {0}")]
     BufferClasses(#[from] BufferError),
+    /// The link the transport sends on has no rate.
+    #[error("the link rate must be positive")]
+    ZeroLinkRate,
 }
 
 fn invalid(

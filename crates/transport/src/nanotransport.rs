@@ -26,7 +26,7 @@
 //! message arrived (the link spaces them), and nothing is kept.
 
 pub use crate::config::TxLink;
-use crate::config::{Protocol, StageLatencies, TransportConfig};
+use crate::config::{Protocol, StageLatencies, TransportConfig, TransportConfigError};
 use crate::metadata::{EgressHeaders, EgressMetadata, PacketHeaders};
 use crate::packetization::{OutMessage, OutMessageRef, Packetization, TxOutcome, WholeMessages};
 use crate::program::{
@@ -211,7 +211,7 @@ impl NanoTransport {
         ip: u32,
         mtu_payload: u32,
         link: TxLink,
-    ) -> Result<NanoTransport, String> {
+    ) -> Result<NanoTransport, TransportConfigError> {
         let params = Self::params(cfg, mtu_payload, link);
         let program = protocols::program_for(cfg.protocol, &params);
         Self::with_program(cfg, ip, mtu_payload, link, program)
@@ -228,10 +228,10 @@ impl NanoTransport {
         mtu_payload: u32,
         link: TxLink,
         program: Box<dyn TransportProgram>,
-    ) -> Result<NanoTransport, String> {
-        cfg.validate().map_err(|e| e.to_string())?;
+    ) -> Result<NanoTransport, TransportConfigError> {
+        cfg.validate()?;
         if link.gbps == 0 {
-            return Err("link rate must be positive".into());
+            return Err(TransportConfigError::ZeroLinkRate);
         }
         let check = SimDuration::from_ps(cfg.timer_check_ps);
         let params = Self::params(cfg, mtu_payload, link);

@@ -16,7 +16,7 @@
 //! receiver still remembering an earlier message never takes a new one
 //! for a duplicate. Free entries are reused oldest first.
 
-use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::buffers::{BufferError, BufferHandle, BufferPool, SizeClass};
 use crate::ids::IdQueue;
 use crate::metadata::{EgressMetadata, TxMsgId};
 use crate::timer::TimerModule;
@@ -271,7 +271,7 @@ impl Packetization {
         rtx_timeout: SimDuration,
         max_timeouts: u32,
         timer_check: SimDuration,
-    ) -> Result<Packetization, String> {
+    ) -> Result<Packetization, BufferError> {
         let n = max_messages as usize;
         let index_bits = (max_messages as u64).next_power_of_two().trailing_zeros();
         Ok(Packetization {
@@ -279,7 +279,7 @@ impl Packetization {
             msgs: Vec::new(),
             free: IdQueue::new(max_messages),
             index_bits,
-            buffers: BufferPool::new(classes).map_err(|e| e.to_string())?,
+            buffers: BufferPool::new(classes)?,
             timers: TimerModule::new(n, timer_check),
             mtu,
             rtx_timeout,

@@ -17,7 +17,7 @@
 //! message is forgotten as soon as it is complete, and an incomplete one is
 //! kept until its last packet comes.
 
-use crate::buffers::{BufferHandle, BufferPool, SizeClass};
+use crate::buffers::{BufferError, BufferHandle, BufferPool, SizeClass};
 use crate::ids::IdQueue;
 use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
 use crate::program::Refusal;
@@ -104,7 +104,7 @@ impl Reassembly {
         mtu: u32,
         timeout: SimDuration,
         timer_check: SimDuration,
-    ) -> Result<Reassembly, String> {
+    ) -> Result<Reassembly, BufferError> {
         Self::build(max_messages, classes, mtu, Some(timeout), timer_check)
     }
 
@@ -114,7 +114,7 @@ impl Reassembly {
         max_messages: u32,
         classes: &[SizeClass],
         mtu: u32,
-    ) -> Result<Reassembly, String> {
+    ) -> Result<Reassembly, BufferError> {
         Self::build(max_messages, classes, mtu, None, SimDuration::from_ps(1))
     }
 
@@ -124,8 +124,8 @@ impl Reassembly {
         mtu: u32,
         timeout: Option<SimDuration>,
         timer_check: SimDuration,
-    ) -> Result<Reassembly, String> {
-        let buffers = BufferPool::new(classes).map_err(|e| e.to_string())?;
+    ) -> Result<Reassembly, BufferError> {
+        let buffers = BufferPool::new(classes)?;
         let n = max_messages as usize;
         Ok(Reassembly {
             table: HashMap::new(),
