@@ -729,17 +729,7 @@ impl Client {
         if let Some(app) = self.app.as_mut() {
             for req in app.preamble(now.fs() / 1000, &mut self.rng) {
                 let server = self.servers[req.server.min(self.servers.len() - 1)].0;
-                let msg = OutMessageRef {
-                    dst_ip: server,
-                    dst_port: req.context,
-                    src_port: self.context,
-                    len: req.len,
-                    payload: &req.payload,
-                    tag: 0,
-                };
-                self.packetizer.frames(self.ip, &msg, |frame| {
-                    out.push(ClientAction::Send { frame, ready: now })
-                });
+                self.send_frames(server, &req, now, out);
             }
         }
         match self.cfg.mode {
@@ -900,10 +890,16 @@ impl Client {
         self.transmit(seq, req, now, out);
     }
 
-    /// Sends (or re-sends) application request `seq`, which is outstanding.
-    fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut Vec<ClientAction>) {
+    /// Puts the frames of application message `req` to `server` on the link.
+    fn send_frames(
+        &mut self,
+        server: u32,
+        req: &Request,
+        now: SimTime,
+        out: &mut Vec<ClientAction>,
+    ) {
         let msg = OutMessageRef {
-            dst_ip: self.servers[req.server].0,
+            dst_ip: server,
             dst_port: req.context,
             src_port: self.context,
             len: req.len,
@@ -913,6 +909,11 @@ impl Client {
         self.packetizer.frames(self.ip, &msg, |frame| {
             out.push(ClientAction::Send { frame, ready: now })
         });
+    }
+
+    /// Sends (or re-sends) application request `seq`, which is outstanding.
+    fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut Vec<ClientAction>) {
+        self.send_frames(self.servers[req.server].0, &req, now, out);
         if let Some(o) = self.outstanding.get_mut(&seq) {
             o.attempts += 1;
             o.attempt_sent = now;

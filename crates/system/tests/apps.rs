@@ -11,25 +11,7 @@ use nanopu_sim::SimTime;
 use nanopu_system::client::{LoadConfig, LoadMode, LoadReport};
 use nanopu_system::cluster::{ClientSpec, Cluster, ClusterConfig, HostProgram};
 use nanopu_system::{Config, NicKind, System, SystemEnd};
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-fn program(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let sdk = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sdk");
-    BUILT.get_or_init(|| {
-        let ok = std::process::Command::new("make")
-            .args(["-s", "-C"])
-            .arg(&sdk)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "building the guest programs failed: run scripts/setup.sh --test"
-        );
-    });
-    sdk.join("build").join(format!("{name}.elf"))
-}
+use nanopu_testkit::program;
 
 const UNTIL: SimTime = SimTime(50_000_000_000_000); // 50 ms (MICA preloads for 10)
 
