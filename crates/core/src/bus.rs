@@ -14,6 +14,20 @@ pub enum BusError {
     Yield,
 }
 
+/// Why a core asks the memory system for a line (counters, and policies
+/// such as whether a prefetch may be dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefillKind {
+    /// Instruction fetch (L1I miss).
+    Fetch,
+    /// Data load or AMO (L1D miss).
+    Load,
+    /// Store miss (write-allocate: the line is fetched for ownership).
+    Store,
+    /// Software prefetch (`prefetch.r`/`.w`/`.i`): a hint.
+    Prefetch,
+}
+
 /// Memory and devices as seen from one hart.
 pub trait Bus {
     /// Loads `size` (1, 2, 4 or 8) bytes at `addr`, little-endian,
@@ -34,9 +48,17 @@ pub trait Bus {
     /// Reads 16 bits of instruction memory at `addr`.
     fn fetch16(&mut self, addr: u64) -> Result<u16, BusError>;
 
-    /// Core cycles to refill an L1 line holding `addr` from the levels below
-    /// (shared L2, then DRAM), updating their state.
-    fn refill_cycles(&mut self, hart: usize, addr: u64) -> u32;
+    /// Requests the L1 line holding `addr` from the levels below (shared
+    /// last-level cache, then DRAM) at core cycle `cycle`, updating their
+    /// state; returns the core cycle at which the line arrives in the L1.
+    /// Taking the request time (not returning a fixed latency) lets the
+    /// memory system model queueing and bandwidth.
+    fn refill(&mut self, hart: usize, addr: u64, cycle: u64, kind: RefillKind) -> u64;
+
+    /// A dirty L1 line holding `addr` was evicted at `cycle` and is written
+    /// back to the levels below. Off the core's critical path (Rocket drains
+    /// write-backs through a buffer), so it returns nothing. Default: free.
+    fn writeback(&mut self, _hart: usize, _addr: u64, _cycle: u64) {}
 
     /// `None` for cacheable memory; for a device register, the core cycles
     /// an uncached access to it takes.

@@ -6,7 +6,7 @@
 //! that may enable an interrupt, a detected idle loop) leaves the fast path
 //! through an [`Event`].
 
-use crate::bus::Bus;
+use crate::bus::{Bus, RefillKind};
 use crate::csr::{mstatus, MachineCsrs, Privilege};
 use crate::decode_cache::{DecodeCache, Decoded, READS_NETRX, SELF_LOOP, WRITES_NETTX};
 use crate::netif::{NetIf, NetIfConfig, TxError};
@@ -327,7 +327,7 @@ impl Hart {
             self.last_fetch_line = line;
             if !self.l1i.access(self.pc) {
                 self.stats.icache_misses += 1;
-                self.cycle += bus.refill_cycles(self.id, self.pc) as u64;
+                self.cycle = bus.refill(self.id, self.pc, self.cycle, RefillKind::Fetch);
             }
         }
     }
@@ -344,7 +344,7 @@ impl Hart {
         if !self.l1d.access(addr) {
             self.stats.dcache_misses += 1;
             // A miss blocks the pipeline for the refill (timing/mod.rs).
-            self.cycle += bus.refill_cycles(self.id, addr) as u64;
+            self.cycle = bus.refill(self.id, addr, self.cycle, RefillKind::Store);
         }
     }
 
@@ -368,7 +368,7 @@ impl Hart {
         }
         if !self.l1d.access(addr) {
             self.stats.dcache_misses += 1;
-            self.cycle += bus.refill_cycles(self.id, addr) as u64;
+            self.cycle = bus.refill(self.id, addr, self.cycle, RefillKind::Load);
         }
     }
 

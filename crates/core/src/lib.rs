@@ -20,7 +20,7 @@ pub mod netif;
 pub mod timing;
 pub mod trap;
 
-pub use bus::{Bus, BusError};
+pub use bus::{Bus, BusError, RefillKind};
 pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
 pub use hts::{Hts, HtsStats};

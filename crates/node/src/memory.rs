@@ -9,7 +9,7 @@ use crate::device::{DeviceMap, Dma, StoreEffect};
 use crate::dram::Dram;
 use crate::icenic::RxPlacement;
 use nanopu_core::timing::Cache;
-use nanopu_core::{Bus, BusError};
+use nanopu_core::{Bus, BusError, RefillKind};
 
 /// Memory and devices shared by the harts of a node.
 pub struct NodeBus {
@@ -231,12 +231,13 @@ impl Bus for NodeBus {
     }
 
     #[inline]
-    fn refill_cycles(&mut self, _hart: usize, addr: u64) -> u32 {
-        if self.l2.access(addr) {
+    fn refill(&mut self, _hart: usize, addr: u64, cycle: u64, _kind: RefillKind) -> u64 {
+        let latency = if self.l2.access(addr) {
             self.l2_hit_cycles
         } else {
             self.l2_hit_cycles + self.dram_cycles
-        }
+        };
+        cycle + latency as u64
     }
 
     #[inline(always)]
