@@ -189,9 +189,7 @@ impl Cache {
     pub fn is_dirty(&self, addr: u64) -> bool {
         let line = addr >> self.line_shift;
         let set = (line & self.set_mask) as usize * self.ways;
-        self.tags[set..set + self.ways]
-            .iter()
-            .any(|&t| t == line | DIRTY)
+        self.tags[set..set + self.ways].contains(&(line | DIRTY))
     }
 
     /// Forgets the line holding `addr`, if present (a probe from an

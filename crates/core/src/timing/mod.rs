@@ -454,4 +454,24 @@ mod tests {
         assert_eq!(CoreTimingConfig::default().period_fs(), 312_500);
         assert!(CoreTimingConfig::default().validate().is_ok());
     }
+
+    #[test]
+    fn mshr_count_is_bounded_and_named() {
+        let c = CoreTimingConfig {
+            l1d_mshrs: MAX_L1D_MSHRS + 1,
+            ..CoreTimingConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("l1d_mshrs = 65"), "{e}");
+        let c = CoreTimingConfig {
+            l1d_mshrs: MAX_L1D_MSHRS,
+            ..CoreTimingConfig::default()
+        };
+        assert!(c.validate().is_ok());
+        assert_eq!(
+            CoreTimingConfig::default().l1d_mshrs,
+            0,
+            "the prototype's blocking DCache"
+        );
+    }
 }
