@@ -216,6 +216,25 @@
 #define lnic_boot() do { lnic_write_i(8); lnic_write_i(0); } while (0)
 
 /* ------------------------------------------------------------------ */
+/* Cache hints (Zicbop)                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * nanopu_prefetch_r(p) / _w(p) / _i(p): Zicbop prefetch.r / prefetch.w /
+ * prefetch.i of the cache line holding p (any pointer). Hints: they never
+ * fault and change no register (architecturally `ori x0, rs1, imm`, with
+ * imm[4:0] = 1 / 3 / 0), so they run anywhere; emitted with `.insn` so they
+ * assemble under the default -march=rv64gc. On the simulator a prefetch
+ * starts a refill into the L1 data cache when the core has a free MSHR
+ * ([node.core] l1d_mshrs > 0; the prototype's default 0 ignores them).
+ */
+#define __nanopu_prefetch(p, kind) \
+    __asm__ volatile (".insn i 0x13, 6, x0, %0, " #kind :: "r"(p))
+#define nanopu_prefetch_r(p) __nanopu_prefetch(p, 1)
+#define nanopu_prefetch_w(p) __nanopu_prefetch(p, 3)
+#define nanopu_prefetch_i(p) __nanopu_prefetch(p, 0)
+
+/* ------------------------------------------------------------------ */
 /* Application headers                                                  */
 /* ------------------------------------------------------------------ */
 

@@ -68,14 +68,34 @@ impl Hart {
     fn load<B: Bus>(&mut self, bus: &mut B, i: &Inst, size: u8) -> Result<u64, Event> {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
         self.dcache_load(bus, addr, size);
-        bus.load(self.id, self.cycle, addr, size)
-            .map_err(|_| Event::Trap(Trap::new(Exception::LoadAccessFault, addr)))
+        bus.load(self.id, self.cycle, addr, size).map_err(|_| {
+            self.load_arrival = 0;
+            Event::Trap(Trap::new(Exception::LoadAccessFault, addr))
+        })
+    }
+
+    /// After a load wrote its destination: leaves the fast path if the
+    /// line is still in flight (non-blocking L1D; see `Event::LoadPending`).
+    #[inline(always)]
+    fn load_done(&self) -> Exec {
+        if self.load_arrival != 0 {
+            return Err(Event::LoadPending);
+        }
+        Ok(())
+    }
+
+    /// An integer load's result.
+    #[inline(always)]
+    fn load_x(&mut self, i: &Inst, v: u64) -> Exec {
+        self.set_x(i.rd, v);
+        self.next(i);
+        self.load_done()
     }
 
     #[inline(always)]
     fn store<B: Bus>(&mut self, bus: &mut B, i: &Inst, size: u8, value: u64) -> Exec {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
-        self.dcache_access(bus, addr);
+        self.dcache_store(bus, addr);
         match bus.store(self.id, self.cycle, addr, size, value) {
             Ok(()) => {
                 self.next(i);
@@ -132,31 +152,31 @@ impl Hart {
             Bgeu => self.branch(i, self.rs1(i) >= self.rs2(i)),
             Lb => {
                 let v = self.load(bus, i, 1)? as i8 as i64 as u64;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Lh => {
                 let v = self.load(bus, i, 2)? as i16 as i64 as u64;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Lw => {
                 let v = sext32(self.load(bus, i, 4)?);
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Ld => {
                 let v = self.load(bus, i, 8)?;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Lbu => {
                 let v = self.load(bus, i, 1)?;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Lhu => {
                 let v = self.load(bus, i, 2)?;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Lwu => {
                 let v = self.load(bus, i, 4)?;
-                self.alu(i, v)
+                self.load_x(i, v)
             }
             Sb => self.store(bus, i, 1, self.rs2(i)),
             Sh => self.store(bus, i, 2, self.rs2(i)),
@@ -167,6 +187,16 @@ impl Hart {
             Sltiu => self.alu(i, (self.rs1(i) < imm) as u64),
             Xori => self.alu(i, self.rs1(i) ^ imm),
             Ori => self.alu(i, self.rs1(i) | imm),
+            PrefetchR | PrefetchW => {
+                // Zicbop: a hint, never a fault (architecturally `ori x0`).
+                self.prefetch(bus, self.rs1(i).wrapping_add(imm));
+                self.next(i);
+                Ok(())
+            }
+            PrefetchI => {
+                self.next(i);
+                Ok(())
+            }
             Andi => self.alu(i, self.rs1(i) & imm),
             Slli => self.alu(i, self.rs1(i) << (i.imm & 63)),
             Srli => self.alu(i, self.rs1(i) >> (i.imm & 63)),
@@ -246,6 +276,7 @@ impl Hart {
                 self.alu(i, sext32(r as u64))
             }
             Fence => {
+                self.drain_misses();
                 self.next(i);
                 Ok(())
             }
@@ -332,7 +363,7 @@ impl Hart {
             };
             return Err(Event::Trap(Trap::new(cause, addr)));
         }
-        self.dcache_access(bus, addr);
+        self.dcache_amo(bus, addr);
         let load_fault = |_| Event::Trap(Trap::new(Exception::LoadAccessFault, addr));
         let store_fault = |_| Event::Trap(Trap::new(Exception::StoreAccessFault, addr));
         let ext = |v: u64| if word { sext32(v) } else { v };
@@ -408,7 +439,7 @@ impl Hart {
         if !addr.is_multiple_of(16) {
             return Err(Event::Trap(Trap::new(Exception::StoreMisaligned, addr)));
         }
-        self.dcache_access(bus, addr);
+        self.dcache_amo(bus, addr);
         let fault = |_| Event::Trap(Trap::new(Exception::StoreAccessFault, addr));
         let pair = |h: &Hart, r: u8| {
             if r == 0 {
@@ -492,11 +523,13 @@ impl Hart {
         let r = match i.op {
             Flw => {
                 let v = self.load(bus, i, 4)?;
-                self.set_fs(i, v as u32)
+                self.set_fs(i, v as u32)?;
+                self.load_done()
             }
             Fld => {
                 let v = self.load(bus, i, 8)?;
-                self.set_fd(i, v)
+                self.set_fd(i, v)?;
+                self.load_done()
             }
             Fsw => {
                 let v = self.f[i.rs2 as usize] & 0xffff_ffff;

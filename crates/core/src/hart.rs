@@ -10,7 +10,7 @@ use crate::bus::{Bus, RefillKind};
 use crate::csr::{mstatus, MachineCsrs, Privilege};
 use crate::decode_cache::{DecodeCache, Decoded, READS_NETRX, SELF_LOOP, WRITES_NETTX};
 use crate::netif::{NetIf, NetIfConfig, TxError};
-use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Pipeline};
+use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Lookup, MshrFile, Pipeline};
 use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
 use nanopu_isa::decode;
 
@@ -69,6 +69,9 @@ pub(crate) enum Event {
     /// The instruction retired; nothing to do but what the run loop checks
     /// after every event (the thread scheduler's deadlines).
     Retired,
+    /// A load retired whose line is still in flight (non-blocking L1D): its
+    /// destination becomes ready at [`Hart::load_arrival`].
+    LoadPending,
 }
 
 impl Event {
@@ -88,6 +91,11 @@ pub struct HartStats {
     pub interrupts: u64,
     pub icache_misses: u64,
     pub dcache_misses: u64,
+    /// Dirty L1D lines evicted (handed to `Bus::writeback`).
+    pub dcache_writebacks: u64,
+    /// Prefetches that took an MSHR, and those dropped because none was free.
+    pub prefetches: u64,
+    pub prefetches_dropped: u64,
     /// Cycles skipped while idle (wfi, polling loops, stalls on netRX/netTX).
     pub idle_cycles: u64,
     /// Thread switches through the scheduler interrupt: taken, and the
@@ -131,6 +139,11 @@ pub struct Hart {
     pub(crate) predictor: BranchPredictor,
     pub(crate) l1i: Cache,
     pub(crate) l1d: Cache,
+    /// The L1D's miss status holding registers (none: a blocking cache).
+    pub(crate) mshrs: MshrFile,
+    /// Arrival cycle of the line the executing load waits for (non-blocking
+    /// L1D), 0 if none: the run loop makes it the load's ready time.
+    pub(crate) load_arrival: u64,
     /// Line address of the last instruction fetch (the L1I is consulted only
     /// when fetch moves to another line).
     last_fetch_line: u64,
@@ -206,6 +219,8 @@ impl Hart {
             ),
             l1i: Cache::new(&timing.l1i),
             l1d: Cache::new(&timing.l1d),
+            mshrs: MshrFile::new(timing.l1d_mshrs),
+            load_arrival: 0,
             last_fetch_line: u64::MAX,
             net: NetIf::new(net),
             effects: 0,
@@ -332,23 +347,50 @@ impl Hart {
         }
     }
 
-    /// The data-cache side of a load, store or AMO at `addr`.
+    /// The data-cache side of a store at `addr`.
     #[inline(always)]
-    pub(crate) fn dcache_access<B: Bus>(&mut self, bus: &mut B, addr: u64) {
+    pub(crate) fn dcache_store<B: Bus>(&mut self, bus: &mut B, addr: u64) {
         self.effects += 1;
         if let Some(cycles) = bus.uncached_cycles(addr) {
             // A device register: no cache, the whole round trip stalls.
             self.cycle += cycles as u64;
             return;
         }
-        if !self.l1d.access(addr) {
-            self.stats.dcache_misses += 1;
-            // A miss blocks the pipeline for the refill (timing/mod.rs).
-            self.cycle = bus.refill(self.id, addr, self.cycle, RefillKind::Store);
+        // A store hit, also to a line in flight (merged into its MSHR), does
+        // not stall.
+        if let Lookup::Miss { dirty_victim } = self.l1d.access_data(addr, true) {
+            self.dcache_miss(bus, addr, dirty_victim, RefillKind::Store);
         }
     }
 
-    /// The data-cache side of a load at `addr`: like [`dcache_access`] but a
+    /// The data-cache side of an AMO, LR or SC at `addr`: outstanding
+    /// misses drain first, then the access blocks (`timing/mod.rs`).
+    pub(crate) fn dcache_amo<B: Bus>(&mut self, bus: &mut B, addr: u64) {
+        self.effects += 1;
+        if let Some(cycles) = bus.uncached_cycles(addr) {
+            self.cycle += cycles as u64;
+            return;
+        }
+        self.drain_misses();
+        match self.l1d.access_data(addr, true) {
+            Lookup::Hit => {}
+            Lookup::Miss { dirty_victim } => {
+                self.stats.dcache_misses += 1;
+                self.write_back(bus, dirty_victim);
+                // Blocking, as the whole cache is with 0 MSHRs; the kind is
+                // `Store`: the line is fetched for ownership.
+                self.cycle = bus.refill(self.id, addr, self.cycle, RefillKind::Store);
+            }
+        }
+    }
+
+    /// Waits until every outstanding L1D miss has arrived (`fence`, AMOs).
+    #[inline]
+    pub(crate) fn drain_misses(&mut self) {
+        self.cycle = self.cycle.max(self.mshrs.busy_until());
+    }
+
+    /// The data-cache side of a load at `addr`: like [`dcache_store`] but a
     /// load is no outside effect; what a loop under scrutiny loads is noted
     /// as its input, and a status-register read makes the hart check its loop.
     #[inline(always)]
@@ -366,9 +408,95 @@ impl Hart {
         if self.watching {
             self.watch(addr, size);
         }
-        if !self.l1d.access(addr) {
-            self.stats.dcache_misses += 1;
-            self.cycle = bus.refill(self.id, addr, self.cycle, RefillKind::Load);
+        match self.l1d.access_data(addr, false) {
+            Lookup::Hit => {
+                // Never true without MSHRs (nothing is ever in flight).
+                if self.cycle < self.mshrs.busy_until() {
+                    self.load_hit_in_flight(addr);
+                }
+            }
+            Lookup::Miss { dirty_victim } => {
+                self.dcache_miss(bus, addr, dirty_victim, RefillKind::Load)
+            }
+        }
+    }
+
+    /// A load that found its line's tag: if the line is still in flight
+    /// (a secondary miss), the load waits for it, merged into its MSHR.
+    #[cold]
+    fn load_hit_in_flight(&mut self, addr: u64) {
+        if let Some(arrival) = self.mshrs.in_flight(self.l1d.line_of(addr), self.cycle) {
+            self.load_arrival = arrival;
+        }
+    }
+
+    /// An L1D miss of a load or store at `addr`: blocking without MSHRs;
+    /// otherwise the refill is tracked by an MSHR (stalling only while all
+    /// are busy) and a load's result waits for it ([`Event::LoadPending`]).
+    #[inline(never)]
+    fn dcache_miss<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        addr: u64,
+        dirty_victim: Option<u64>,
+        kind: RefillKind,
+    ) {
+        self.stats.dcache_misses += 1;
+        self.write_back(bus, dirty_victim);
+        if self.mshrs.count() == 0 {
+            // A miss blocks the pipeline for the refill (timing/mod.rs).
+            self.cycle = bus.refill(self.id, addr, self.cycle, kind);
+            return;
+        }
+        let line = self.l1d.line_of(addr);
+        // The tag may have been evicted and re-allocated while in flight.
+        let arrival = match self.mshrs.in_flight(line, self.cycle) {
+            Some(arrival) => arrival,
+            None => {
+                let slot = match self.mshrs.free_at(self.cycle) {
+                    Some(slot) => slot,
+                    None => {
+                        let (slot, free) = self.mshrs.earliest_free(self.cycle);
+                        self.cycle = free; // structural stall: every MSHR busy
+                        slot
+                    }
+                };
+                let arrival = bus.refill(self.id, addr, self.cycle, kind);
+                self.mshrs.fill(slot, line, arrival);
+                arrival
+            }
+        };
+        if kind == RefillKind::Load {
+            self.load_arrival = arrival;
+        }
+    }
+
+    /// A Zicbop prefetch of the line holding `addr` into the L1D: a hint.
+    /// It takes a free MSHR if the line is neither present nor in flight,
+    /// and is dropped if none is free; without MSHRs it does nothing.
+    pub(crate) fn prefetch<B: Bus>(&mut self, bus: &mut B, addr: u64) {
+        if self.mshrs.count() == 0 || bus.uncached_cycles(addr).is_some() || self.l1d.contains(addr)
+        {
+            return;
+        }
+        let Some(slot) = self.mshrs.free_at(self.cycle) else {
+            self.stats.prefetches_dropped += 1;
+            return;
+        };
+        self.stats.prefetches += 1;
+        if let Lookup::Miss { dirty_victim } = self.l1d.access_data(addr, false) {
+            self.write_back(bus, dirty_victim);
+        }
+        let arrival = bus.refill(self.id, addr, self.cycle, RefillKind::Prefetch);
+        self.mshrs.fill(slot, self.l1d.line_of(addr), arrival);
+    }
+
+    /// Hands a dirty line the L1D evicted to the levels below.
+    #[inline]
+    fn write_back<B: Bus>(&mut self, bus: &mut B, dirty_victim: Option<u64>) {
+        if let Some(victim) = dirty_victim {
+            self.stats.dcache_writebacks += 1;
+            bus.writeback(self.id, victim, self.cycle);
         }
     }
 
@@ -417,7 +545,13 @@ impl Hart {
             return Err(Event::Stop(Stop::TxFull));
         }
         let pc = self.pc;
-        let result = self.execute(&d.inst, bus);
+        let mut result = self.execute(&d.inst, bus);
+        if matches!(result, Err(Event::LoadPending)) {
+            // A load into netTX (`ld x31`): the word is sent when it is
+            // loaded, so this load waits for its line.
+            self.cycle = self.cycle.max(std::mem::take(&mut self.load_arrival));
+            result = Ok(());
+        }
         let mut yield_after = false;
         if (rx || tx) && result.is_ok() {
             if tx {
@@ -512,6 +646,13 @@ impl Hart {
             }
             Event::Retired => {
                 retire(self);
+                None
+            }
+            Event::LoadPending => {
+                retire(self);
+                let dst = d.timing.dst as usize;
+                let ready = &mut self.pipeline.ready[dst];
+                *ready = (*ready).max(std::mem::take(&mut self.load_arrival));
                 None
             }
             Event::LoopBack => {
@@ -824,6 +965,11 @@ impl Hart {
 
     pub fn l1d(&self) -> &Cache {
         &self.l1d
+    }
+
+    /// The L1D's miss status holding registers.
+    pub fn mshrs(&self) -> &MshrFile {
+        &self.mshrs
     }
 
     /// Drops the line holding `addr` from the L1 D-cache (a device wrote

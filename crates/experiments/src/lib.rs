@@ -8,6 +8,7 @@
 
 mod apps;
 mod error;
+pub mod gopt;
 mod microbench;
 mod prototype_flow;
 pub mod replication;
@@ -127,6 +128,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(transport::experiments());
     all.extend(replication::experiments());
     all.extend(apps::experiments());
+    all.extend(gopt::experiments());
     all
 }
 

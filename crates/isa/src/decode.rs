@@ -137,6 +137,8 @@ fn decode_full(w: u32) -> Inst {
             ((imm << 11) as i32) >> 11
         }
         Format::Shift => ((w >> 20) & 0x3f) as i32,
+        // imm[4:0] names the kind; the offset is imm[11:5] << 5.
+        Format::Prefetch => ((w as i32) >> 20) & !0x1f,
         Format::Csr => (w >> 20) as i32,
         Format::CsrI => {
             // The 5-bit immediate travels in the rs1 field.
@@ -188,6 +190,15 @@ mod tests {
         // mret, wfi
         assert_eq!(decode(0x3020_0073).op, Opcode::Mret);
         assert_eq!(decode(0x1050_0073).op, Opcode::Wfi);
+        // prefetch.r 64(a0), prefetch.w -32(sp), prefetch.i 0(a1); ori with
+        // rd != x0 or another imm[4:0] stays an ori
+        let i = decode(0x0415_6013);
+        assert_eq!((i.op, i.rs1, i.imm), (Opcode::PrefetchR, 10, 64));
+        let i = decode(0xfe31_6013);
+        assert_eq!((i.op, i.rs1, i.imm), (Opcode::PrefetchW, 2, -32));
+        assert_eq!(decode(0x0005_e013).op, Opcode::PrefetchI);
+        assert_eq!(decode(0x0415_6513).op, Opcode::Ori);
+        assert_eq!(decode(0x0425_6013).op, Opcode::Ori);
         // all-zero and all-one words are illegal
         assert_eq!(decode(0).op, Opcode::Illegal);
         assert_eq!(decode(0xffff_ffff).op, Opcode::Illegal);
@@ -196,8 +207,14 @@ mod tests {
     #[test]
     fn every_table_entry_decodes_to_itself() {
         for e in TABLE {
-            let i = decode(e.bits);
-            assert_eq!(i.op, e.opcode, "{} ({:#010x})", e.mnemonic, e.bits);
+            // `ori` with every operand zero is `prefetch.i 0(zero)`: give it an rd.
+            let w = if e.opcode == Opcode::Ori {
+                e.bits | 1 << 7
+            } else {
+                e.bits
+            };
+            let i = decode(w);
+            assert_eq!(i.op, e.opcode, "{} ({w:#010x})", e.mnemonic);
         }
     }
 

@@ -42,6 +42,7 @@ impl fmt::Display for Inst {
             Format::I | Format::Shift => write!(out, "{m} {}, {}, {}", x(i.rd), x(i.rs1), i.imm),
             Format::Load => write!(out, "{m} {}, {}({})", x(i.rd), i.imm, x(i.rs1)),
             Format::Store => write!(out, "{m} {}, {}({})", x(i.rs2), i.imm, x(i.rs1)),
+            Format::Prefetch => write!(out, "{m} {}({})", i.imm, x(i.rs1)),
             Format::Branch => write!(out, "{m} {}, {}, {:+}", x(i.rs1), x(i.rs2), i.imm),
             Format::U => write!(out, "{m} {}, {:#x}", x(i.rd), (i.imm as u32) >> 12),
             Format::J => write!(out, "{m} {}, {:+}", x(i.rd), i.imm),
@@ -109,5 +110,7 @@ mod tests {
         // mv x31, x30: the nanoPU loopback's header copy
         assert_eq!(decode(0x000f_0f93).to_string(), "addi nettx, netrx, 0");
         assert_eq!(decode(0).to_string(), "illegal (0x0)");
+        assert_eq!(decode(0x0415_6013).to_string(), "prefetch.r 64(a0)");
+        assert_eq!(decode(0xfe31_6013).to_string(), "prefetch.w -32(sp)");
     }
 }

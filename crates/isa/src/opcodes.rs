@@ -44,6 +44,9 @@ pub enum Format {
     Lr,
     /// No operands (ecall, mret, fences...).
     None,
+    /// Zicbop cache-block prefetch hint: offset(rs1), the offset a multiple
+    /// of 32 (imm[11:5] of an ORI with rd = x0).
+    Prefetch,
     /// Floating-point load: f rd, imm(x rs1).
     FLoad,
     /// Floating-point store: f rs2, imm(x rs1).
@@ -76,6 +79,7 @@ impl Format {
             Format::R | Format::Amo => [X, X, X, N],
             Format::I | Format::Shift | Format::Load | Format::Csr | Format::Lr => [X, X, N, N],
             Format::Store | Format::Branch => [N, X, X, N],
+            Format::Prefetch => [N, X, N, N],
             Format::U | Format::J | Format::CsrI => [X, N, N, N],
             Format::None => [N, N, N, N],
             Format::FLoad => [F, X, N, N],
@@ -143,6 +147,8 @@ const M_F7_RS2: u32 = 0xfff0_007f;
 const M_F7_RS2_F3: u32 = 0xfff0_707f;
 const M_R4: u32 = 0x0600_007f;
 const M_ALL: u32 = 0xffff_ffff;
+/// Zicbop prefetches: ORI with rd = x0 and imm[4:0] selecting the kind.
+const M_PREFETCH: u32 = 0x01f0_7fff;
 
 const fn f3(op: u32, f3: u32) -> u32 {
     op | (f3 << 12)
@@ -205,6 +211,11 @@ opcode_table! {
     Slti = "slti", I, f3(OP_IMM, 2), M_F3;
     Sltiu = "sltiu", I, f3(OP_IMM, 3), M_F3;
     Xori = "xori", I, f3(OP_IMM, 4), M_F3;
+    // Zicbop hints, nested inside ORI (rd = x0): listed before it so the
+    // decoder, which takes the first match of a bucket, finds them first.
+    PrefetchI = "prefetch.i", Prefetch, f3(OP_IMM, 6), M_PREFETCH;
+    PrefetchR = "prefetch.r", Prefetch, f3(OP_IMM, 6) | (1 << 20), M_PREFETCH;
+    PrefetchW = "prefetch.w", Prefetch, f3(OP_IMM, 6) | (3 << 20), M_PREFETCH;
     Ori = "ori", I, f3(OP_IMM, 6), M_F3;
     Andi = "andi", I, f3(OP_IMM, 7), M_F3;
     Slli = "slli", Shift, r(OP_IMM, 1, 0), M_F6_F3;
@@ -388,12 +399,18 @@ mod tests {
     }
 
     /// Two encodings overlap when some word satisfies both: their match bits
-    /// agree wherever both masks care.
+    /// agree wherever both masks care. The one exception: a hint nested
+    /// inside its base instruction (every word of the first is a word of the
+    /// second), listed first so that it decodes as the hint.
     #[test]
     fn no_two_encodings_overlap() {
         for (i, a) in TABLE.iter().enumerate() {
             for b in &TABLE[i + 1..] {
                 let common = a.mask & b.mask;
+                let nested = a.mask & b.mask == b.mask && a.bits & b.mask == b.bits;
+                if nested && a.mnemonic.starts_with("prefetch.") {
+                    continue;
+                }
                 assert_ne!(
                     a.bits & common,
                     b.bits & common,

@@ -1,6 +1,8 @@
 //! A set-associative cache model (tags only, LRU replacement), used for the
 //! cores' L1s and the node's shared L2. Data always lives in memory; the
-//! model only decides hit or miss.
+//! model only decides hit or miss, and (through [`Cache::access_data`], the
+//! L1 data cache's path) which lines are dirty, so that evicting one can be
+//! charged as a write-back.
 
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +62,21 @@ pub struct Cache {
 }
 
 const INVALID: u64 = u64::MAX;
+/// Tag bit of a dirty line: line addresses use at most 64 - 6 bits, so the
+/// top bit of a tag is free. [`INVALID`] has it set but never matches a
+/// line and is never reported as a victim.
+const DIRTY: u64 = 1 << 63;
+
+/// What a data access ([`Cache::access_data`]) found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    /// The line was allocated; `dirty_victim` is the address of the dirty
+    /// line it evicted, which must be written back.
+    Miss {
+        dirty_victim: Option<u64>,
+    },
+}
 
 impl Cache {
     pub fn new(c: &CacheConfig) -> Cache {
@@ -102,7 +119,7 @@ impl Cache {
     fn access_slow(&mut self, line: u64) -> bool {
         let set = (line & self.set_mask) as usize * self.ways;
         let ways = &mut self.tags[set..set + self.ways];
-        match ways.iter().position(|&t| t == line) {
+        match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
                 ways[..=i].rotate_right(1);
                 self.hits += 1;
@@ -117,6 +134,64 @@ impl Cache {
         }
     }
 
+    /// Like [`access`](Self::access), for the L1 data cache: a store
+    /// (`write`) marks the line dirty, and a miss reports the dirty line it
+    /// evicted.
+    #[inline]
+    pub fn access_data(&mut self, addr: u64, write: bool) -> Lookup {
+        let line = addr >> self.line_shift;
+        if line == self.last_line {
+            self.hits += 1;
+            if write {
+                // The last line accessed is the most recent of its set.
+                let set = (line & self.set_mask) as usize * self.ways;
+                self.tags[set] |= DIRTY;
+            }
+            return Lookup::Hit;
+        }
+        self.last_line = line;
+        self.access_data_slow(line, write)
+    }
+
+    fn access_data_slow(&mut self, line: u64, write: bool) -> Lookup {
+        let set = (line & self.set_mask) as usize * self.ways;
+        let dirty = if write { DIRTY } else { 0 };
+        let ways = &mut self.tags[set..set + self.ways];
+        match ways.iter().position(|&t| t & !DIRTY == line) {
+            Some(i) => {
+                ways[..=i].rotate_right(1);
+                ways[0] |= dirty;
+                self.hits += 1;
+                Lookup::Hit
+            }
+            None => {
+                let victim = ways[self.ways - 1];
+                ways.rotate_right(1);
+                ways[0] = line | dirty;
+                self.misses += 1;
+                let dirty_victim = (victim != INVALID && victim & DIRTY != 0)
+                    .then(|| (victim & !DIRTY) << self.line_shift);
+                Lookup::Miss { dirty_victim }
+            }
+        }
+    }
+
+    /// Whether the line holding `addr` is present (no LRU update, no counts).
+    pub fn contains(&self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        let set = (line & self.set_mask) as usize * self.ways;
+        self.tags[set..set + self.ways]
+            .iter()
+            .any(|&t| t & !DIRTY == line)
+    }
+
+    /// Whether the line holding `addr` is present and dirty.
+    pub fn is_dirty(&self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        let set = (line & self.set_mask) as usize * self.ways;
+        self.tags[set..set + self.ways].contains(&(line | DIRTY))
+    }
+
     /// Forgets the line holding `addr`, if present (a probe from an
     /// inclusive L2, e.g. when a DMA engine writes the line); returns whether
     /// it was present. The remaining lines of the set keep their LRU order.
@@ -127,7 +202,7 @@ impl Cache {
         }
         let set = (line & self.set_mask) as usize * self.ways;
         let ways = &mut self.tags[set..set + self.ways];
-        match ways.iter().position(|&t| t == line) {
+        match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
                 ways[i..].rotate_left(1);
                 ways[self.ways - 1] = INVALID;
@@ -202,6 +277,44 @@ mod tests {
         c.access(384);
         assert!(c.access(256));
         assert!(!c.access(128));
+    }
+
+    #[test]
+    fn stores_dirty_lines_and_evictions_report_them() {
+        let mut c = small();
+        // Set 0 holds lines 0 and 128 (2 ways); 256 and 384 map there too.
+        assert_eq!(c.access_data(0, true), Lookup::Miss { dirty_victim: None });
+        assert!(c.is_dirty(0x20));
+        assert_eq!(
+            c.access_data(128, false),
+            Lookup::Miss { dirty_victim: None }
+        );
+        assert!(!c.is_dirty(128));
+        // A store hit through the last-line fast path marks its line too.
+        assert_eq!(c.access_data(130, true), Lookup::Hit);
+        assert!(c.is_dirty(128));
+        assert!(c.access(0), "plain access still finds dirty lines");
+        // 128 is now the LRU line of the set, and dirty.
+        assert_eq!(
+            c.access_data(256, false),
+            Lookup::Miss {
+                dirty_victim: Some(128)
+            }
+        );
+        assert_eq!(
+            c.access_data(384, false),
+            Lookup::Miss {
+                dirty_victim: Some(0)
+            }
+        );
+        assert_eq!(c.access_data(256, false), Lookup::Hit);
+        assert_eq!(
+            c.access_data(0, false),
+            Lookup::Miss { dirty_victim: None },
+            "a clean victim needs no write-back"
+        );
+        assert!(c.contains(0) && !c.contains(384) && !c.contains(4096));
+        assert!(c.invalidate_line(0) && !c.contains(0));
     }
 
     #[test]

@@ -6,15 +6,38 @@
 //! The pipeline keeps a scoreboard of the cycle at which each register's
 //! value becomes available; an instruction issues when the previous one has
 //! issued and its operands are ready (interlocks), and costs one cycle plus
-//! any stall: L1 misses (blocking refill from the shared L2 or DRAM),
+//! any stall: L1 misses (a refill from the shared L2 or DRAM: blocking, or
+//! overlapped through MSHRs, see below),
 //! branch mispredictions, pipeline flushes (traps, `mret`, `fence.i`, CSR
 //! writes with side effects) and the unpipelined multiply/divide and FP
 //! divide/sqrt units.
 //!
 //! Assumptions (stated so a reader can judge the model):
-//! - L1 hits cost nothing beyond the load-to-use latency; a miss stalls the
-//!   pipeline for the whole refill (one outstanding miss; dirty write-backs
-//!   are not charged).
+//! - L1 hits cost nothing beyond the load-to-use latency. The L1 data cache
+//!   tracks dirty lines (a store marks its line, write-allocate) and hands a
+//!   dirty victim to `Bus::writeback` (off the critical path: Rocket drains
+//!   write-backs through a buffer).
+//! - With `l1d_mshrs = 0` (the nanoPU default: Rocket's blocking `DCache`)
+//!   an L1D miss stalls the pipeline for the whole refill. With N > 0 MSHRs
+//!   (`mshr.rs`; Rocket's `NonBlockingDCache`): a load miss takes an MSHR
+//!   and the pipeline goes on; the load's destination becomes ready when the
+//!   line arrives (or the load-to-use latency after issue, if later), so the
+//!   pipeline stalls only at the first use (scoreboard). Hits proceed under
+//!   misses; up to N lines are in flight; a miss to a line already in flight
+//!   merges with its MSHR (no second refill); a store miss takes an MSHR and
+//!   does not stall (the store data is merged when the line arrives); a miss
+//!   (load, store or prefetch) with every MSHR busy stalls the pipeline until
+//!   the earliest one frees. A Zicbop prefetch that misses takes a free MSHR
+//!   without a destination, or is dropped if none is free (it is a hint);
+//!   `prefetch.i` does nothing (the I-cache has no MSHRs); with 0 MSHRs every
+//!   prefetch does nothing.
+//! - Ordering with MSHRs: `fence`, AMOs and LR/SC first wait until every
+//!   outstanding miss has arrived (drain), then access the cache blocking;
+//!   device (uncached) accesses do not wait for misses. Not modelled: the
+//!   write-after-write hazard on a pending load's destination (functionally
+//!   harmless here; Rocket would stall the later writer), a trap or flush
+//!   cancelling a pending load (it still completes), and the L1I and the
+//!   MSHRs sharing the path to the L2.
 //! - Taken branches and jumps that are predicted correctly cost no bubble
 //!   (the BTB is assumed to hit); conditional branches are predicted by a
 //!   bimodal table of 2-bit counters, returns by a return-address stack,
@@ -24,16 +47,22 @@
 
 pub mod branch;
 pub mod cache;
+pub mod mshr;
 
 use nanopu_isa::{Inst, Opcode, RegFile};
 use serde::{Deserialize, Serialize};
 
 pub use branch::BranchPredictor;
-pub use cache::{Cache, CacheConfig, CacheConfigError};
+pub use cache::{Cache, CacheConfig, CacheConfigError, Lookup};
+pub use mshr::MshrFile;
 
 /// Core clock of the nanoPU prototype (nanoPU §5: "All nanoPU times are at
 /// the 3.2 GHz target clock"; `nanopu-abi.md`).
 pub const CORE_CLOCK_MHZ: u32 = 3200;
+
+/// The most L1D MSHRs a core may have (the registers are searched linearly
+/// on a miss; real designs have a handful: Rocket 1-8, Xeons 10-16).
+pub const MAX_L1D_MSHRS: u32 = 64;
 
 /// Timing parameters of one core.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +124,17 @@ pub struct CoreTimingConfig {
     pub l1i: CacheConfig,
     /// L1 data cache (same source).
     pub l1d: CacheConfig,
+    /// Miss status holding registers of the L1 data cache: how many lines
+    /// may be refilled at once (`mshr.rs`). 0 selects Rocket's blocking
+    /// data cache. Source: the nanoPU prototype (l-nic/chipyard tag
+    /// nanoPU-artifact-v1.0, `LNICQuadRocketConfig` in
+    /// generators/chipyard/src/main/scala/config/RocketConfigs.scala:391-408)
+    /// uses `WithNBigCores`, which sets `nMSHRs = 0` (l-nic/rocket-chip
+    /// lnic-dev 33813784, src/main/scala/subsystem/Configs.scala:58), and
+    /// `nMSHRs == 0` instantiates the blocking `DCache` rather than
+    /// `NonBlockingDCache` (src/main/scala/rocket/HellaCache.scala:235).
+    /// Rocket's own `DCacheParams` default is 1.
+    pub l1d_mshrs: u32,
 }
 
 impl Default for CoreTimingConfig {
@@ -124,6 +164,7 @@ impl Default for CoreTimingConfig {
             btb_entries: 32,
             l1i: l1,
             l1d: l1,
+            l1d_mshrs: 0,
         }
     }
 }
@@ -135,6 +176,8 @@ pub enum CoreConfigError {
     ClockPeriod(u32),
     #[error("{key} = {value}: must be a non-zero power of two")]
     NotPowerOfTwo { key: &'static str, value: u32 },
+    #[error("l1d_mshrs = {0}: at most {MAX_L1D_MSHRS}")]
+    TooManyMshrs(u32),
     /// The message names the cache (`l1i`, `l1d`).
     #[error(transparent)]
     Cache(#[from] CacheConfigError),
@@ -154,6 +197,9 @@ impl CoreTimingConfig {
             if n == 0 || (key != "ras_entries" && !n.is_power_of_two()) {
                 return Err(CoreConfigError::NotPowerOfTwo { key, value: n });
             }
+        }
+        if self.l1d_mshrs > MAX_L1D_MSHRS {
+            return Err(CoreConfigError::TooManyMshrs(self.l1d_mshrs));
         }
         self.l1i.validate("l1i")?;
         self.l1d.validate("l1d")?;
@@ -407,5 +453,25 @@ mod tests {
     fn default_clock_period_is_exact() {
         assert_eq!(CoreTimingConfig::default().period_fs(), 312_500);
         assert!(CoreTimingConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn mshr_count_is_bounded_and_named() {
+        let c = CoreTimingConfig {
+            l1d_mshrs: MAX_L1D_MSHRS + 1,
+            ..CoreTimingConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("l1d_mshrs = 65"), "{e}");
+        let c = CoreTimingConfig {
+            l1d_mshrs: MAX_L1D_MSHRS,
+            ..CoreTimingConfig::default()
+        };
+        assert!(c.validate().is_ok());
+        assert_eq!(
+            CoreTimingConfig::default().l1d_mshrs,
+            0,
+            "the prototype's blocking DCache"
+        );
     }
 }
