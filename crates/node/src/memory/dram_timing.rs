@@ -79,8 +79,8 @@ pub enum DramTimingConfigError {
     Interleave { bytes: u32, line: u32 },
     #[error("dram.bucket_ns = {bucket_ns}: must be between 1 and 100000, and carry at least one byte per bucket at dram.channel_mb_per_s and at least one core cycle")]
     Bucket { bucket_ns: u32 },
-    #[error("dram.series_window_ns = {0}: must be between 1 and 1000000000")]
-    SeriesWindow(u32),
+    #[error("dram.series_window_ns = {window}: must be a multiple of dram.bucket_ns ({bucket}) and at most 1000000000")]
+    SeriesWindow { window: u32, bucket: u32 },
 }
 
 impl DramTimingConfig {
@@ -105,8 +105,13 @@ impl DramTimingConfig {
                 bucket_ns: self.bucket_ns,
             });
         }
-        if !(1..=1_000_000_000).contains(&self.series_window_ns) {
-            return Err(DramTimingConfigError::SeriesWindow(self.series_window_ns));
+        if !(1..=1_000_000_000).contains(&self.series_window_ns)
+            || !self.series_window_ns.is_multiple_of(self.bucket_ns)
+        {
+            return Err(DramTimingConfigError::SeriesWindow {
+                window: self.series_window_ns,
+                bucket: self.bucket_ns,
+            });
         }
         Ok(())
     }
@@ -238,14 +243,18 @@ impl DramTiming {
     #[inline]
     fn transfer(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source, write: bool) -> u64 {
         let ch = ((addr >> self.interleave_shift) % self.channels.len() as u64) as usize;
-        let (wait, _) = self.channels[ch].book(cycle, bytes);
+        let (wait, bucket) = self.channels[ch].book(cycle, bytes);
+        let bucket_start = bucket * self.channels[ch].bucket_cycles();
         let s = self.slot(source);
         if write {
             self.bytes[s].1 += bytes;
         } else {
             self.bytes[s].0 += bytes;
         }
-        self.series.add(cycle + wait, bytes, write);
+        // At the start of the bucket that carries it: windows are whole
+        // buckets, so a window never shows more than the bandwidth allows
+        // (plus the part of one request spilling into the next bucket).
+        self.series.add(bucket_start, bytes, write);
         self.last_cycle = self.last_cycle.max(cycle + wait);
         wait
     }
