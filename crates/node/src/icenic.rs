@@ -45,23 +45,30 @@
 //! on one engine are serialized (the data path is busy until a frame's last
 //! beat), their setups overlap with the previous transfer.
 //! - RX: a frame whose last bit reached the NIC at cycle `c` is written into
-//!   the oldest posted buffer; the write completes at `c + setup +
-//!   ceil(len / width)` (later if the writer is still busy) and the receive
-//!   completion is visible to loads from that cycle on.
-//! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame;
-//!   it is ready for the wire at `c + setup + ceil(len / width)` (plus one
-//!   DRAM latency if a line missed in the L2, and later if the reader is
-//!   busy), and its send completion is visible from then on.
+//!   the oldest posted buffer; the writer starts at `s = max(c + setup,
+//!   writer free)`, issues its line writes to the LLC from `s - setup` with
+//!   [`IceNicConfig::dma_outstanding_lines`] in flight, and the write
+//!   completes at `max(s + ceil(len / width), last line written)`; the
+//!   receive completion is visible to loads from that cycle on.
+//! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame
+//!   the same way (line reads served by the LLC, or by DRAM on a miss); it is
+//!   ready for the wire at `max(s + ceil(len / width), last line read)`, and
+//!   its send completion is visible from then on.
 //! - A send request keeps its slot in the send request queue until its
 //!   completion enters the completion queue (at the ready cycle, or when
 //!   software frees a completion slot if that queue is full).
 //!
-//! The node applies the memory side effects: DMA writes go to DRAM and to
-//! the shared L2 (each line accessed and allocated) and invalidate the lines
-//! in every core's L1 D-cache (the inclusive L2 probes the L1s), so the core
-//! reads received data with L1 misses served by the L2; DMA reads access the
-//! L2 too. Data is moved functionally at the moment of the request (TX) or
-//! arrival (RX): software may touch a buffer only after its completion.
+//! The memory side effects go through the node's memory system
+//! (`memory/system.rs`, `docs/memory.md`): DMA writes are placed in the LLC
+//! per `[node.llc] dma_allocation` (all ways by default, as IceNIC is an
+//! ordinary client of the L2 on the front bus; DDIO-like ways; or bypass
+//! to DRAM), evict victims (a dirty one costs a DRAM write-back), read a
+//! partly written missing line first, and the node invalidates the lines
+//! in every core's L1 D-cache, so the core reads received data with L1
+//! misses; DMA reads are served by the LLC, or by DRAM (bandwidth counted
+//! under the source `nic`) without allocating. Data is moved functionally
+//! at the moment of the request (TX) or arrival (RX): software may touch a
+//! buffer only after its completion.
 
 use crate::device::{BusDevice, StoreEffect};
 use serde::{Deserialize, Serialize};
