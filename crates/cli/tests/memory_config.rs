@@ -32,7 +32,13 @@ fn the_nebula_server_config_loads_and_runs_stream() {
     let elf = sdk("stream");
     let (o, j) = stats(
         "nebula.json",
-        &["--config", cfg.to_str().unwrap(), elf.to_str().unwrap(), "--", "8"],
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            elf.to_str().unwrap(),
+            "--",
+            "8",
+        ],
     );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("stream: harts 8"), "{out}");
@@ -57,8 +63,16 @@ fn stats_json_reports_bytes_per_source_and_bandwidth() {
         .iter()
         .map(|s| s["source"].as_str().unwrap())
         .collect();
-    assert_eq!(sources, ["core0", "core1", "core2", "core3", "nic", "llc_writeback"]);
-    for key in ["peak_gb_s", "mean_gb_s", "dram_read_bytes", "dram_write_bytes"] {
+    assert_eq!(
+        sources,
+        ["core0", "core1", "core2", "core3", "nic", "llc_writeback"]
+    );
+    for key in [
+        "peak_gb_s",
+        "mean_gb_s",
+        "dram_read_bytes",
+        "dram_write_bytes",
+    ] {
         assert!(m[key].as_f64().unwrap() > 0.0, "{key}: {m}");
     }
     assert!(m["peak_gb_s"].as_f64() <= m["configured_peak_gb_s"].as_f64());

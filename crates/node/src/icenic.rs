@@ -200,7 +200,9 @@ impl IceNicConfig {
         if !(1..=crate::memory::system::MAX_DMA_OUTSTANDING as u32)
             .contains(&self.dma_outstanding_lines)
         {
-            return Err(IceNicConfigError::DmaOutstanding(self.dma_outstanding_lines));
+            return Err(IceNicConfigError::DmaOutstanding(
+                self.dma_outstanding_lines,
+            ));
         }
         if !(64..=65535).contains(&self.recv_buffer_bytes) {
             return Err(IceNicConfigError::RecvBufferBytes(self.recv_buffer_bytes));
@@ -440,9 +442,12 @@ impl IceNic {
         // `dma_outstanding_lines` at a time, overlapping the data beats.
         let setup = self.cfg.dma_setup_cycles as u64;
         let start = (cycle + setup).max(self.tx_free);
-        let fetched = dma
-            .mem
-            .dma_read(addr, len, start - setup, self.cfg.dma_outstanding_lines as usize);
+        let fetched = dma.mem.dma_read(
+            addr,
+            len,
+            start - setup,
+            self.cfg.dma_outstanding_lines as usize,
+        );
         let ready = (start + self.beats(len)).max(fetched);
         self.tx_free = ready;
         self.sends.push_back(ready);
@@ -492,9 +497,12 @@ impl IceNic {
         // `llc.dma_allocation`); the completion waits for the last one.
         let setup = self.cfg.dma_setup_cycles as u64;
         let start = (cycle + setup).max(self.rx_free);
-        let written = dma
-            .mem
-            .dma_write(addr, len, start - setup, self.cfg.dma_outstanding_lines as usize);
+        let written = dma.mem.dma_write(
+            addr,
+            len,
+            start - setup,
+            self.cfg.dma_outstanding_lines as usize,
+        );
         let ready = (start + self.beats(len)).max(written);
         self.rx_free = ready;
         self.recv_comps.push_back((len as u16, ready));

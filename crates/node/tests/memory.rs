@@ -5,15 +5,17 @@
 mod common;
 
 use common::*;
+use nanopu_core::timing::CacheConfig;
 use nanopu_node::memory::dram_timing::DramTimingConfig;
 use nanopu_node::{Node, NodeConfig, RunEnd};
-use nanopu_core::timing::CacheConfig;
 
 fn run_with_args(name: &str, cfg: NodeConfig, args: &[&str]) -> (String, Node) {
     let mut node = Node::with_program(cfg, &program(name)).expect("program loads");
     let htif = node.htif_mut().unwrap();
     htif.args.extend(args.iter().map(|s| s.to_string()));
-    let end = node.run(20_000_000_000).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let end = node
+        .run(20_000_000_000)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let out = String::from_utf8_lossy(&node.htif().unwrap().output).into_owned();
     assert_eq!(end, RunEnd::Exited(0), "{name}: {out}");
     (out, node)
@@ -52,7 +54,11 @@ fn stream_saturates_a_low_bandwidth_and_never_exceeds_it() {
     // DRAM moves 24 or 32 (the destination's write-allocate read and its
     // write-back): the counted share of the peak is 2/3 or 3/4.
     for (name, mb_s) in &kernels {
-        let share = if name == "copy" || name == "scale" { 2.0 / 3.0 } else { 0.75 };
+        let share = if name == "copy" || name == "scale" {
+            2.0 / 3.0
+        } else {
+            0.75
+        };
         assert!(*mb_s <= 2000.0 * share * 1.01, "{name}: {mb_s} MB/s\n{out}");
         assert!(*mb_s >= 2000.0 * share * 0.85, "{name}: {mb_s} MB/s\n{out}");
     }
@@ -70,14 +76,22 @@ fn stream_saturates_a_low_bandwidth_and_never_exceeds_it() {
     // A window of the series holds whole buckets: at most the peak, plus
     // the part of one line spilling over.
     let window_bytes_max = 2.0 * m.series_window_ns + 64.0;
-    assert!(m.peak_gb_s * m.series_window_ns <= window_bytes_max, "{}", m.peak_gb_s);
+    assert!(
+        m.peak_gb_s * m.series_window_ns <= window_bytes_max,
+        "{}",
+        m.peak_gb_s
+    );
     // Every core read and every dirty line was written back through the LLC.
     for h in 0..4 {
         let core = &m.by_source[h];
         assert_eq!(core.source, format!("core{h}"));
         assert!(core.read_bytes > 1 << 20, "{core:?}");
     }
-    let wb = m.by_source.iter().find(|s| s.source == "llc_writeback").unwrap();
+    let wb = m
+        .by_source
+        .iter()
+        .find(|s| s.source == "llc_writeback")
+        .unwrap();
     assert!(wb.write_bytes > 2 << 20, "{wb:?}");
     assert!(m.mean_read_queue_cycles > 100.0, "saturated: reads queue");
 }
@@ -87,7 +101,11 @@ fn stream_at_the_default_bandwidth_is_latency_bound_not_capped() {
     let (out, node) = run_with_args("stream", NodeConfig::default(), &["4"]);
     let m = node.memory_stats();
     // 16 GB/s peak: four blocking cores use a fraction of it.
-    assert!(m.mean_gb_s < 0.6 * m.configured_peak_gb_s, "{}\n{out}", m.mean_gb_s);
+    assert!(
+        m.mean_gb_s < 0.6 * m.configured_peak_gb_s,
+        "{}\n{out}",
+        m.mean_gb_s
+    );
     let low = run_with_args("stream", low_bandwidth(), &["4"]).0;
     let (fast, slow) = (stream_mb_s(&out), stream_mb_s(&low));
     for (f, s) in fast.iter().zip(&slow) {

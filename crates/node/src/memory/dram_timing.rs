@@ -342,7 +342,10 @@ mod tests {
         assert!(served_per_cycle <= 0.625 * 1.001, "{served_per_cycle}");
         assert!(served_per_cycle > 0.6, "{served_per_cycle}");
         // The queue builds: late requests wait far longer than early ones.
-        assert!(latencies[n as usize - 1] > 10 * latencies[10], "{latencies:?}");
+        assert!(
+            latencies[n as usize - 1] > 10 * latencies[10],
+            "{latencies:?}"
+        );
     }
 
     #[test]
@@ -396,7 +399,14 @@ mod tests {
         let run = || {
             let mut d = dram(2000, 2);
             (0..5000u64)
-                .map(|i| d.read(0x8000_0000 + (i * 7919 % 4096) * 64, i * 13 % 977, 64, Source::Core(0)))
+                .map(|i| {
+                    d.read(
+                        0x8000_0000 + (i * 7919 % 4096) * 64,
+                        i * 13 % 977,
+                        64,
+                        Source::Core(0),
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(run(), run());

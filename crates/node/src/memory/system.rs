@@ -2,10 +2,10 @@
 //! DRAM (`dram_timing.rs`), as the cores' refills and write-backs and the
 //! traditional NIC's DMA use it. `docs/memory.md` describes the model.
 
+pub use super::dram_timing::Source;
 use super::dram_timing::{BandwidthSeries, DramTiming, SourceBytes};
 use super::llc::{Alloc, DmaAllocation, Llc, LlcStats};
 use crate::config::NodeConfig;
-pub use super::dram_timing::Source;
 use nanopu_core::RefillKind;
 use serde::Serialize;
 
@@ -83,16 +83,18 @@ impl MemorySystem {
     #[inline]
     pub fn refill(&mut self, hart: usize, addr: u64, cycle: u64, kind: RefillKind) -> u64 {
         let t = cycle + self.llc.bank_wait(addr, cycle);
-        let o = self
-            .llc
-            .access(addr, kind == RefillKind::Store, Alloc::All);
+        let o = self.llc.access(addr, kind == RefillKind::Store, Alloc::All);
         self.write_back(o.writeback, t);
         if o.hit {
             t + self.hit_cycles
         } else {
             let line = self.line();
-            self.dram
-                .read(addr & !(line - 1), t + self.hit_cycles, line, Source::Core(hart))
+            self.dram.read(
+                addr & !(line - 1),
+                t + self.hit_cycles,
+                line,
+                Source::Core(hart),
+            )
         }
     }
 
@@ -238,7 +240,10 @@ mod tests {
     fn a_refill_costs_the_hit_latency_or_hit_plus_dram_at_no_load() {
         let mut m = system(LlcConfig::default());
         let dram = m.dram.latency_cycles();
-        assert_eq!(m.refill(0, 0x8000_0000, 100, RefillKind::Load), 100 + 20 + dram);
+        assert_eq!(
+            m.refill(0, 0x8000_0000, 100, RefillKind::Load),
+            100 + 20 + dram
+        );
         assert_eq!(m.refill(0, 0x8000_0008, 10_000, RefillKind::Load), 10_020);
     }
 
@@ -252,14 +257,23 @@ mod tests {
         }
         let s = m.stats();
         assert_eq!(s.llc.dirty_evictions, lines - 1024);
-        let wb = s.by_source.iter().find(|b| b.source == "llc_writeback").unwrap();
+        let wb = s
+            .by_source
+            .iter()
+            .find(|b| b.source == "llc_writeback")
+            .unwrap();
         assert_eq!(wb.write_bytes, (lines - 1024) * 64);
         let core1 = s.by_source.iter().find(|b| b.source == "core1").unwrap();
         assert_eq!(core1.read_bytes, lines * 64);
         // Loads evict clean lines: no more write-backs... after the dirty
         // ones still held are gone.
         for i in 0..2 * lines {
-            m.refill(0, 0x9000_0000 + i * 64, (lines + i) * 1000, RefillKind::Load);
+            m.refill(
+                0,
+                0x9000_0000 + i * 64,
+                (lines + i) * 1000,
+                RefillKind::Load,
+            );
         }
         assert_eq!(m.stats().llc.dirty_evictions, lines);
     }
@@ -290,7 +304,12 @@ mod tests {
         b.refill(0, 0x8000_0000, 0, RefillKind::Load);
         b.dma_write(0x8000_0000, 128, 1000, 8);
         assert!(!b.llc.contains(0x8000_0000));
-        let nic = b.stats().by_source.into_iter().find(|s| s.source == "nic").unwrap();
+        let nic = b
+            .stats()
+            .by_source
+            .into_iter()
+            .find(|s| s.source == "nic")
+            .unwrap();
         assert_eq!(nic.write_bytes, 128);
         // DDIO-like ways: DMA over many sets never evicts the other ways.
         let mut d = system(LlcConfig {
@@ -314,7 +333,15 @@ mod tests {
         let mut m = system(LlcConfig::default());
         let done = m.dma_read(0x8000_0000, 1024, 0, 8);
         assert!(!m.llc.contains(0x8000_0000));
-        assert_eq!(m.stats().by_source.iter().find(|s| s.source == "nic").unwrap().read_bytes, 1024);
+        assert_eq!(
+            m.stats()
+                .by_source
+                .iter()
+                .find(|s| s.source == "nic")
+                .unwrap()
+                .read_bytes,
+            1024
+        );
         // 16 lines with 8 in flight: at least two round trips.
         assert!(done >= 2 * (20 + m.dram.latency_cycles()), "{done}");
         // Lines in the LLC are served there.
@@ -323,7 +350,10 @@ mod tests {
         let done = h.dma_read(0x8000_0000, 1024, 1000, 8);
         // 16 lines through one bank busy 4 cycles each: about 64 cycles
         // of bank time, then the hit latency; no DRAM.
-        assert!((1000 + 20 + 32..=1000 + 20 + 64 + 20).contains(&done), "{done}");
+        assert!(
+            (1000 + 20 + 32..=1000 + 20 + 64 + 20).contains(&done),
+            "{done}"
+        );
         assert_eq!(h.stats().dram_read_bytes, 0);
     }
 }
