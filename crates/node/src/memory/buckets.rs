@@ -46,6 +46,9 @@ pub struct TimeBuckets {
     /// backlog, which a request skips in one step.
     full_from: u64,
     full_to: u64,
+    /// The bucket of the last request, `(index, first cycle)`: most
+    /// requests fall in it or the next, sparing a division.
+    last: (u64, u64),
 }
 
 /// Buckets in the ring: with 100 ns buckets, 400 us of history and future,
@@ -64,6 +67,7 @@ impl TimeBuckets {
             newest: 0,
             full_from: 0,
             full_to: 0,
+            last: (0, 0),
         }
     }
 
@@ -87,7 +91,7 @@ impl TimeBuckets {
     /// before its service starts (0 on an idle resource), and the bucket
     /// index where its first unit was booked.
     pub fn book(&mut self, cycle: u64, units: u64) -> (u64, u64) {
-        let own = cycle / self.bucket_cycles;
+        let own = self.index_of(cycle);
         let oldest = self.newest.saturating_sub(RING_BUCKETS as u64 - 1);
         let mut index = own.max(oldest);
         let (capacity, bucket_cycles) = (self.capacity, self.bucket_cycles);
@@ -109,10 +113,14 @@ impl TimeBuckets {
                 if wait.is_none() {
                     first_index = index;
                     wait = Some(if index == own {
-                        // M/D/1 for the utilisation before this request.
-                        let s = (units * bucket_cycles).div_ceil(capacity);
-                        let md1 = s * before / (2 * (capacity - before));
-                        md1.min((index + 1) * bucket_cycles - cycle)
+                        if before == 0 {
+                            0
+                        } else {
+                            // M/D/1 for the utilisation before this request.
+                            let s = (units * bucket_cycles).div_ceil(capacity);
+                            let md1 = s * before / (2 * (capacity - before));
+                            md1.min((index + 1) * bucket_cycles - cycle)
+                        }
                     } else {
                         (index * bucket_cycles).saturating_sub(cycle)
                             + (before * bucket_cycles).div_ceil(capacity)
@@ -128,6 +136,23 @@ impl TimeBuckets {
             index += 1;
         }
         (wait.unwrap_or(0), first_index)
+    }
+
+    /// The bucket holding `cycle`.
+    #[inline]
+    fn index_of(&mut self, cycle: u64) -> u64 {
+        let (index, start) = self.last;
+        let offset = cycle.wrapping_sub(start);
+        if offset < self.bucket_cycles {
+            return index;
+        }
+        if offset < 2 * self.bucket_cycles {
+            self.last = (index + 1, start + self.bucket_cycles);
+            return index + 1;
+        }
+        let index = cycle / self.bucket_cycles;
+        self.last = (index, index * self.bucket_cycles);
+        index
     }
 
     /// Extends the run of full buckets with `index` (or starts a new run

@@ -170,6 +170,17 @@ impl BandwidthSeries {
     }
 
     fn add(&mut self, cycle: u64, bytes: u64, write: bool) {
+        // Most transfers land in the last window: spare the division.
+        let last = self.read_bytes.len().saturating_sub(1);
+        let start = last as u64 * self.window_cycles;
+        if cycle >= start && cycle - start < self.window_cycles && !self.read_bytes.is_empty() {
+            if write {
+                self.write_bytes[last] += bytes;
+            } else {
+                self.read_bytes[last] += bytes;
+            }
+            return;
+        }
         let mut i = (cycle / self.window_cycles) as usize;
         while i >= SERIES_POINTS {
             for v in [&mut self.read_bytes, &mut self.write_bytes] {
@@ -242,7 +253,10 @@ impl DramTiming {
     /// Books `bytes` at `addr` on its channel at `cycle`; the wait.
     #[inline]
     fn transfer(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source, write: bool) -> u64 {
-        let ch = ((addr >> self.interleave_shift) % self.channels.len() as u64) as usize;
+        let ch = match self.channels.len() {
+            1 => 0,
+            n => ((addr >> self.interleave_shift) % n as u64) as usize,
+        };
         let (wait, bucket) = self.channels[ch].book(cycle, bytes);
         let bucket_start = bucket * self.channels[ch].bucket_cycles();
         let s = self.slot(source);

@@ -357,3 +357,40 @@ mod tests {
         assert_eq!(h.stats().dram_read_bytes, 0);
     }
 }
+
+#[cfg(test)]
+mod config_tests {
+    use crate::config::NodeConfig;
+
+    /// Parses `[node]`-level TOML and validates it: the error message.
+    fn error(toml_text: &str) -> String {
+        let cfg: NodeConfig = toml::from_str(toml_text).expect("parses");
+        cfg.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_memory_settings_name_their_key() {
+        assert!(error("[llc]\nbanks = 3").contains("llc.banks = 3"));
+        assert!(error("[llc]\ndma_allocation = { ways = 9 }").contains("llc.dma_allocation"));
+        assert!(error("[dram]\nchannels = 0").contains("dram.channels = 0"));
+        assert!(error("[dram]\nchannel_mb_per_s = 1").contains("dram.channel_mb_per_s"));
+        assert!(error("[dram]\ninterleave_bytes = 32").contains("dram.interleave_bytes"));
+        assert!(error("[dram]\nseries_window_ns = 150").contains("dram.series_window_ns"));
+        assert!(error("dram_latency_ns = 0").contains("dram_latency_ns"));
+    }
+
+    #[test]
+    fn old_and_new_keys_parse_together() {
+        let cfg: NodeConfig = toml::from_str(
+            "l2 = { size_bytes = 1048576, ways = 16, line_bytes = 64 }\nl2_hit_cycles = 30\n\
+             dram_latency_ns = 60\n[llc]\nreplacement = \"random\"\ndma_allocation = \"bypass\"\n\
+             [dram]\nchannels = 2",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.l2.size_bytes, 1 << 20);
+        assert_eq!(cfg.dram.channels, 2);
+        let unknown = toml::from_str::<NodeConfig>("[llc]\nsize_bytes = 1").unwrap_err();
+        assert!(unknown.to_string().contains("size_bytes"), "{unknown}");
+    }
+}
