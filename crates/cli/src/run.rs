@@ -300,6 +300,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
             "wall_s": wall_s,
             "mips": instret as f64 / wall_s.max(1e-9) / 1e6,
             "harts": harts,
+            "memory": node.memory_stats(),
             "config": cfg,
         });
         std::fs::write(path, serde_json::to_string_pretty(&stats)? + "\n")
@@ -447,6 +448,7 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
             "late_events": sys.late_events(),
             "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),
             "instret": sys.node().instret(),
+            "memory": sys.node().memory_stats(),
             "wall_s": wall_s,
             "config": cfg,
         });

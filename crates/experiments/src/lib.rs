@@ -63,6 +63,8 @@ pub struct Measured {
     /// mean latency in cycles (NaN if none).
     pub ctx_switches: u64,
     pub ctx_switch_mean_cycles: f64,
+    /// The node's LLC and DRAM counters over the whole point.
+    pub memory: nanopu_node::memory::MemoryStats,
 }
 
 /// How many mean service times a sustained load's p99 may reach
@@ -287,6 +289,7 @@ impl Runner {
             load: report,
             ctx_switches: st.ctx_switches,
             ctx_switch_mean_cycles: st.ctx_switch_cycles as f64 / st.ctx_switches as f64,
+            memory: sys.node().memory_stats(),
         })
     }
 }

@@ -3,6 +3,8 @@
 
 use crate::clint::{CLINT_BASE, CLINT_SIZE};
 use crate::icenic::{IceNicConfig, IceNicConfigError, ICENIC_BASE, ICENIC_SIZE};
+use crate::memory::dram_timing::{DramTimingConfig, DramTimingConfigError};
+use crate::memory::llc::{LlcConfig, LlcConfigError};
 use crate::uart::{UART_BASE, UART_SIZE};
 use nanopu_core::netif::NetIfConfigError;
 use nanopu_core::timing::{CacheConfig, CacheConfigError};
@@ -39,11 +41,18 @@ pub struct NodeConfig {
     pub cores: usize,
     /// DRAM size in bytes, mapped at 0x80000000.
     pub dram_bytes: u64,
-    /// Shared L2. Source: nanoPU §3 (512 KB); 8 ways and 64-byte lines are
-    /// Rocket-chip's defaults.
+    /// Shared L2, the last-level cache: its geometry. Source: nanoPU §3
+    /// (512 KB); 8 ways and 64-byte lines are Rocket-chip's defaults.
     pub l2: CacheConfig,
+    /// L2 hit latency ([`DEFAULT_L2_HIT_CYCLES`]).
     pub l2_hit_cycles: u32,
+    /// Unloaded DRAM latency beyond the L2 ([`DEFAULT_DRAM_LATENCY_NS`]).
     pub dram_latency_ns: u32,
+    /// The rest of the L2 model: banks, replacement, NIC DMA placement
+    /// (`memory/llc.rs`, `docs/memory.md`).
+    pub llc: LlcConfig,
+    /// DRAM channels and bandwidth (`memory/dram_timing.rs`).
+    pub dram: DramTimingConfig,
     /// Round trip of an uncached access to a device register (CLINT, UART,
     /// the traditional NIC). Assumption: Rocket-chip's MMIO goes through the
     /// system and periphery buses, about as far as the L2; the paper gives
@@ -115,6 +124,8 @@ impl Default for NodeConfig {
             },
             l2_hit_cycles: DEFAULT_L2_HIT_CYCLES,
             dram_latency_ns: DEFAULT_DRAM_LATENCY_NS,
+            llc: LlcConfig::default(),
+            dram: DramTimingConfig::default(),
             mmio_cycles: DEFAULT_L2_HIT_CYCLES,
             mtime_hz: DEFAULT_MTIME_HZ,
             quantum_cycles: DEFAULT_QUANTUM_CYCLES,
@@ -146,6 +157,14 @@ pub enum NodeConfigError {
     /// The message names the cache (`l2`).
     #[error(transparent)]
     L2(CacheConfigError),
+    #[error(transparent)]
+    Llc(LlcConfigError),
+    #[error(transparent)]
+    Dram(DramTimingConfigError),
+    #[error("dram_latency_ns = {0}: must be between 1 and 100000")]
+    DramLatency(u32),
+    #[error("l2_hit_cycles = {0}: must be between 1 and 10000")]
+    L2HitCycles(u32),
     // The inner errors are part of the messages (not `source`s), so that a
     // printed error chain shows them once.
     #[error("core.{0}")]
@@ -193,6 +212,16 @@ impl NodeConfig {
             ));
         }
         self.l2.validate("l2").map_err(NodeConfigError::L2)?;
+        self.llc.validate(&self.l2).map_err(NodeConfigError::Llc)?;
+        self.dram
+            .validate(self.l2.line_bytes, self.core.clock_mhz)
+            .map_err(NodeConfigError::Dram)?;
+        if !(1..=100_000).contains(&self.dram_latency_ns) {
+            return Err(NodeConfigError::DramLatency(self.dram_latency_ns));
+        }
+        if !(1..=10_000).contains(&self.l2_hit_cycles) {
+            return Err(NodeConfigError::L2HitCycles(self.l2_hit_cycles));
+        }
         self.icenic.validate().map_err(NodeConfigError::IceNic)?;
         self.netif.validate().map_err(NodeConfigError::NetIf)?;
         self.validate_devices()

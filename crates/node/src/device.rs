@@ -13,15 +13,15 @@ use crate::clint::Clint;
 use crate::dram::Dram;
 use crate::htif::Htif;
 use crate::icenic::IceNic;
+use crate::memory::MemorySystem;
 use crate::uart::Uart;
-use nanopu_core::timing::Cache;
 
-/// Where a device reaches memory by DMA (or, for HTIF, reads its requests).
+/// Where a device reaches memory by DMA (or, for HTIF, reads its requests):
+/// the bytes in `dram`, the timing and counters through `mem` (the LLC and
+/// DRAM bandwidth).
 pub struct Dma<'a> {
     pub dram: &'a mut Dram,
-    pub l2: &'a mut Cache,
-    /// Extra latency of a DMA read that misses in the L2.
-    pub dram_cycles: u32,
+    pub mem: &'a mut MemorySystem,
 }
 
 /// What a store to a device did, beyond changing its registers.
@@ -417,15 +417,10 @@ mod tests {
         assert_ne!(m.interrupt_lines() & timer, 0);
         assert_eq!(m.next_interrupts(1).count(), 0, "disarmed");
         let mut dram = Dram::new(0x8000_0000, 1 << 20).unwrap();
-        let mut l2 = Cache::new(&nanopu_core::timing::CacheConfig {
-            size_bytes: 64 * 1024,
-            ways: 8,
-            line_bytes: 64,
-        });
+        let mut system = MemorySystem::new(&crate::NodeConfig::default());
         let mem = Dma {
             dram: &mut dram,
-            l2: &mut l2,
-            dram_cycles: 0,
+            mem: &mut system,
         };
         // mtimecmp[1] = 2 ticks: 6400 cycles.
         let effect = m.store(CLINT_BASE + 0x4008, 8, 2, 0, mem);

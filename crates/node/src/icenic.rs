@@ -45,23 +45,30 @@
 //! on one engine are serialized (the data path is busy until a frame's last
 //! beat), their setups overlap with the previous transfer.
 //! - RX: a frame whose last bit reached the NIC at cycle `c` is written into
-//!   the oldest posted buffer; the write completes at `c + setup +
-//!   ceil(len / width)` (later if the writer is still busy) and the receive
-//!   completion is visible to loads from that cycle on.
-//! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame;
-//!   it is ready for the wire at `c + setup + ceil(len / width)` (plus one
-//!   DRAM latency if a line missed in the L2, and later if the reader is
-//!   busy), and its send completion is visible from then on.
+//!   the oldest posted buffer; the writer starts at `s = max(c + setup,
+//!   writer free)`, issues its line writes to the LLC from `s - setup` with
+//!   [`IceNicConfig::dma_outstanding_lines`] in flight, and the write
+//!   completes at `max(s + ceil(len / width), last line written)`; the
+//!   receive completion is visible to loads from that cycle on.
+//! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame
+//!   the same way (line reads served by the LLC, or by DRAM on a miss); it is
+//!   ready for the wire at `max(s + ceil(len / width), last line read)`, and
+//!   its send completion is visible from then on.
 //! - A send request keeps its slot in the send request queue until its
 //!   completion enters the completion queue (at the ready cycle, or when
 //!   software frees a completion slot if that queue is full).
 //!
-//! The node applies the memory side effects: DMA writes go to DRAM and to
-//! the shared L2 (each line accessed and allocated) and invalidate the lines
-//! in every core's L1 D-cache (the inclusive L2 probes the L1s), so the core
-//! reads received data with L1 misses served by the L2; DMA reads access the
-//! L2 too. Data is moved functionally at the moment of the request (TX) or
-//! arrival (RX): software may touch a buffer only after its completion.
+//! The memory side effects go through the node's memory system
+//! (`memory/system.rs`, `docs/memory.md`): DMA writes are placed in the LLC
+//! per `[node.llc] dma_allocation` (all ways by default, as IceNIC is an
+//! ordinary client of the L2 on the front bus; DDIO-like ways; or bypass
+//! to DRAM), evict victims (a dirty one costs a DRAM write-back), read a
+//! partly written missing line first, and the node invalidates the lines
+//! in every core's L1 D-cache, so the core reads received data with L1
+//! misses; DMA reads are served by the LLC, or by DRAM (bandwidth counted
+//! under the source `nic`) without allocating. Data is moved functionally
+//! at the moment of the request (TX) or arrival (RX): software may touch a
+//! buffer only after its completion.
 
 use crate::device::{BusDevice, StoreEffect};
 use serde::{Deserialize, Serialize};
@@ -98,6 +105,10 @@ pub const DEFAULT_DMA_BYTES_PER_CYCLE: u32 = 8;
 /// Fixed latency of a DMA transfer before its first beat. Assumption: about
 /// one L2 access (`DEFAULT_L2_HIT_CYCLES`, 20 cycles); no published figure.
 pub const DEFAULT_DMA_SETUP_CYCLES: u32 = 20;
+/// Memory transactions in flight per DMA engine. Source: icenet
+/// `NICConfig.nMemXacts = 8` (`NIC.scala`), with `maxAcquireBytes = 64`:
+/// one 64-byte line each.
+pub const DEFAULT_DMA_OUTSTANDING_LINES: u32 = 8;
 /// Size of a receive buffer: a convention between driver and NIC (IceNIC
 /// writes as many bytes as the frame has). The SDK's programs allocate 2 KB.
 pub const DEFAULT_RECV_BUFFER_BYTES: u32 = 2048;
@@ -128,6 +139,9 @@ pub struct IceNicConfig {
     pub dma_bytes_per_cycle: u32,
     /// Fixed DMA latency in core cycles ([`DEFAULT_DMA_SETUP_CYCLES`]).
     pub dma_setup_cycles: u32,
+    /// Line requests each DMA engine keeps in flight to memory
+    /// ([`DEFAULT_DMA_OUTSTANDING_LINES`]).
+    pub dma_outstanding_lines: u32,
     /// Bytes of a posted receive buffer ([`DEFAULT_RECV_BUFFER_BYTES`]).
     pub recv_buffer_bytes: u32,
     /// Longest frame a send request may name ([`DEFAULT_MAX_FRAME_BYTES`]).
@@ -145,6 +159,7 @@ impl Default for IceNicConfig {
             recv_comp_depth: DEFAULT_QUEUE_DEPTH,
             dma_bytes_per_cycle: DEFAULT_DMA_BYTES_PER_CYCLE,
             dma_setup_cycles: DEFAULT_DMA_SETUP_CYCLES,
+            dma_outstanding_lines: DEFAULT_DMA_OUTSTANDING_LINES,
             recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
         }
@@ -158,6 +173,8 @@ pub enum IceNicConfigError {
     QueueDepth { key: &'static str, value: u32 },
     #[error("dma_bytes_per_cycle must be at least 1")]
     DmaWidth,
+    #[error("dma_outstanding_lines = {0}: must be between 1 and 64")]
+    DmaOutstanding(u32),
     #[error("recv_buffer_bytes = {0}: must be between 64 and 65535")]
     RecvBufferBytes(u32),
     #[error("max_frame_bytes = {0}: must be between 1 and 32767 (15-bit length field)")]
@@ -179,6 +196,13 @@ impl IceNicConfig {
         }
         if self.dma_bytes_per_cycle == 0 {
             return Err(IceNicConfigError::DmaWidth);
+        }
+        if !(1..=crate::memory::system::MAX_DMA_OUTSTANDING as u32)
+            .contains(&self.dma_outstanding_lines)
+        {
+            return Err(IceNicConfigError::DmaOutstanding(
+                self.dma_outstanding_lines,
+            ));
         }
         if !(64..=65535).contains(&self.recv_buffer_bytes) {
             return Err(IceNicConfigError::RecvBufferBytes(self.recv_buffer_bytes));
@@ -413,19 +437,18 @@ impl IceNic {
             return false;
         }
         let frame = bytes.to_vec();
-        let mut missed = false;
-        let line = dma.l2.line_bytes();
-        let mut a = addr & !(line - 1);
-        while a < addr + len {
-            missed |= !dma.l2.access(a);
-            a += line;
-        }
-        let mut setup = self.cfg.dma_setup_cycles as u64;
-        if missed {
-            setup += dma.dram_cycles as u64;
-        }
+        // The reader starts on this frame when it is free; its line reads
+        // go through the LLC (and DRAM on a miss), at most
+        // `dma_outstanding_lines` at a time, overlapping the data beats.
+        let setup = self.cfg.dma_setup_cycles as u64;
         let start = (cycle + setup).max(self.tx_free);
-        let ready = start + self.beats(len);
+        let fetched = dma.mem.dma_read(
+            addr,
+            len,
+            start - setup,
+            self.cfg.dma_outstanding_lines as usize,
+        );
+        let ready = (start + self.beats(len)).max(fetched);
         self.tx_free = ready;
         self.sends.push_back(ready);
         self.tx.push_back((frame, ready));
@@ -470,14 +493,17 @@ impl IceNic {
             .slice_mut(addr, len)
             .expect("receive buffers are checked when posted")
             .copy_from_slice(frame);
-        let line = dma.l2.line_bytes();
-        let mut a = addr & !(line - 1);
-        while a < addr + len {
-            dma.l2.access(a);
-            a += line;
-        }
-        let start = (cycle + self.cfg.dma_setup_cycles as u64).max(self.rx_free);
-        let ready = start + self.beats(len);
+        // The writer's line writes go through the LLC (placement per
+        // `llc.dma_allocation`); the completion waits for the last one.
+        let setup = self.cfg.dma_setup_cycles as u64;
+        let start = (cycle + setup).max(self.rx_free);
+        let written = dma.mem.dma_write(
+            addr,
+            len,
+            start - setup,
+            self.cfg.dma_outstanding_lines as usize,
+        );
+        let ready = (start + self.beats(len)).max(written);
         self.rx_free = ready;
         self.recv_comps.push_back((len as u16, ready));
         self.stats.rx_frames += 1;
@@ -555,23 +581,19 @@ fn mask(size: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nanopu_core::timing::{Cache, CacheConfig};
+    use crate::memory::MemorySystem;
 
     const BASE: u64 = 0x8000_0000;
 
     struct Mem {
         dram: Dram,
-        l2: Cache,
+        sys: MemorySystem,
     }
 
     fn mem() -> Mem {
         Mem {
             dram: Dram::new(BASE, 1 << 20).unwrap(),
-            l2: Cache::new(&CacheConfig {
-                size_bytes: 64 * 1024,
-                ways: 8,
-                line_bytes: 64,
-            }),
+            sys: MemorySystem::new(&crate::NodeConfig::default()),
         }
     }
 
@@ -579,9 +601,21 @@ mod tests {
         fn dma(&mut self) -> Dma<'_> {
             Dma {
                 dram: &mut self.dram,
-                l2: &mut self.l2,
-                dram_cycles: 240,
+                mem: &mut self.sys,
             }
+        }
+
+        /// Brings the lines of `[addr, addr + len)` into the LLC.
+        fn warm(&mut self, addr: u64, len: u64) {
+            for a in (addr..addr + len).step_by(64) {
+                self.sys.refill(0, a, 0, nanopu_core::RefillKind::Load);
+            }
+        }
+
+        fn nic_bytes(&self) -> (u64, u64) {
+            let s = self.sys.stats();
+            let nic = s.by_source.iter().find(|s| s.source == "nic").unwrap();
+            (nic.read_bytes, nic.write_bytes)
         }
     }
 
@@ -619,6 +653,9 @@ mod tests {
         n.store(reg::RECV_REQ, 8, BASE + 0x1000, 0, m.dma());
         n.store(reg::RECV_REQ, 8, BASE + 0x2000, 0, m.dma());
         assert_eq!(counts(&n, 0), [4, 2, 0, 0]);
+        // Buffers the LLC holds (as reused ones are).
+        m.warm(BASE + 0x1000, 128);
+        m.warm(BASE + 0x2000, 128);
         let frame: Vec<u8> = (0..72u8).collect();
         let p = n.frame_in(&frame, 100, m.dma()).unwrap();
         // 20 cycles of setup, 72 / 8 = 9 beats
@@ -631,7 +668,8 @@ mod tests {
             }
         );
         assert_eq!(m.dram.slice(BASE + 0x1000, 72).unwrap(), &frame[..]);
-        assert_eq!(m.l2.misses, 2, "two lines allocated in the L2");
+        assert!(m.sys.llc.is_dirty(BASE + 0x1000) && m.sys.llc.is_dirty(BASE + 0x1040));
+        assert_eq!(m.nic_bytes(), (0, 0), "no DRAM traffic");
         // Not visible before the DMA completes: no pop either.
         assert_eq!(counts(&n, 128), [4, 3, 0, 0]);
         assert_eq!(n.load(reg::RECV_COMP, 2, 128), 0);
@@ -645,6 +683,22 @@ mod tests {
         assert_eq!(n.load(reg::RECV_COMP, 2, 130), 0);
         assert_eq!(n.load(reg::RECV_COMP, 2, 139), 73);
         assert_eq!(n.stats.rx_frames, 2);
+    }
+
+    #[test]
+    fn a_cold_receive_buffer_costs_a_dram_read_for_its_partial_line() {
+        let mut m = mem();
+        let mut n = nic();
+        n.store(reg::RECV_REQ, 8, BASE + 0x1000, 0, m.dma());
+        n.store(reg::RECV_REQ, 8, BASE + 0x2000, 0, m.dma());
+        // 128 bytes: two whole lines, allocated without reading DRAM.
+        let p = n.frame_in(&[1u8; 128], 100, m.dma()).unwrap();
+        assert_eq!(p.ready, 100 + 20 + 16);
+        assert_eq!(m.nic_bytes(), (0, 0));
+        // 72 bytes: the second line is partial and absent: read first.
+        let p = n.frame_in(&[1u8; 72], 1000, m.dma()).unwrap();
+        assert_eq!(p.ready, 1000 + 20 + 240);
+        assert_eq!(m.nic_bytes(), (64, 0));
     }
 
     #[test]
@@ -690,8 +744,7 @@ mod tests {
             .slice_mut(BASE + 0x100, 80)
             .unwrap()
             .copy_from_slice(&frame);
-        m.l2.access(BASE + 0x100);
-        m.l2.access(BASE + 0x140);
+        m.warm(BASE + 0x100, 128);
         assert!(n.store(reg::SEND_REQ, 8, (80 << 48) | (BASE + 0x100), 1000, m.dma()));
         // L2 hits: 20 + 10 beats.
         let (f, ready) = n.take_tx().unwrap();
@@ -700,10 +753,11 @@ mod tests {
         assert_eq!(counts(&n, 1029), [3, 4, 0, 0]);
         assert_eq!(n.load(reg::SEND_COMP, 2, 1029), 0);
         assert_eq!(counts(&n, 1030), [4, 4, 1, 0]);
-        // A frame in lines the L2 does not hold pays a DRAM access, and
-        // waits for the reader.
+        // A frame in lines the L2 does not hold pays a DRAM access once the
+        // reader is free (1030, its line requested at 1030 - 20).
         assert!(n.store(reg::SEND_REQ, 8, (8 << 48) | (BASE + 0x8000), 1001, m.dma()));
-        assert_eq!(n.take_tx().unwrap().1, 1001 + 20 + 240 + 1);
+        assert_eq!(n.take_tx().unwrap().1, 1010 + 20 + 240);
+        assert_eq!(m.nic_bytes(), (64, 0));
         assert_eq!(n.load(reg::SEND_COMP, 2, 1030), 1);
         assert_eq!(n.load(reg::SEND_COMP, 2, 1030), 0);
         assert_eq!(n.stats.tx_frames, 2);

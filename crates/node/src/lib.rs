@@ -1,4 +1,5 @@
-//! A nanoPU node: RV64GC harts with their L1s, a shared L2, DRAM, the devices
+//! A nanoPU node: RV64GC harts with their L1s, a shared L2 (the LLC) and
+//! DRAM with bandwidth (`memory/`), the devices
 //! on its bus (`device.rs`: the CLINT, HTIF host I/O, the UART, optionally a
 //! traditional DMA NIC, IceNIC), and the run loop that schedules the harts
 //! in time.

@@ -1,15 +1,22 @@
 //! The memory system of a node as the harts see it: DRAM, the devices
 //! (`device.rs`: the CLINT, HTIF, the UART, the traditional NIC when
-//! configured), the shared L2 model and LR/SC reservations.
+//! configured), the shared LLC and DRAM timing below the L1s (`memory/`:
+//! `llc.rs`, `dram_timing.rs`, `buckets.rs`, put together in `system.rs`;
+//! `docs/memory.md`) and LR/SC reservations.
 //!
 //! DRAM is tried first on every access; only other addresses reach the
 //! device map.
 
+pub mod buckets;
+pub mod dram_timing;
+pub mod llc;
+pub mod system;
+
 use crate::device::{DeviceMap, Dma, StoreEffect};
 use crate::dram::Dram;
 use crate::icenic::RxPlacement;
-use nanopu_core::timing::Cache;
 use nanopu_core::{Bus, BusError, RefillKind};
+pub use system::{MemoryStats, MemorySystem};
 
 /// Memory and devices shared by the harts of a node.
 pub struct NodeBus {
@@ -17,9 +24,8 @@ pub struct NodeBus {
     devices: DeviceMap,
     /// UART output when the program has no HTIF to collect it.
     uart_output: Vec<u8>,
-    l2: Cache,
-    l2_hit_cycles: u32,
-    dram_cycles: u32,
+    /// The LLC and DRAM timing.
+    mem: MemorySystem,
     /// Reservation granule (8-byte aligned address) held by each hart.
     reservations: Vec<Option<u64>>,
     active_reservations: usize,
@@ -32,18 +38,14 @@ impl NodeBus {
         harts: usize,
         dram: Dram,
         devices: DeviceMap,
-        l2: Cache,
-        l2_hit_cycles: u32,
-        dram_cycles: u32,
+        mem: MemorySystem,
         mmio_cycles: u32,
     ) -> Self {
         NodeBus {
             dram,
             devices,
             uart_output: Vec::new(),
-            l2,
-            l2_hit_cycles,
-            dram_cycles,
+            mem,
             reservations: vec![None; harts],
             active_reservations: 0,
             mmio_cycles,
@@ -56,6 +58,11 @@ impl NodeBus {
 
     pub fn dram_mut(&mut self) -> &mut Dram {
         &mut self.dram
+    }
+
+    /// The LLC and DRAM timing.
+    pub fn memory(&self) -> &MemorySystem {
+        &self.mem
     }
 
     pub fn devices(&self) -> &DeviceMap {
@@ -93,8 +100,7 @@ impl NodeBus {
         let nic = self.devices.icenic_mut()?;
         let dma = Dma {
             dram: &mut self.dram,
-            l2: &mut self.l2,
-            dram_cycles: self.dram_cycles,
+            mem: &mut self.mem,
         };
         let placed = nic.frame_in(frame, cycle, dma)?;
         self.break_reservations(placed.addr, placed.len);
@@ -134,8 +140,7 @@ impl NodeBus {
     ) -> Result<(), BusError> {
         let dma = Dma {
             dram: &mut self.dram,
-            l2: &mut self.l2,
-            dram_cycles: self.dram_cycles,
+            mem: &mut self.mem,
         };
         let effect = self.devices.store(addr, size, value, cycle, dma);
         self.apply(effect)
@@ -152,8 +157,7 @@ impl NodeBus {
     ) -> Result<(), BusError> {
         let dma = Dma {
             dram: &mut self.dram,
-            l2: &mut self.l2,
-            dram_cycles: self.dram_cycles,
+            mem: &mut self.mem,
         };
         let effect = self.devices.ram_store(addr, size, value, cycle, dma);
         self.apply(effect)
@@ -231,13 +235,13 @@ impl Bus for NodeBus {
     }
 
     #[inline]
-    fn refill(&mut self, _hart: usize, addr: u64, cycle: u64, _kind: RefillKind) -> u64 {
-        let latency = if self.l2.access(addr) {
-            self.l2_hit_cycles
-        } else {
-            self.l2_hit_cycles + self.dram_cycles
-        };
-        cycle + latency as u64
+    fn refill(&mut self, hart: usize, addr: u64, cycle: u64, kind: RefillKind) -> u64 {
+        self.mem.refill(hart, addr, cycle, kind)
+    }
+
+    #[inline]
+    fn writeback(&mut self, _hart: usize, addr: u64, cycle: u64) {
+        self.mem.writeback(addr, cycle)
     }
 
     #[inline(always)]

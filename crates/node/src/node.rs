@@ -17,9 +17,8 @@ use crate::dram::Dram;
 use crate::htif::{Htif, HtifError, HtifRequest};
 use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
-use crate::memory::NodeBus;
+use crate::memory::{MemoryStats, MemorySystem, NodeBus};
 use crate::uart::{Uart, UART_SIZE};
-use nanopu_core::timing::Cache;
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Stop};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -191,9 +190,7 @@ impl Node {
             cfg.cores,
             dram,
             devices,
-            Cache::new(&cfg.l2),
-            cfg.l2_hit_cycles,
-            cfg.dram_cycles(),
+            MemorySystem::new(&cfg),
             cfg.mmio_cycles,
         );
         let harts = (0..cfg.cores)
@@ -358,6 +355,12 @@ impl Node {
     }
 
     /// The devices on the node's bus.
+    /// Counters of the LLC and DRAM: hits, misses, write-backs, bytes per
+    /// source, bandwidth over time.
+    pub fn memory_stats(&self) -> MemoryStats {
+        self.bus.memory().stats()
+    }
+
     pub fn devices(&self) -> &DeviceMap {
         self.bus.devices()
     }

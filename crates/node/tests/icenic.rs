@@ -84,7 +84,11 @@ struct Rig {
 
 impl Rig {
     fn new(program_name: &str) -> Rig {
-        let mut node = Node::with_program(cfg(), &program(program_name)).expect("loads");
+        Rig::with_cfg(program_name, cfg())
+    }
+
+    fn with_cfg(program_name: &str, cfg: NodeConfig) -> Rig {
+        let mut node = Node::with_program(cfg, &program(program_name)).expect("loads");
         node.attach_nic();
         Rig {
             node,
@@ -182,6 +186,45 @@ fn trad_loopback_swaps_the_macs_and_returns_the_rest_unchanged() {
         assert_eq!(repr.eth.dst_addr, mac_of(CLIENT_IP));
         assert_eq!(p, &payload[..]);
     }
+}
+
+/// NIC bytes (read, written) at DRAM.
+fn nic_dram_bytes(node: &Node) -> (u64, u64) {
+    let m = node.memory_stats();
+    let nic = m.by_source.iter().find(|s| s.source == "nic").unwrap();
+    (nic.read_bytes, nic.write_bytes)
+}
+
+#[test]
+fn dma_goes_through_the_llc_or_bypasses_it_to_dram() {
+    use nanopu_node::memory::llc::DmaAllocation;
+    let run = |placement: DmaAllocation| {
+        let mut c = cfg();
+        c.llc.dma_allocation = placement;
+        let mut rig = Rig::with_cfg("trad_loopback", c);
+        rig.boot();
+        let before = nic_dram_bytes(&rig.node);
+        for i in 0..10u16 {
+            let frame = request(&[i as u8; 1024], i);
+            let at = rig.cycle() + 100;
+            assert!(rig.feed(&frame, at));
+            let out = rig.expect_frames(1, 200_000);
+            assert_eq!(out[0].0, swapped_macs(&frame), "echoed intact");
+        }
+        let after = nic_dram_bytes(&rig.node);
+        (after.0 - before.0, after.1 - before.1)
+    };
+    // Into the LLC: the frames' whole lines are allocated without DRAM
+    // writes, and the transmit reads hit.
+    let (read, written) = run(DmaAllocation::All);
+    assert_eq!(written, 0);
+    assert!(read <= 10 * 64, "at most the partial last lines: {read}");
+    // Bypassing it: every received byte goes to DRAM (whole lines), and the
+    // transmit reads miss.
+    let (read, written) = run(DmaAllocation::Bypass);
+    let frame_lines = (request(&[0; 1024], 0).len() as u64).div_ceil(64) * 64;
+    assert!(written >= 10 * (frame_lines - 64), "{written}");
+    assert!(read >= 10 * (frame_lines - 64), "{read}");
 }
 
 #[test]
