@@ -191,7 +191,9 @@ enum Ev {
     Send(usize),
     ClientTick(usize),
     ClientStart(usize),
-    ClientTimeout(usize, u64),
+    /// Load generator `h`'s earliest pending timeout (the head of its
+    /// FIFO of deadlines) is due.
+    ClientTimeout(usize),
 }
 
 /// Hosts on a network, run in time order.
@@ -790,14 +792,25 @@ impl Cluster {
                 }
                 self.builtin_actions(m.from, &mut net_actions);
             }
-            Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h, _) => {
+            Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h) => {
                 if let Host::Client(c) = &mut self.hosts[h] {
+                    let timeout = match ev {
+                        Ev::ClientTimeout(_) => {
+                            let (_, _, key) = c.timeouts.pop_front().expect("an armed timeout");
+                            // The next deadline takes the place in the event
+                            // order it was given when its request was sent.
+                            if let Some(&(at, seq, _)) = c.timeouts.front() {
+                                self.queue.schedule_reserved(at, seq, Ev::ClientTimeout(h));
+                            }
+                            Some(key)
+                        }
+                        _ => None,
+                    };
                     if let Some(client) = c.client.as_mut() {
-                        match ev {
-                            Ev::ClientTick(_) => client.tick(t, &mut c.actions),
-                            Ev::ClientStart(_) => client.start(t, &mut c.actions),
-                            Ev::ClientTimeout(_, key) => client.timeout(key, t, &mut c.actions),
-                            _ => unreachable!(),
+                        match (ev, timeout) {
+                            (_, Some(key)) => client.timeout(key, t, &mut c.actions),
+                            (Ev::ClientTick(_), _) => client.tick(t, &mut c.actions),
+                            _ => client.start(t, &mut c.actions),
                         }
                     }
                 }
@@ -965,7 +978,14 @@ impl Cluster {
                 ClientAction::Send { frame, ready } => self.net.send(h, frame, ready, net_actions),
                 ClientAction::Wake { at } => self.queue.schedule(at, Ev::ClientTick(h)),
                 ClientAction::Timeout { at, key } => {
-                    self.queue.schedule(at, Ev::ClientTimeout(h, key))
+                    // Deadlines are one timeout length after a send, so they
+                    // come in time order: a FIFO, whose head alone is armed.
+                    let seq = self.queue.reserve();
+                    debug_assert!(c.timeouts.back().is_none_or(|&(last, _, _)| last <= at));
+                    if c.timeouts.is_empty() {
+                        self.queue.schedule_reserved(at, seq, Ev::ClientTimeout(h));
+                    }
+                    c.timeouts.push_back((at, seq, key));
                 }
             }
         }
