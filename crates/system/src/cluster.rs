@@ -775,19 +775,18 @@ impl Cluster {
             Ev::Send(i) => {
                 let m = self.specs[i];
                 self.records[i].sent_at = t;
-                let words = (m.len as usize).div_ceil(8);
-                let payload = (0..words as u64)
-                    .map(|w| if w == 0 { i as u64 } else { w })
-                    .collect();
-                let msg = OutMessage {
-                    dst_ip: host_ip(m.to),
-                    dst_port: 0,
-                    src_port: 0,
-                    len: m.len,
-                    payload,
-                    tag: i as u64,
-                };
                 if let Host::Builtin(b) = &mut self.hosts[m.from] {
+                    let words = (m.len as usize).div_ceil(8);
+                    let mut payload = b.transport.payload_buffer();
+                    payload.extend((0..words as u64).map(|w| if w == 0 { i as u64 } else { w }));
+                    let msg = OutMessage {
+                        dst_ip: host_ip(m.to),
+                        dst_port: 0,
+                        src_port: 0,
+                        len: m.len,
+                        payload,
+                        tag: i as u64,
+                    };
                     b.transport.send_message(msg, t, &mut self.actions);
                 }
                 self.builtin_actions(m.from, &mut net_actions);
@@ -994,9 +993,12 @@ impl Cluster {
     fn delivered(&mut self, host: usize, msg: nanopu_transport::RxMessage, at: SimTime) {
         if msg.len < 8 {
             self.unmatched_deliveries.push((host, at));
-            return;
+        } else {
+            self.match_delivery(host, msg.src_ip, msg.payload[0], at);
         }
-        self.match_delivery(host, msg.src_ip, msg.payload[0], at);
+        if let Host::Builtin(b) = &mut self.hosts[host] {
+            b.transport.recycle_payload(msg.payload);
+        }
     }
 
     /// A message carrying workload index `index` reached `host` from `src`:
