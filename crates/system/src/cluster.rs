@@ -229,6 +229,12 @@ pub struct Cluster {
     /// The hosts that are nodes, and those that are load generators.
     nodes: Vec<usize>,
     clients: Vec<usize>,
+    /// Per node (as in `nodes`), its output horizon when last computed,
+    /// `None` once the node may have changed since (it ran, or an event
+    /// reached it): the run loop asks twice a turn, nodes change rarely.
+    horizons: Vec<Option<Option<SimTime>>>,
+    /// Per host, its index in `nodes` (`u32::MAX`: not a node).
+    node_index: Vec<u32>,
     /// Consumed frame buffers, for the hosts that send to reuse (frames go
     /// from senders to receivers; this brings the buffers back).
     spare_frames: Vec<Vec<u8>>,
@@ -460,6 +466,20 @@ impl Cluster {
             lookahead,
             spare_frames: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
+            horizons: vec![None; hosts.iter().filter(|h| h.as_node().is_some()).count()],
+            node_index: {
+                let mut next = 0;
+                hosts
+                    .iter()
+                    .map(|h| match h.as_node() {
+                        Some(_) => {
+                            next += 1;
+                            next - 1
+                        }
+                        None => u32::MAX,
+                    })
+                    .collect()
+            },
             clients: (0..n).filter(|&h| hosts[h].as_client().is_some()).collect(),
             hosts,
         }
@@ -635,6 +655,8 @@ impl Cluster {
     /// Runs until `until`, until nothing is left to do, or until what
     /// `stop` names happens.
     pub fn run_until(&mut self, until: SimTime, stop: StopWhen) -> Result<ClusterEnd, SystemError> {
+        // Nodes may have been changed from outside (`host_mut`).
+        self.horizons.fill(None);
         let end = loop {
             if let Some(end) = self.stopped(stop) {
                 break end;
@@ -654,6 +676,7 @@ impl Cluster {
                 let node = self.hosts[h].as_node_mut().expect("a node");
                 node.advance(limit)
                     .map_err(|error| SystemError::Host { host: h, error })?;
+                self.horizons[i] = None;
                 self.node_io(h);
             }
             // Events before every node's next possible output are final.
@@ -714,11 +737,31 @@ impl Cluster {
     }
 
     /// The earliest time any node could send something, if any node can.
-    fn nodes_horizon(&self) -> Option<SimTime> {
-        self.nodes
-            .iter()
-            .filter_map(|&h| self.hosts[h].as_node()?.output_horizon())
-            .min()
+    fn nodes_horizon(&mut self) -> Option<SimTime> {
+        let mut min = None;
+        for (i, &h) in self.nodes.iter().enumerate() {
+            let horizon = match self.horizons[i] {
+                Some(known) => known,
+                None => {
+                    let x = self.hosts[h].as_node().and_then(|n| n.output_horizon());
+                    self.horizons[i] = Some(x);
+                    x
+                }
+            };
+            min = match (min, horizon) {
+                (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+                (a, b) => a.or(b),
+            };
+        }
+        min
+    }
+
+    /// Node host `h` has changed (an event reached it): its horizon must be
+    /// asked again.
+    fn node_changed(&mut self, h: usize) {
+        if let Some(x) = self.horizons.get_mut(self.node_index[h] as usize) {
+            *x = None;
+        }
     }
 
     /// Hands spare frame buffers to the host that is about to run.
@@ -749,6 +792,7 @@ impl Cluster {
                     }
                     Host::Node(n) => {
                         n.frame_in(&frame, t);
+                        self.node_changed(h);
                         self.node_io_into(h, &mut net_actions);
                     }
                     Host::Client(c) => {
@@ -769,6 +813,7 @@ impl Cluster {
             Ev::Nic(h, e) => {
                 if let Some(n) = self.hosts[h].as_node_mut() {
                     n.handle(e, t);
+                    self.node_changed(h);
                 }
                 self.node_io_into(h, &mut net_actions);
             }
