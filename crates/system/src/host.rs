@@ -12,8 +12,8 @@ use crate::nics::{Cores, NicIo, NodeNic, NodeNicEvent};
 use nanopu_nic::mac::Mac;
 use nanopu_node::{Node, NodeError};
 use nanopu_sim::{Reserved, SimDuration, SimTime};
-use std::collections::VecDeque;
 use nanopu_transport::NanoTransport;
+use std::collections::VecDeque;
 
 /// A node, its NIC and its clock.
 pub struct NodeHost {

@@ -197,9 +197,7 @@ pub(crate) fn words_to_bytes(words: &[u64], out: &mut [u8]) {
 pub(crate) fn bytes_to_words(bytes: &[u8], out: &mut Vec<u64>) {
     let chunks = bytes.chunks_exact(8);
     let tail = chunks.remainder();
-    out.extend(
-        chunks.map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
-    );
+    out.extend(chunks.map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))));
     if !tail.is_empty() {
         let mut w = [0u8; 8];
         w[..tail.len()].copy_from_slice(tail);
