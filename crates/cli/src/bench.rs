@@ -61,6 +61,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
 
     let incast = incast_80(&sim.nic).context("the incast-80 benchmark")?;
     let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
+    let incast_big = incast_1024(&sim.nic).context("the incast-1024 benchmark")?;
 
     for (k, (_, what)) in kernels.iter().zip(KERNELS) {
         crate::output::write_stdout(&format!(
@@ -84,6 +85,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     leaf_spine.print(
         "leaf-spine-64 (NDP, 4 leaves x 2 spines x 16 hosts, 64 B-16 KB messages to random hosts)",
     )?;
+    incast_big.print(&format!(
+        "incast-1024 (NDP, 32 leaves x 8 spines x 32 hosts, 1023 x 1 KB to host 0): {} incasts, {:.3} simulated ms per host minute",
+        incast_big.runs,
+        incast_big.sim_us_per_s() * 60.0 / 1e3
+    ))?;
     if let Some(path) = a.json {
         let matmul = &kernels[0];
         let mut j = json!({
@@ -106,6 +112,13 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "leafspine64_messages": leaf_spine.messages,
             "leafspine64_sim_us": leaf_spine.sim_ns / 1e3,
             "leafspine64_wall_s": leaf_spine.wall_s,
+            "incast1024_packets_per_s": incast_big.packets_per_s(),
+            "incast1024_sim_us_per_s": incast_big.sim_us_per_s(),
+            "incast1024_events_per_s": incast_big.events_per_s(),
+            "incast1024_messages": incast_big.messages,
+            "incast1024_runs": incast_big.runs,
+            "incast1024_sim_us": incast_big.sim_ns / 1e3,
+            "incast1024_wall_s": incast_big.wall_s,
         });
         for k in &kernels[1..] {
             j[format!("{}_mips", k.name)] = json!(k.mips());
@@ -181,6 +194,8 @@ fn run_kernel(
 /// Host time the incast benchmark runs for, at least: one incast takes
 /// about half a millisecond, so it is repeated until this much has passed.
 const INCAST_MIN_WALL_S: f64 = 0.3;
+/// Host time the 1,024-host incast runs for at least (a few incasts).
+const INCAST_1024_MIN_WALL_S: f64 = 2.0;
 /// Host time the leaf-spine benchmark runs for, at least.
 const LEAF_SPINE_MIN_WALL_S: f64 = 0.5;
 /// Simulated time the leaf-spine workload is generated and run in, a window
@@ -277,6 +292,35 @@ fn incast_80(nic: &NicConfig) -> Result<NetBench> {
     };
     network.switch.buffer = BufferKind::PerPort;
     network.switch.buffer_bytes = 32 * 1024;
+    incast(nic, network, INCAST_MIN_WALL_S, "incast-80")
+}
+
+/// 1,024 hosts on a leaf-spine (32 leaves x 8 spines x 32 hosts, NDP,
+/// default switches), hosts 1-1023 each sending one 1 KB message to host 0,
+/// again and again as [`incast_80`] does until [`INCAST_1024_MIN_WALL_S`]
+/// have passed. Building the cluster (zeroing 1,024 transports' buffer
+/// pools) is not timed.
+fn incast_1024(nic: &NicConfig) -> Result<NetBench> {
+    let network = NetworkConfig {
+        topology: TopologyConfig::LeafSpine {
+            leaves: 32,
+            spines: 8,
+            hosts_per_leaf: 32,
+        },
+        ..Default::default()
+    };
+    incast(nic, network, INCAST_1024_MIN_WALL_S, "incast-1024")
+}
+
+/// Every host but 0 sends one 1 KB message to host 0, again and again
+/// until `min_wall_s` of host time have passed (see [`incast_80`]).
+fn incast(
+    nic: &NicConfig,
+    network: NetworkConfig,
+    min_wall_s: f64,
+    what: &str,
+) -> Result<NetBench> {
+    let clients = network.topology.hosts() - 1;
     let cfg = ClusterConfig {
         network,
         nic: NicConfig {
@@ -291,7 +335,7 @@ fn incast_80(nic: &NicConfig) -> Result<NetBench> {
     let mut c = Cluster::new(&cfg)?;
     let mut b = NetBench::default();
     let mut at_ns = 1_000;
-    while b.runs == 0 || b.wall_s < INCAST_MIN_WALL_S {
+    while b.runs == 0 || b.wall_s < min_wall_s {
         let first = c.records.len();
         for from in 1..=clients {
             c.send(MessageSpec {
@@ -313,7 +357,7 @@ fn incast_80(nic: &NicConfig) -> Result<NetBench> {
         b.runs += 1;
         at_ns = c.now.fs().div_ceil(1_000_000) + 1_000;
     }
-    b.take_counts(&c, "incast-80")?;
+    b.take_counts(&c, what)?;
     Ok(b)
 }
 

@@ -4,5 +4,5 @@
 mod queue;
 mod time;
 
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Reserved};
 pub use time::{SimDuration, SimTime, TimeRangeError, MAX_NS};

@@ -35,6 +35,10 @@ impl Ord for Key {
     }
 }
 
+/// A place in scheduling order (see [`EventQueue::reserve`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Reserved(u64);
+
 /// Events of type `E` ordered by (time, scheduling order).
 pub struct EventQueue<E> {
     heap: QuaternaryHeap<Reverse<Key>>,
@@ -74,13 +78,31 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `time` (at `now` if `time` has already passed).
     pub fn schedule(&mut self, time: SimTime, event: E) {
+        let seq = self.reserve();
+        self.schedule_reserved(time, seq, event);
+    }
+
+    /// Takes the next place in scheduling order without scheduling anything
+    /// yet: an event later scheduled with it (by
+    /// [`EventQueue::schedule_reserved`]) is ordered among events at its
+    /// time as if it had been scheduled now. A model that keeps many
+    /// pending deadlines in a FIFO of its own (a load generator's
+    /// timeouts) keeps only the earliest in the queue, with the same
+    /// outcome as scheduling them all.
+    pub fn reserve(&mut self) -> Reserved {
+        self.seq += 1;
+        Reserved(self.seq)
+    }
+
+    /// Schedules `event` at `time` in the place `seq` reserved (at `now` if
+    /// `time` has already passed).
+    pub fn schedule_reserved(&mut self, time: SimTime, seq: Reserved, event: E) {
         let time = if time < self.now {
             self.late += 1;
             self.now
         } else {
             time
         };
-        self.seq += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(event);
@@ -93,7 +115,7 @@ impl<E> EventQueue<E> {
         };
         self.heap.push(Reverse(Key {
             time,
-            seq: self.seq,
+            seq: seq.0,
             slot,
         }));
     }
@@ -150,6 +172,17 @@ mod tests {
         assert_eq!(q.late, 1);
         assert_eq!(q.pop_until(SimTime(100)), Some((SimTime(50), 2)));
         assert_eq!(q.pop_until(SimTime(100)), None);
+    }
+
+    #[test]
+    fn a_reserved_place_orders_as_if_scheduled_then() {
+        let mut q = EventQueue::new();
+        let early = q.reserve();
+        q.schedule(SimTime(10), "b");
+        q.schedule_reserved(SimTime(10), early, "a");
+        q.schedule(SimTime(5), "first");
+        let out: Vec<_> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|e| e.1)).collect();
+        assert_eq!(out, ["first", "a", "b"]);
     }
 
     proptest::proptest! {

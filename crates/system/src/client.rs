@@ -650,7 +650,8 @@ pub enum ClientAction {
     Send { frame: Vec<u8>, ready: SimTime },
     /// Call [`Client::tick`] again at `at` (the next open-loop arrival).
     Wake { at: SimTime },
-    /// Call [`Client::timeout`] with `key` at `at`.
+    /// Call [`Client::timeout`] with `key` at `at` (one timeout length
+    /// after now: deadlines come in time order).
     Timeout { at: SimTime, key: u64 },
 }
 

@@ -191,7 +191,9 @@ enum Ev {
     Send(usize),
     ClientTick(usize),
     ClientStart(usize),
-    ClientTimeout(usize, u64),
+    /// Load generator `h`'s earliest pending timeout (the head of its
+    /// FIFO of deadlines) is due.
+    ClientTimeout(usize),
 }
 
 /// Hosts on a network, run in time order.
@@ -227,6 +229,12 @@ pub struct Cluster {
     /// The hosts that are nodes, and those that are load generators.
     nodes: Vec<usize>,
     clients: Vec<usize>,
+    /// Per node (as in `nodes`), its output horizon when last computed,
+    /// `None` once the node may have changed since (it ran, or an event
+    /// reached it): the run loop asks twice a turn, nodes change rarely.
+    horizons: Vec<Option<Option<SimTime>>>,
+    /// Per host, its index in `nodes` (`u32::MAX`: not a node).
+    node_index: Vec<u32>,
     /// Consumed frame buffers, for the hosts that send to reuse (frames go
     /// from senders to receivers; this brings the buffers back).
     spare_frames: Vec<Vec<u8>>,
@@ -458,6 +466,20 @@ impl Cluster {
             lookahead,
             spare_frames: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
+            horizons: vec![None; hosts.iter().filter(|h| h.as_node().is_some()).count()],
+            node_index: {
+                let mut next = 0;
+                hosts
+                    .iter()
+                    .map(|h| match h.as_node() {
+                        Some(_) => {
+                            next += 1;
+                            next - 1
+                        }
+                        None => u32::MAX,
+                    })
+                    .collect()
+            },
             clients: (0..n).filter(|&h| hosts[h].as_client().is_some()).collect(),
             hosts,
         }
@@ -633,6 +655,8 @@ impl Cluster {
     /// Runs until `until`, until nothing is left to do, or until what
     /// `stop` names happens.
     pub fn run_until(&mut self, until: SimTime, stop: StopWhen) -> Result<ClusterEnd, SystemError> {
+        // Nodes may have been changed from outside (`host_mut`).
+        self.horizons.fill(None);
         let end = loop {
             if let Some(end) = self.stopped(stop) {
                 break end;
@@ -652,6 +676,7 @@ impl Cluster {
                 let node = self.hosts[h].as_node_mut().expect("a node");
                 node.advance(limit)
                     .map_err(|error| SystemError::Host { host: h, error })?;
+                self.horizons[i] = None;
                 self.node_io(h);
             }
             // Events before every node's next possible output are final.
@@ -712,11 +737,31 @@ impl Cluster {
     }
 
     /// The earliest time any node could send something, if any node can.
-    fn nodes_horizon(&self) -> Option<SimTime> {
-        self.nodes
-            .iter()
-            .filter_map(|&h| self.hosts[h].as_node()?.output_horizon())
-            .min()
+    fn nodes_horizon(&mut self) -> Option<SimTime> {
+        let mut min = None;
+        for (i, &h) in self.nodes.iter().enumerate() {
+            let horizon = match self.horizons[i] {
+                Some(known) => known,
+                None => {
+                    let x = self.hosts[h].as_node().and_then(|n| n.output_horizon());
+                    self.horizons[i] = Some(x);
+                    x
+                }
+            };
+            min = match (min, horizon) {
+                (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+                (a, b) => a.or(b),
+            };
+        }
+        min
+    }
+
+    /// Node host `h` has changed (an event reached it): its horizon must be
+    /// asked again.
+    fn node_changed(&mut self, h: usize) {
+        if let Some(x) = self.horizons.get_mut(self.node_index[h] as usize) {
+            *x = None;
+        }
     }
 
     /// Hands spare frame buffers to the host that is about to run.
@@ -747,6 +792,7 @@ impl Cluster {
                     }
                     Host::Node(n) => {
                         n.frame_in(&frame, t);
+                        self.node_changed(h);
                         self.node_io_into(h, &mut net_actions);
                     }
                     Host::Client(c) => {
@@ -767,37 +813,48 @@ impl Cluster {
             Ev::Nic(h, e) => {
                 if let Some(n) = self.hosts[h].as_node_mut() {
                     n.handle(e, t);
+                    self.node_changed(h);
                 }
                 self.node_io_into(h, &mut net_actions);
             }
             Ev::Send(i) => {
                 let m = self.specs[i];
                 self.records[i].sent_at = t;
-                let words = (m.len as usize).div_ceil(8);
-                let payload = (0..words as u64)
-                    .map(|w| if w == 0 { i as u64 } else { w })
-                    .collect();
-                let msg = OutMessage {
-                    dst_ip: host_ip(m.to),
-                    dst_port: 0,
-                    src_port: 0,
-                    len: m.len,
-                    payload,
-                    tag: i as u64,
-                };
                 if let Host::Builtin(b) = &mut self.hosts[m.from] {
+                    let words = (m.len as usize).div_ceil(8);
+                    let mut payload = b.transport.payload_buffer();
+                    payload.extend((0..words as u64).map(|w| if w == 0 { i as u64 } else { w }));
+                    let msg = OutMessage {
+                        dst_ip: host_ip(m.to),
+                        dst_port: 0,
+                        src_port: 0,
+                        len: m.len,
+                        payload,
+                        tag: i as u64,
+                    };
                     b.transport.send_message(msg, t, &mut self.actions);
                 }
                 self.builtin_actions(m.from, &mut net_actions);
             }
-            Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h, _) => {
+            Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h) => {
                 if let Host::Client(c) = &mut self.hosts[h] {
+                    let timeout = match ev {
+                        Ev::ClientTimeout(_) => {
+                            let (_, _, key) = c.timeouts.pop_front().expect("an armed timeout");
+                            // The next deadline takes the place in the event
+                            // order it was given when its request was sent.
+                            if let Some(&(at, seq, _)) = c.timeouts.front() {
+                                self.queue.schedule_reserved(at, seq, Ev::ClientTimeout(h));
+                            }
+                            Some(key)
+                        }
+                        _ => None,
+                    };
                     if let Some(client) = c.client.as_mut() {
-                        match ev {
-                            Ev::ClientTick(_) => client.tick(t, &mut c.actions),
-                            Ev::ClientStart(_) => client.start(t, &mut c.actions),
-                            Ev::ClientTimeout(_, key) => client.timeout(key, t, &mut c.actions),
-                            _ => unreachable!(),
+                        match (ev, timeout) {
+                            (_, Some(key)) => client.timeout(key, t, &mut c.actions),
+                            (Ev::ClientTick(_), _) => client.tick(t, &mut c.actions),
+                            _ => client.start(t, &mut c.actions),
                         }
                     }
                 }
@@ -965,7 +1022,14 @@ impl Cluster {
                 ClientAction::Send { frame, ready } => self.net.send(h, frame, ready, net_actions),
                 ClientAction::Wake { at } => self.queue.schedule(at, Ev::ClientTick(h)),
                 ClientAction::Timeout { at, key } => {
-                    self.queue.schedule(at, Ev::ClientTimeout(h, key))
+                    // Deadlines are one timeout length after a send, so they
+                    // come in time order: a FIFO, whose head alone is armed.
+                    let seq = self.queue.reserve();
+                    debug_assert!(c.timeouts.back().is_none_or(|&(last, _, _)| last <= at));
+                    if c.timeouts.is_empty() {
+                        self.queue.schedule_reserved(at, seq, Ev::ClientTimeout(h));
+                    }
+                    c.timeouts.push_back((at, seq, key));
                 }
             }
         }
@@ -974,9 +1038,12 @@ impl Cluster {
     fn delivered(&mut self, host: usize, msg: nanopu_transport::RxMessage, at: SimTime) {
         if msg.len < 8 {
             self.unmatched_deliveries.push((host, at));
-            return;
+        } else {
+            self.match_delivery(host, msg.src_ip, msg.payload[0], at);
         }
-        self.match_delivery(host, msg.src_ip, msg.payload[0], at);
+        if let Host::Builtin(b) = &mut self.hosts[host] {
+            b.transport.recycle_payload(msg.payload);
+        }
     }
 
     /// A message carrying workload index `index` reached `host` from `src`:

@@ -11,8 +11,9 @@ use crate::client::{Client, ClientAction};
 use crate::nics::{Cores, NicIo, NodeNic, NodeNicEvent};
 use nanopu_nic::mac::Mac;
 use nanopu_node::{Node, NodeError};
-use nanopu_sim::{SimDuration, SimTime};
+use nanopu_sim::{Reserved, SimDuration, SimTime};
 use nanopu_transport::NanoTransport;
+use std::collections::VecDeque;
 
 /// A node, its NIC and its clock.
 pub struct NodeHost {
@@ -127,6 +128,10 @@ pub struct ClientHost {
     /// Frames that reached a host with no client.
     pub frames_to_nowhere: u64,
     pub(crate) actions: Vec<ClientAction>,
+    /// Pending timeouts `(at, place in the event order, key)`, earliest
+    /// first: only the first is in the cluster's event queue (one event
+    /// per client, not one per outstanding request).
+    pub(crate) timeouts: VecDeque<(SimTime, Reserved, u64)>,
 }
 
 impl ClientHost {
@@ -139,6 +144,7 @@ impl ClientHost {
             booted_at: None,
             frames_to_nowhere: 0,
             actions: Vec::new(),
+            timeouts: VecDeque::new(),
         }
     }
 

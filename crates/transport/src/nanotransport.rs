@@ -399,6 +399,13 @@ impl NanoTransport {
         self.reassembly.recycle_payload(payload);
     }
 
+    /// An empty payload vector to build an [`OutMessage`] in: one a sent
+    /// message no longer needs, so that a steady stream of sends allocates
+    /// nothing.
+    pub fn payload_buffer(&mut self) -> Vec<u64> {
+        self.packetization.take_payload()
+    }
+
     /// After an input whose effects are in place at `t` (possibly later
     /// than the caller's present): admit waiting messages and have the
     /// arbiter called back at `t`. The arbiter only runs from

@@ -149,17 +149,59 @@ impl WholeMessages {
     }
 }
 
+/// Payload vectors kept for reuse (enough for a burst of sends).
+const SPARE_PAYLOADS: usize = 64;
+
 /// Bytes `start..end` of the little-endian `words` into `out` (zeros past
 /// the words' end).
 fn copy_bytes(words: &[u64], start: usize, end: usize, out: &mut Vec<u8>) {
     out.clear();
-    let mut at = start;
-    while at < end {
-        let (w, skip) = (at / 8, at % 8);
-        let n = (8 - skip).min(end - at);
-        let word = words.get(w).copied().unwrap_or(0).to_le_bytes();
-        out.extend_from_slice(&word[skip..skip + n]);
+    out.resize(end.saturating_sub(start), 0);
+    let (first, last) = (start / 8, end.div_ceil(8).min(words.len()));
+    if first >= last {
+        return;
+    }
+    // Whole words into a scratch span aligned to word boundaries, then the
+    // part asked for: fixed-size copies the compiler turns into stores.
+    let skip = start - first * 8;
+    let mut at = 0;
+    for &w in &words[first..last] {
+        let bytes = w.to_le_bytes();
+        let (from, n) = if at == 0 { (skip, 8 - skip) } else { (0, 8) };
+        let n = n.min(out.len() - at);
+        out[at..at + n].copy_from_slice(&bytes[from..from + n]);
         at += n;
+        if at == out.len() {
+            break;
+        }
+    }
+}
+
+/// The little-endian bytes of `words` into `out` (as many as `out` holds;
+/// at most `8 * words.len()`).
+pub(crate) fn words_to_bytes(words: &[u64], out: &mut [u8]) {
+    let whole = out.len() / 8;
+    let mut chunks = out.chunks_exact_mut(8);
+    for (c, w) in chunks.by_ref().zip(words) {
+        c.copy_from_slice(&w.to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    if let Some(w) = words.get(whole) {
+        let n = tail.len();
+        tail.copy_from_slice(&w.to_le_bytes()[..n]);
+    }
+}
+
+/// `bytes` as little-endian words appended to `out` (the last one
+/// zero-padded).
+pub(crate) fn bytes_to_words(bytes: &[u8], out: &mut Vec<u64>) {
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    out.extend(chunks.map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))));
+    if !tail.is_empty() {
+        let mut w = [0u8; 8];
+        w[..tail.len()].copy_from_slice(tail);
+        out.push(u64::from_le_bytes(w));
     }
 }
 
@@ -259,6 +301,9 @@ pub struct Packetization {
     /// Messages waiting for a free entry or buffer (the global TX queue).
     pub waiting: VecDeque<(OutMessage, SimTime)>,
     pub waiting_peak: usize,
+    /// Payload vectors of admitted messages (their bytes are in the
+    /// buffer), for the next sender to fill: see [`Packetization::take_payload`].
+    spare_payloads: Vec<Vec<u64>>,
     /// Events naming a message that is no longer here (late ACKs, ...).
     pub stale_events: u64,
 }
@@ -288,6 +333,7 @@ impl Packetization {
             ready_seq: 0,
             waiting: VecDeque::new(),
             waiting_peak: 0,
+            spare_payloads: Vec::new(),
             stale_events: 0,
         })
     }
@@ -323,6 +369,12 @@ impl Packetization {
         }
     }
 
+    /// An empty payload vector to build the next [`OutMessage`] in (one an
+    /// admitted message no longer needs, if there is one).
+    pub fn take_payload(&mut self) -> Vec<u64> {
+        self.spare_payloads.pop().unwrap_or_default()
+    }
+
     /// Admits waiting messages while entries and buffers allow.
     pub fn admit_waiting(
         &mut self,
@@ -356,14 +408,8 @@ impl Packetization {
             self.msgs.push(EMPTY);
         }
         let data = self.buffers.data_mut(buffer);
-        for (i, w) in msg.payload.iter().enumerate() {
-            let at = i * 8;
-            if at >= msg.len as usize {
-                break;
-            }
-            let n = 8.min(msg.len as usize - at);
-            data[at..at + n].copy_from_slice(&w.to_le_bytes()[..n]);
-        }
+        let len = (msg.len as usize).min(msg.payload.len() * 8);
+        words_to_bytes(&msg.payload, &mut data[..len]);
         let old = self.msgs[slot as usize].id;
         let generation = (old >> self.index_bits).wrapping_add(1);
         let id = ((generation as u32) << self.index_bits | slot as u32) as u16;
@@ -382,6 +428,11 @@ impl Packetization {
             tag: msg.tag,
             ..EMPTY
         };
+        if self.spare_payloads.len() < SPARE_PAYLOADS {
+            let mut payload = msg.payload;
+            payload.clear();
+            self.spare_payloads.push(payload);
+        }
         self.release(slot as usize, now, packetize);
         let max_tx = self.msgs[slot as usize].max_tx;
         // ScheduleEvent of the egress timer module (§3.5).
@@ -607,5 +658,50 @@ impl Packetization {
 
     pub fn timers_armed(&self) -> usize {
         self.timers.armed()
+    }
+}
+
+#[cfg(test)]
+mod copy_tests {
+    use super::*;
+
+    /// The byte-at-a-time definitions the bulk copies must equal.
+    fn bytes_of(words: &[u64], start: usize, end: usize) -> Vec<u8> {
+        (start..end)
+            .map(|i| words.get(i / 8).map_or(0, |w| w.to_le_bytes()[i % 8]))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn copy_bytes_is_the_bytes_of_the_words(
+            words in proptest::collection::vec(proptest::num::u64::ANY, 0..12),
+            start in 0usize..100,
+            len in 0usize..100,
+        ) {
+            let mut out = vec![0xaa; 3];
+            copy_bytes(&words, start, start + len, &mut out);
+            proptest::prop_assert_eq!(out, bytes_of(&words, start, start + len));
+        }
+
+        #[test]
+        fn words_and_bytes_round_trip(
+            words in proptest::collection::vec(proptest::num::u64::ANY, 0..12),
+            len in 0usize..100,
+        ) {
+            let len = len.min(words.len() * 8);
+            let mut bytes = vec![0x55; len];
+            words_to_bytes(&words, &mut bytes);
+            proptest::prop_assert_eq!(&bytes, &bytes_of(&words, 0, len));
+            let mut back = vec![7];
+            bytes_to_words(&bytes, &mut back);
+            let want: Vec<u64> = std::iter::once(7)
+                .chain((0..len.div_ceil(8)).map(|i| {
+                    let keep = (len - i * 8).min(8);
+                    if keep == 8 { words[i] } else { words[i] & ((1u64 << (8 * keep)) - 1) }
+                }))
+                .collect();
+            proptest::prop_assert_eq!(back, want);
+        }
     }
 }

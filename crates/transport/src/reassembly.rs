@@ -23,7 +23,7 @@ use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgI
 use crate::program::Refusal;
 use crate::timer::TimerModule;
 use nanopu_sim::{SimDuration, SimTime};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Packets a message may have: one bit each in a 64-bit bitmap. With 1 KB
 /// packets this covers every length the 16-bit `msg_len` allows.
@@ -71,7 +71,9 @@ pub enum Expired {
 
 /// Messages being received.
 pub struct Reassembly {
-    table: HashMap<Key, RxMsgId>,
+    /// Fx hashing: the keys are a few small integers, and SipHash showed in
+    /// every packet's profile (no adversary picks keys in a simulation).
+    table: FxHashMap<Key, RxMsgId>,
     /// Ids `0..msgs.len()` (those ever used; grown on first use).
     msgs: Vec<RxMsg>,
     free_ids: IdQueue,
@@ -128,7 +130,7 @@ impl Reassembly {
         let buffers = BufferPool::new(classes)?;
         let n = max_messages as usize;
         Ok(Reassembly {
-            table: HashMap::new(),
+            table: FxHashMap::default(),
             msgs: Vec::new(),
             free_ids: IdQueue::new(max_messages),
             buffers,
@@ -320,11 +322,7 @@ impl Reassembly {
         let len = m.msg_len as usize;
         let bytes = &self.buffers.data(buffer)[..len];
         let mut payload = self.spare_payloads.pop().unwrap_or_default();
-        payload.extend(bytes.chunks(8).map(|c| {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        }));
+        crate::packetization::bytes_to_words(bytes, &mut payload);
         let _ = self.buffers.free(buffer);
         match self.timeout {
             // The timer now measures how long the completed message lingers.
