@@ -238,6 +238,8 @@ def net(config: ConfigLike, *, until_us: int = 100_000, progress: ProgressArg = 
     with Bar(progress, "net", "sim us") as cb:
         raw = json.loads(_native.net(cfg.to_toml(), int(until_us), cb))
     records = pd.DataFrame(raw.pop("records"))
+    for column in ("delivered_ns", "reply_ns"):  # NaN: never delivered, no reply
+        records[column] = records[column].astype("float64")
     records.insert(
         records.columns.get_loc("delivered_ns") + 1, "latency_ns", records["delivered_ns"] - records["sent_ns"]
     )

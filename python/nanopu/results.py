@@ -4,6 +4,7 @@ counters, and :meth:`summary` (one flat dict of numbers: a sweep's row)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -32,7 +33,8 @@ def _percentile(sorted_values: List[float], p: float) -> float:
     """The command's percentile (nearest rank, rounded), so numbers match."""
     if not sorted_values:
         return float("nan")
-    i = round((p / 100.0) * (len(sorted_values) - 1))
+    # Rust's f64::round: halves away from zero (Python's round() goes to even)
+    i = math.floor((p / 100.0) * (len(sorted_values) - 1) + 0.5)
     return sorted_values[min(i, len(sorted_values) - 1)]
 
 

@@ -54,7 +54,7 @@ def test_bad_load_options(cli):
     want = cli_error(cli, "run", SDK / "loopback.elf", "--load", "--count", 0)
     with pytest.raises(nanopu.ConfigError) as e:
         nanopu.load("loopback", count=0)
-    assert str(e.value) == want.replace("--count", "count")
+    assert str(e.value) == want  # the load generator's own message, option names and all
     with pytest.raises(nanopu.ConfigError, match="service"):
         nanopu.load("loopback", service="uniform:3")
 

@@ -39,6 +39,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("ExperimentError", py.get_type::<ExperimentError>())?;
+    // Where pickle finds them (a worker process or a Ray task raised one).
+    for t in [
+        py.get_type::<NanopuError>(),
+        py.get_type::<ConfigError>(),
+        py.get_type::<SimulationError>(),
+        py.get_type::<ExperimentError>(),
+    ] {
+        t.setattr("__module__", "nanopu._native")?;
+    }
     Ok(())
 }
 

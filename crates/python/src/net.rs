@@ -80,7 +80,16 @@ pub fn net(
             let end = c
                 .run_until(next, StopWhen::default())
                 .map_err(system_error)?;
-            if end != ClusterEnd::TimeLimit || next == until {
+            // Idle before `until` while a node's cores are busy past the
+            // slice is the slice's end, not the run's.
+            let busy = || {
+                (0..c.hosts()).any(|h| {
+                    c.node(h)
+                        .is_some_and(|n| n.exit().is_none() && n.output_horizon().is_some())
+                })
+            };
+            let slice_end = end == ClusterEnd::TimeLimit || (end == ClusterEnd::Idle && busy());
+            if !slice_end || next == until {
                 return ticker.finish(next.as_ns() / 1e3, until.as_ns() / 1e3, &[]);
             }
             ticker.tick(next.as_ns() / 1e3, until.as_ns() / 1e3, &[])?;
