@@ -32,6 +32,15 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars (``df.x.max()``) and paths as JSON values."""
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"{type(value).__name__} has no TOML form")
+
+
 def _merge(base: dict, updates: Mapping[str, Any]) -> dict:
     """``base`` with ``updates`` merged in, tables recursively."""
     out = copy.deepcopy(base)
@@ -73,7 +82,7 @@ class Config:
             toml = source._toml
         elif isinstance(source, Mapping):
             base = None if base_dir is None else str(base_dir)
-            toml = _native.config_from_json(json.dumps(_drop_none(source)), base)
+            toml = _native.config_from_json(json.dumps(_drop_none(source), default=_plain), base)
         elif isinstance(source, os.PathLike) or (
             isinstance(source, str) and "\n" not in source and source.endswith(".toml")
         ):

@@ -10,7 +10,7 @@ the point's seed; a point without one gets ``seed + its index``. A point's
 result then depends only on the point: the same DataFrame comes back from
 either backend with any number of workers.
 
-``python -m nanopu.sweep`` runs the papers' experiments this way, one task
+``python -m nanopu`` runs the papers' experiments this way, one task
 per experiment; ``nanopu experiment --backend ray`` and ``nanopu reproduce
 --backend ray`` call it.
 """
@@ -18,6 +18,7 @@ per experiment; ``nanopu experiment --backend ray`` and ``nanopu reproduce
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 import sys
 import time
@@ -45,7 +46,7 @@ def _flat_params(point: Mapping[str, Any]) -> Dict[str, Any]:
                         stack.append((f"{prefix}.{k}", v))
                     elif not isinstance(v, (list, tuple)):
                         out[f"{prefix}.{k}"] = v
-        elif isinstance(value, (str, int, float, bool)) or value is None:
+        elif isinstance(value, (str, bool, numbers.Number)) or value is None:  # numpy's too
             out[key] = value
         elif isinstance(value, (list, tuple)):
             out[key] = ",".join(map(str, value))
@@ -192,10 +193,10 @@ def run_experiment(name: str, scale: str, seed: int, config_toml: str, threads: 
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m nanopu.sweep [ID ...] --out DIR [--report] ...``: the
+    """``python -m nanopu [ID ...] --out DIR [--report] ...``: the
     experiments (all with ``--report``), one task each, on a local process
     pool or Ray; writes what ``nanopu experiment``/``reproduce`` write."""
-    ap = argparse.ArgumentParser(prog="python -m nanopu.sweep", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m nanopu", description=main.__doc__)
     ap.add_argument("ids", nargs="*", help="experiment ids (none with --report: all)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--report", action="store_true", help="write report.md and summary.json (nanopu reproduce)")
@@ -218,7 +219,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise _native.ExperimentError(f"unknown experiment {unknown[0]!r}; known: {', '.join(known)}")
+            raise _native.ExperimentError(f'unknown experiment "{unknown[0]}"; known: {", ".join(known)}')
         tasks = [(i, a.scale, a.seed, cfg.to_toml(), a.threads) for i in ids]
         results = map_tasks(run_experiment, tasks, backend=a.backend, workers=a.workers, address=a.address,
                             cpus_per_task=a.threads, desc="experiments")

@@ -1,6 +1,6 @@
 //! `nanopu experiment --backend ray` and `nanopu reproduce --backend ray`:
 //! the experiments run as Ray tasks, one per experiment, through the Python
-//! package (`python -m nanopu.sweep`, `python/nanopu/sweep.py`), which
+//! package (`python -m nanopu`, `python/nanopu/sweep.py`), which
 //! writes the same files as the local backend. The interpreter is
 //! `NANOPU_PYTHON`, else the checkout's `.venv/bin/python` (made by
 //! `scripts/setup.sh`), else `python3`.
@@ -49,7 +49,7 @@ pub struct RayRun<'a> {
 pub fn run_on_ray(r: RayRun<'_>) -> Result<u8> {
     let python = python();
     let mut cmd = Command::new(&python);
-    cmd.args(["-m", "nanopu.sweep", "--backend", "ray", "--out"])
+    cmd.args(["-m", "nanopu", "--backend", "ray", "--out"])
         .arg(r.out)
         .args(r.ids)
         .arg("--scale")
