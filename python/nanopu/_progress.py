@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Union
 
-ProgressArg = Union[bool, None, Callable[[float, float], None]]
+ProgressArg = Union[bool, None, Callable[[int, int], None]]
 
 
 class Bar:
@@ -21,7 +21,7 @@ class Bar:
         self._desc, self._unit = desc, unit
         self._bar = None
 
-    def __enter__(self) -> Optional[Callable[[float, float], None]]:
+    def __enter__(self) -> Optional[Callable[[int, int], None]]:
         if self._user is not None:
             return self._user
         if not self._enabled:
@@ -31,7 +31,7 @@ class Bar:
         self._bar = tqdm(desc=self._desc, unit=self._unit, delay=1.0, leave=False, dynamic_ncols=True)
         return self._update
 
-    def _update(self, done: float, total: float) -> None:
+    def _update(self, done: int, total: int) -> None:
         bar = self._bar
         if total > 0 and bar.total != total:
             bar.total = total

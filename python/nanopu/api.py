@@ -65,7 +65,10 @@ def run(
     ``cores`` overrides ``[node] cores``; ``args`` are argv[1..];
     ``echo`` copies the program's output to ``sys.stdout`` as it runs (it
     is in ``result.stdout`` either way); ``progress``: None for a bar on
-    long runs, False for none, or a callable ``(done_cycles, total)``.
+    long runs, False for none, or a callable ``(done, total)`` (cycles;
+    total 0 without ``max_cycles``). ``load`` counts requests answered of
+    ``count``, ``net`` simulated microseconds of ``until_us``, ``experiment``
+    points.
     """
     cfg = as_config(config)
     with Bar(progress, "run", "cycles") as cb:
@@ -214,7 +217,7 @@ def load(
     are not exceptions: ``result.status`` says "failed" or "incomplete".
     """
     cfg = load_config(config, **load_options)
-    with Bar(progress, "load", "sim us") as cb:
+    with Bar(progress, "load", "requests") as cb:
         raw = json.loads(
             _native.load(
                 str(program_path(program)), cfg.to_toml(), list(args), nic, node_ip, client_ip,

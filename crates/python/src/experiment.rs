@@ -80,12 +80,7 @@ pub fn experiment<'py>(
                 let _ = done_tx.send(());
                 r
             });
-            let count = |r: &Runner| {
-                (
-                    r.progress.position() as f64,
-                    r.progress.length().unwrap_or(0) as f64,
-                )
-            };
+            let count = |r: &Runner| (r.progress.position(), r.progress.length().unwrap_or(0));
             loop {
                 let finished = done_rx.recv_timeout(crate::progress::INTERVAL).is_ok();
                 let (done, total) = count(&runner);

@@ -89,10 +89,12 @@ pub fn net(
                 })
             };
             let slice_end = end == ClusterEnd::TimeLimit || (end == ClusterEnd::Idle && busy());
+            // Progress: simulated microseconds of `until_us`.
+            let done = (next.as_ns() / 1e3) as u64;
             if !slice_end || next == until {
-                return ticker.finish(next.as_ns() / 1e3, until.as_ns() / 1e3, &[]);
+                return ticker.finish(done, until_us, &[]);
             }
-            ticker.tick(next.as_ns() / 1e3, until.as_ns() / 1e3, &[])?;
+            ticker.tick(done, until_us, &[])?;
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();

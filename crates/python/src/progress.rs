@@ -27,9 +27,9 @@ impl Ticker {
     }
 
     /// Called after each slice: `done` of `total` (units of the caller's
-    /// choosing), `output` what the guest printed so far. Errors (a
+    /// choosing; `total` 0 if unknown), `output` what the guest printed so far. Errors (a
     /// `KeyboardInterrupt`, an exception in the callback) end the run.
-    pub fn tick(&mut self, done: f64, total: f64, output: &[u8]) -> PyResult<()> {
+    pub fn tick(&mut self, done: u64, total: u64, output: &[u8]) -> PyResult<()> {
         if self.last.elapsed() < INTERVAL {
             return Ok(());
         }
@@ -38,11 +38,11 @@ impl Ticker {
     }
 
     /// Reports now (the end of a run: the bar shows where it stopped).
-    pub fn finish(&mut self, done: f64, total: f64, output: &[u8]) -> PyResult<()> {
+    pub fn finish(&mut self, done: u64, total: u64, output: &[u8]) -> PyResult<()> {
         self.report(done, total, output)
     }
 
-    fn report(&mut self, done: f64, total: f64, output: &[u8]) -> PyResult<()> {
+    fn report(&mut self, done: u64, total: u64, output: &[u8]) -> PyResult<()> {
         Python::with_gil(|py| {
             py.check_signals()?;
             if self.echo && output.len() > self.echoed {

@@ -74,7 +74,7 @@ pub fn run(
         )),
     }
     let limit = max_cycles.unwrap_or(u64::MAX);
-    let total = max_cycles.map_or(0.0, |c| c as f64);
+    let total = max_cycles.unwrap_or(0);
     let mut ticker = Ticker::new(progress, echo);
     let start = Instant::now();
     let end = py.allow_threads(|| -> PyResult<RunEnd> {
@@ -83,7 +83,7 @@ pub fn run(
             next = next.saturating_add(SLICE_CYCLES).min(limit);
             let end = node.run(next).map_err(node_error)?;
             if matches!(end, RunEnd::Exited(_)) || next == limit {
-                let done = node.lead_cycle().unwrap_or(next) as f64;
+                let done = node.lead_cycle().unwrap_or(next);
                 ticker.finish(done, total, output(&node))?;
                 return Ok(end);
             }
@@ -91,10 +91,10 @@ pub fn run(
                 // Every hart waits for something that can never happen: the
                 // unlimited run says so (a deadlock error naming the harts).
                 let end = node.run(u64::MAX).map_err(node_error)?;
-                ticker.finish(next as f64, total, output(&node))?;
+                ticker.finish(next, total, output(&node))?;
                 return Ok(end);
             }
-            ticker.tick(next as f64, total, output(&node))?;
+            ticker.tick(next, total, output(&node))?;
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();
@@ -193,7 +193,6 @@ pub fn load(
         c.series = Some(Vec::new());
     }
     let until = SimTime::ZERO + until;
-    let total_us = until.as_ns() / 1e3;
     let mut ticker = Ticker::new(progress, echo);
     let start = Instant::now();
     let mut shared = SameThread(&mut sys);
@@ -213,12 +212,16 @@ pub fn load(
                 }
                 end => end.map_err(system_error)?,
             };
+            // Progress: requests answered (or lost) of `count`.
+            let done = sys
+                .client()
+                .map_or(0, |c| c.report.received + c.report.lost);
             let out = output(sys.node());
             if end != SystemEnd::TimeLimit || next == until {
-                ticker.finish(next.as_ns() / 1e3, total_us, out)?;
+                ticker.finish(done, count, out)?;
                 return Ok(end);
             }
-            ticker.tick(next.as_ns() / 1e3, total_us, out)?;
+            ticker.tick(done, count, out)?;
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();
