@@ -17,6 +17,7 @@ demo: setup build sdk
 
 test: setup-test sdk
 	cargo test --workspace --release
+	.venv/bin/python -m pytest -q python/tests
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 

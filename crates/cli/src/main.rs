@@ -1,5 +1,6 @@
 //! `nanopu`: the command-line front end of the simulator.
 
+mod backend;
 mod bench;
 mod config_file;
 mod net;
@@ -75,6 +76,14 @@ struct ExperimentOpts {
     /// Configuration file (TOML); see `nanopu config`.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Where experiments run: local (this process's threads) or ray (one Ray
+    /// task per experiment, through the Python package; docs/python.md).
+    #[arg(long, value_enum, default_value = "local")]
+    backend: backend::Backend,
+    /// The Ray cluster to use with --backend ray (default: RAY_ADDRESS, else
+    /// a local Ray instance).
+    #[arg(long)]
+    address: Option<String>,
 }
 
 fn experiment_cmd(
@@ -90,6 +99,18 @@ fn experiment_cmd(
         }
         output::write_stdout(&list)?;
         return Ok(0);
+    }
+    if o.backend == backend::Backend::Ray {
+        return backend::run_on_ray(backend::RayRun {
+            ids: &ids,
+            out: &out,
+            report,
+            scale: o.scale,
+            seed: o.seed,
+            threads: o.threads,
+            config: o.config.as_deref(),
+            address: o.address.as_deref(),
+        });
     }
     let cfg = config_file::load_or_default(o.config.as_deref())?;
     nanopu_experiments::run_experiments(&ids, &out, cfg, o.scale, o.threads, o.seed, report)?;

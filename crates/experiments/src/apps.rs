@@ -65,6 +65,7 @@ fn run(r: &Runner, d: &Design, load: &LoadConfig) -> Result<Measured> {
         threads: 1,
         programs: r.programs.clone(),
         progress: r.progress.clone(),
+        stop: r.stop.clone(),
     };
     let program = r.program(d.program)?;
     runner

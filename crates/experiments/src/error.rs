@@ -29,6 +29,9 @@ pub enum ExperimentError {
     /// A transport could not be built from its parameters.
     #[error(transparent)]
     Transport(#[from] nanopu_transport::TransportConfigError),
+    /// [`crate::Runner::stop`] was raised before the point started.
+    #[error("interrupted")]
+    Interrupted,
     /// A run went wrong in a way the experiment checks: a message lost,
     /// wrong replies, a measurement that cannot be right.
     #[error("{0}")]

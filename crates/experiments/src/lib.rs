@@ -24,8 +24,8 @@ use nanopu_system::Config as SimConfig;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Where `make -C sdk` puts the guest programs (`NANOPU_SDK_BUILD`
@@ -143,6 +143,9 @@ pub struct Runner {
     pub threads: usize,
     pub programs: PathBuf,
     pub progress: ProgressBar,
+    /// Raised to stop early (Ctrl-C in the Python package): points not yet
+    /// started end with [`ExperimentError::Interrupted`].
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Runner {
@@ -167,6 +170,7 @@ impl Runner {
             threads,
             programs: sdk_build_dir(),
             progress,
+            stop: Arc::default(),
         }
     }
 
@@ -201,7 +205,11 @@ impl Runner {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
-                    let r = f(item);
+                    let r = if self.stop.load(Ordering::Relaxed) {
+                        Err(ExperimentError::Interrupted)
+                    } else {
+                        f(item)
+                    };
                     results.lock().expect("no panics")[i] = Some(r);
                     self.progress.inc(1);
                 });

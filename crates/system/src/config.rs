@@ -202,13 +202,21 @@ where
     })
 }
 
+/// Whether `d` and `u` are enum values of different variants: serde's
+/// one-key tables (`mode = { closed = {...} }` vs `{ open = {...} }`), which
+/// replace each other rather than merge.
+fn other_variant(d: &toml::Table, u: &toml::Table) -> bool {
+    d.len() == 1 && u.len() == 1 && d.keys().next() != u.keys().next()
+}
+
 /// `user` over `defaults`, table by table.
 fn merge(mut defaults: toml::Table, user: toml::Table) -> toml::Table {
     for (k, v) in user {
         let merged = match (defaults.remove(&k), v) {
             (Some(toml::Value::Table(d)), toml::Value::Table(u))
                 if d.get("kind")
-                    .is_none_or(|kind| u.get("kind").is_none_or(|uk| uk == kind)) =>
+                    .is_none_or(|kind| u.get("kind").is_none_or(|uk| uk == kind))
+                    && !other_variant(&d, &u) =>
             {
                 toml::Value::Table(merge(d, u))
             }
@@ -316,6 +324,20 @@ mod tests {
             e.contains("node.core.mul_cycles") && e.contains("line 2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_enum_table_of_another_variant_replaces_the_default() {
+        let c = Config::parse("[load.mode.open]\nrate_mrps = 5.0\n").unwrap();
+        assert_eq!(c.load.mode, crate::LoadMode::Open { rate_mrps: 5.0 });
+        let c = Config::parse("[load.service.exponential]\nmean_ns = 300.0\n").unwrap();
+        assert_eq!(
+            c.load.service,
+            crate::ServiceTime::Exponential { mean_ns: 300.0 }
+        );
+        // the same variant still merges key by key
+        let c = Config::parse("[load.mode.closed]\nwindow = 4\n").unwrap();
+        assert_eq!(c.load.mode, crate::LoadMode::Closed { window: 4 });
     }
 
     #[test]

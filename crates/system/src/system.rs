@@ -267,6 +267,15 @@ impl System {
         self.client_host().client.as_ref()
     }
 
+    /// The load generator, to set up before a run (e.g. to turn on its
+    /// latency `series`).
+    pub fn client_mut(&mut self) -> Option<&mut crate::client::Client> {
+        match self.cluster.host_mut(CLIENT) {
+            Host::Client(c) => c.client.as_mut(),
+            _ => None,
+        }
+    }
+
     /// The client's measurements (percentiles filled in).
     pub fn load_report(&mut self) -> Option<LoadReport> {
         match self.cluster.host_mut(CLIENT) {

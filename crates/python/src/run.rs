@@ -1,0 +1,301 @@
+//! `run` (like `nanopu run`) and `load` (like `nanopu run --load`): one
+//! program on one node, alone or behind its NIC driven by the load
+//! generator. Both run in slices so that Ctrl-C and progress are seen.
+
+use crate::config::effective;
+use crate::errors::{config_error, node_error, simulation_error};
+use crate::progress::{SameThread, Ticker};
+use anyhow::anyhow;
+use nanopu_node::{Node, RunEnd};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::{NicKind, System, SystemEnd, SystemError};
+use pyo3::prelude::*;
+use serde_json::json;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Cycles a plain run goes between looks at signals (the node's own
+/// `STOP_CHECK_CYCLES`: a quarter of a millisecond at 3.2 GHz).
+const SLICE_CYCLES: u64 = nanopu_node::node::STOP_CHECK_CYCLES;
+
+/// Simulated time a load run goes between looks at signals.
+const SLICE: SimDuration = SimDuration::from_us(10);
+
+/// argv of the program: its file name, then `args`.
+fn argv(program: &Path, args: &[String]) -> Vec<String> {
+    std::iter::once(nanopu_node::loader::argv0(program))
+        .chain(args.iter().cloned())
+        .collect()
+}
+
+fn ipv4(what: &str, text: &str) -> PyResult<Ipv4Addr> {
+    text.parse()
+        .map_err(|e| config_error(anyhow!("{what} {text:?}: {e}")))
+}
+
+fn output(node: &Node) -> &[u8] {
+    node.htif().map_or(&[], |h| &h.output)
+}
+
+fn system_error(e: SystemError) -> PyErr {
+    match e {
+        SystemError::Node(e) => node_error(e),
+        e => simulation_error(e),
+    }
+}
+
+/// Runs `program` on a node until it exits; returns the `--stats-json`
+/// record (and the output, warnings) as JSON.
+#[pyfunction]
+#[pyo3(signature = (program, config, cores=None, args=Vec::new(), max_cycles=None, echo=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    py: Python<'_>,
+    program: PathBuf,
+    config: &str,
+    cores: Option<usize>,
+    args: Vec<String>,
+    max_cycles: Option<u64>,
+    echo: bool,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut cfg = effective(config)?;
+    if let Some(n) = cores {
+        cfg.node.cores = n;
+    }
+    let mut node = Node::with_program(cfg.node.clone(), &program).map_err(node_error)?;
+    let mut warnings = Vec::new();
+    match node.htif_mut() {
+        Some(h) => h.args = argv(&program, &args),
+        None => warnings.push(format!(
+            "{} defines no `tohost` symbol: it cannot print or report an exit code",
+            program.display()
+        )),
+    }
+    let limit = max_cycles.unwrap_or(u64::MAX);
+    let total = max_cycles.unwrap_or(0);
+    let mut ticker = Ticker::new(progress, echo);
+    let start = Instant::now();
+    let end = py.allow_threads(|| -> PyResult<RunEnd> {
+        let mut next = 0u64;
+        loop {
+            next = next.saturating_add(SLICE_CYCLES).min(limit);
+            let end = node.run(next).map_err(node_error)?;
+            if matches!(end, RunEnd::Exited(_)) || next == limit {
+                let done = node.lead_cycle().unwrap_or(next);
+                ticker.finish(done, total, output(&node))?;
+                return Ok(end);
+            }
+            if node.output_horizon().is_none() {
+                // Every hart waits for something that can never happen: the
+                // unlimited run says so (a deadlock error naming the harts).
+                let end = node.run(u64::MAX).map_err(node_error)?;
+                ticker.finish(next, total, output(&node))?;
+                return Ok(end);
+            }
+            ticker.tick(next, total, output(&node))?;
+        }
+    })?;
+    let wall_s = start.elapsed().as_secs_f64();
+    if let Some(h) = node.htif() {
+        for (num, count) in &h.unsupported {
+            warnings.push(format!(
+                "the program made {count} unsupported HTIF syscall(s) number {num}"
+            ));
+        }
+    }
+    let code = match end {
+        RunEnd::Exited(code) => code,
+        RunEnd::Limit => {
+            let waits = node.describe_waits();
+            return Err(simulation_error(anyhow!(
+                "the program did not exit within max_cycles {limit}\n{waits}"
+            )));
+        }
+    };
+    let (_, exit_hart) = node.exit().expect("exited");
+    let instret = node.instret();
+    let stats = json!({
+        "exit_code": code,
+        "cycles": node.cycle(exit_hart),
+        "instret": instret,
+        "sim_ns": node.time_fs(exit_hart) as f64 / 1e6,
+        "wall_s": wall_s,
+        "mips": instret as f64 / wall_s.max(1e-9) / 1e6,
+        "harts": node.hart_summaries(),
+        "stdout": String::from_utf8_lossy(output(&node)),
+        "output_dropped": node.htif().map_or(0, |h| h.output_dropped),
+        "warnings": warnings,
+    });
+    Ok(stats.to_string())
+}
+
+/// Drives `program` behind its NIC with the load generator of the
+/// configuration's `[load]` table (as `nanopu run --load`); returns the
+/// report, the NIC's counters and every measured request as JSON.
+#[pyfunction]
+#[pyo3(signature = (program, config, args=Vec::new(), nic=None, node_ip=None, client_ip=None, max_sim_ms=1000, echo=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn load(
+    py: Python<'_>,
+    program: PathBuf,
+    config: &str,
+    args: Vec<String>,
+    nic: Option<String>,
+    node_ip: Option<String>,
+    client_ip: Option<String>,
+    max_sim_ms: u64,
+    echo: bool,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut cfg = effective(config)?;
+    let node_ip = node_ip.map(|a| ipv4("node_ip", &a)).transpose()?;
+    let client_ip = client_ip.map(|a| ipv4("client_ip", &a)).transpose()?;
+    if let Some(n) = &nic {
+        cfg.nic.kind = match n.as_str() {
+            "nanopu" => NicKind::Nanopu,
+            "icenic" | "traditional" => NicKind::Icenic,
+            n => {
+                return Err(config_error(anyhow!(
+                    "nic {n}: expected nanopu or icenic (traditional)"
+                )))
+            }
+        };
+    }
+    cfg.node.icenic.enabled = cfg.nic.kind == NicKind::Icenic;
+    if let Some(ip) = node_ip {
+        cfg.node.icenic.ipv4 = ip;
+    }
+    let mut node = Node::with_program(cfg.node.clone(), &program).map_err(node_error)?;
+    if let Some(h) = node.htif_mut() {
+        h.args = argv(&program, &args);
+    }
+    let load = cfg.load.clone();
+    let count = load.count;
+    let until = SimDuration::try_from_ms(max_sim_ms)
+        .map_err(|e| config_error(anyhow!("max_sim_ms {max_sim_ms}: {e}")))?;
+    load.validate(&cfg.nic, cfg.network.link.gbps)
+        .map_err(config_error)?;
+    nanopu_system::memory::check(
+        &format!(
+            "the load generator's state for up to {} outstanding requests",
+            load.max_outstanding()
+        ),
+        nanopu_system::memory::load_estimate(&load),
+    )
+    .map_err(config_error)?;
+    let node_ip = node_ip.unwrap_or(Ipv4Addr::from_bits(nanopu_system::NODE_IP));
+    let client_ip = client_ip.unwrap_or(Ipv4Addr::from_bits(nanopu_system::CLIENT_IP));
+    let mut sys =
+        System::with_addresses(node, &cfg, Some(load), node_ip, client_ip).map_err(system_error)?;
+    if let Some(c) = sys.client_mut() {
+        c.series = Some(Vec::new());
+    }
+    let until = SimTime::ZERO + until;
+    let mut ticker = Ticker::new(progress, echo);
+    let start = Instant::now();
+    let mut shared = SameThread(&mut sys);
+    let end = py.allow_threads(|| -> PyResult<SystemEnd> {
+        let sys = &mut **shared.get();
+        let mut next = SimTime::ZERO;
+        loop {
+            next = (next + SLICE).min(until);
+            let end = match sys.run(next) {
+                // At a slice's end with no event queued and the cores busy
+                // past it, the cluster calls it a stall; only the last
+                // slice's is one (the command runs in one slice).
+                Err(SystemError::Stalled(_))
+                    if next < until && sys.node().output_horizon().is_some() =>
+                {
+                    SystemEnd::TimeLimit
+                }
+                end => end.map_err(system_error)?,
+            };
+            // Progress: requests answered (or lost) of `count`.
+            let done = sys
+                .client()
+                .map_or(0, |c| c.report.received + c.report.lost);
+            let out = output(sys.node());
+            if end != SystemEnd::TimeLimit || next == until {
+                ticker.finish(done, count, out)?;
+                return Ok(end);
+            }
+            ticker.tick(done, count, out)?;
+        }
+    })?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let report = sys.load_report().expect("a client is attached");
+    match end {
+        SystemEnd::ClientDone => {}
+        SystemEnd::Exited(code) => {
+            return Err(simulation_error(anyhow!(
+                "the program exited with code {code} after {} of {} replies",
+                report.received,
+                report.sent
+            )))
+        }
+        SystemEnd::TimeLimit => {
+            return Err(simulation_error(anyhow!(
+                "only {} of {} replies arrived within {} ms of simulated time{}",
+                report.received,
+                count,
+                max_sim_ms,
+                if sys.booted_at().is_none() {
+                    " (the program never sent its boot message; use start = { at-ns = T } to start without it)"
+                } else {
+                    ""
+                }
+            )))
+        }
+    }
+    let (status, result) = if let Some(e) = &report.first_error {
+        (
+            "failed",
+            format!(
+                "result: FAILED: {} of {} replies were wrong; first: {e}",
+                report.wrong_replies, report.received
+            ),
+        )
+    } else if report.lost > 0 {
+        (
+            "incomplete",
+            format!(
+                "result: INCOMPLETE: {} of {} requests got no reply within timeout_ns {}{}",
+                report.lost,
+                report.sent,
+                cfg.load.timeout_ns,
+                if report.received == 0 {
+                    " (all lost)"
+                } else {
+                    ""
+                }
+            ),
+        )
+    } else {
+        ("ok", "result: ok".to_string())
+    };
+    let series = sys
+        .client_mut()
+        .and_then(|c| c.series.take())
+        .unwrap_or_default();
+    let stats = json!({
+        "status": status,
+        "result": result,
+        "load": report,
+        "nic": sys.nic_stats_json(),
+        "icenic": sys.node().icenic().map(|n| n.stats.clone()),
+        "delivery_failures": sys.delivery_failures(),
+        "late_events": sys.late_events(),
+        "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),
+        "instret": sys.node().instret(),
+        "harts": sys.node().hart_summaries(),
+        "wall_s": wall_s,
+        "stdout": String::from_utf8_lossy(output(sys.node())),
+        "requests": {
+            "sent_ns": series.iter().map(|(t, _)| t.as_ns()).collect::<Vec<_>>(),
+            "latency_ns": series.iter().map(|(_, d)| d.as_ns()).collect::<Vec<_>>(),
+        },
+    });
+    Ok(stats.to_string())
+}
