@@ -61,7 +61,9 @@
 //! `sdk/programs/NAME/` with a README of its message format.
 
 pub mod chain;
+mod exact;
 pub mod mica;
+pub mod othello;
 pub mod raft;
 pub mod rdma;
 pub mod replicated_kv;
@@ -200,6 +202,8 @@ pub enum AppConfig {
     Raft(raft::RaftConfig),
     /// A scripted message sequence for programs with their own conventions.
     Script(script::ScriptConfig),
+    /// An Othello player (`sdk/programs/othello`).
+    Othello(othello::OthelloConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -234,6 +238,7 @@ impl AppConfig {
             AppConfig::Chain(_) => "chain",
             AppConfig::Raft(_) => "raft",
             AppConfig::Script(_) => "script",
+            AppConfig::Othello(_) => "othello",
         }
     }
 
@@ -246,6 +251,7 @@ impl AppConfig {
             AppConfig::Chain(c) => c.validate(),
             AppConfig::Raft(c) => c.validate(),
             AppConfig::Script(c) => c.validate(),
+            AppConfig::Othello(c) => c.validate(),
         }
     }
 
@@ -259,6 +265,7 @@ impl AppConfig {
             AppConfig::Chain(c) => c.max_request_bytes(),
             AppConfig::Raft(c) => c.max_request_bytes(),
             AppConfig::Script(c) => c.max_request_bytes(),
+            AppConfig::Othello(c) => c.max_request_bytes(),
         }
     }
 
@@ -272,6 +279,7 @@ impl AppConfig {
             AppConfig::Chain(c) => c.mean_request_bytes(),
             AppConfig::Raft(c) => c.mean_request_bytes(),
             AppConfig::Script(c) => c.request.len() as f64 * 8.0,
+            AppConfig::Othello(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -285,6 +293,7 @@ impl AppConfig {
             AppConfig::Chain(c) => Box::new(chain::ChainClient::new(c.clone(), ctx)),
             AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
             AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
+            AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
         })
     }
 

@@ -1,0 +1,92 @@
+//! The part-2 applications of Table 1 (Othello, NN inference, INT
+//! processing, packet classifier, HD search, N-body) driven by the load
+//! generator: every reply checked by the application's oracle, on one node
+//! and in a cluster.
+
+use nanopu_apps::othello::OthelloConfig;
+use nanopu_apps::AppConfig;
+use nanopu_network::TopologyConfig;
+use nanopu_node::Node;
+use nanopu_sim::SimTime;
+use nanopu_system::client::{LoadConfig, LoadMode, LoadReport};
+use nanopu_system::cluster::{ClientSpec, Cluster, ClusterConfig, HostProgram};
+use nanopu_system::{Config, NicKind, System, SystemEnd};
+use nanopu_testkit::program;
+
+const UNTIL: SimTime = SimTime(100_000_000_000_000); // 100 ms (the classifier builds its rules first)
+
+fn load(app: AppConfig, count: u64, mode: LoadMode) -> LoadConfig {
+    LoadConfig {
+        count,
+        warmup: 5,
+        mode,
+        app: Some(app),
+        ..LoadConfig::default()
+    }
+}
+
+/// `program` behind a NIC of `kind`, driven as `nanopu run --load` does.
+fn one_node(program_name: &str, kind: NicKind, cores: usize, load: LoadConfig) -> LoadReport {
+    let mut cfg = Config::default();
+    cfg.nic.kind = kind;
+    cfg.node.cores = cores;
+    cfg.node.icenic.enabled = kind == NicKind::Icenic;
+    let node = Node::with_program(cfg.node.clone(), &program(program_name)).unwrap();
+    let mut s = System::new(node, &cfg, Some(load)).unwrap();
+    let end = s.run(UNTIL).unwrap();
+    let r = s.load_report().unwrap();
+    assert_eq!(end, SystemEnd::ClientDone, "{program_name}: {r:?}");
+    r
+}
+
+fn assert_all_right(what: &str, r: &LoadReport, count: u64) {
+    assert_eq!(
+        (
+            r.sent,
+            r.received,
+            r.wrong_replies,
+            r.unexpected_replies,
+            r.lost
+        ),
+        (count, count, 0, 0, 0),
+        "{what}: {:?}",
+        r.first_error
+    );
+    assert!(
+        r.p50_ns > 0.0 && r.client_p50_ns >= r.p50_ns,
+        "{what}: {r:?}"
+    );
+}
+
+fn othello() -> AppConfig {
+    AppConfig::Othello(OthelloConfig {
+        malformed_fraction: 0.05,
+        ..OthelloConfig::default()
+    })
+}
+
+#[test]
+fn othello_chooses_the_oracles_move_on_one_and_four_cores() {
+    for cores in [1, 4] {
+        let r = one_node(
+            "othello",
+            NicKind::Nanopu,
+            cores,
+            load(othello(), 200, LoadMode::Open { rate_mrps: 0.05 }),
+        );
+        assert_all_right(&format!("othello on {cores} cores"), &r, 200);
+        assert_eq!(r.app, Some("othello"));
+    }
+    // Depth 3 as well: a different search, the same oracle.
+    let deeper = AppConfig::Othello(OthelloConfig {
+        depth: 3,
+        ..OthelloConfig::default()
+    });
+    let r = one_node(
+        "othello",
+        NicKind::Nanopu,
+        1,
+        load(deeper, 50, LoadMode::Closed { window: 1 }),
+    );
+    assert_all_right("othello depth 3", &r, 50);
+}
