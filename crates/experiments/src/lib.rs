@@ -7,6 +7,7 @@
 //! threads ran them.
 
 mod apps;
+mod apps2;
 mod error;
 mod microbench;
 mod prototype_flow;
@@ -127,6 +128,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(transport::experiments());
     all.extend(replication::experiments());
     all.extend(apps::experiments());
+    all.extend(apps2::experiments());
     all
 }
 

@@ -344,6 +344,22 @@ pub const PUBLISHED: &[Published] = &[
         0.50,
         "set by the work per query, which is our corpus's and our code's",
     ),
+    p(
+        "othello-p50-us",
+        "Othello player, one core, low load, median (Table 1)",
+        "us",
+        0.90,
+        1.0,
+        "the paper names neither its player nor its search depth: the work per move is our guess",
+    ),
+    p(
+        "othello-p99-us",
+        "Othello player, one core, low load, p99 (Table 1)",
+        "us",
+        1.70,
+        1.0,
+        "the paper names neither its player nor its search depth: the work per move is our guess",
+    ),
 ];
 
 /// The fixed entry for `key`, if targets.md lists it.

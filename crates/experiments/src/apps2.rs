@@ -1,0 +1,189 @@
+//! The rest of the nanoPU paper's Table 1 (§4, issue 15): Othello, NN
+//! inference, INT processing, the packet classifier, HD search and N-body,
+//! each a guest program driven by its application client (`nanopu_apps`),
+//! every reply checked by the application's oracle. Each experiment gives
+//! the application's low-load median and p99 response time at the
+//! server's wire on one core, as Table 1 does.
+
+use super::{Experiment, Measured, Runner, Scale};
+use crate::Result;
+use nanopu_apps::othello::OthelloConfig;
+use nanopu_apps::AppConfig;
+use nanopu_report::{ExperimentResult, Target};
+use nanopu_system::{LoadConfig, LoadMode, NicKind};
+
+pub fn experiments() -> Vec<Experiment> {
+    vec![Experiment {
+        id: "othello",
+        title: "Othello player: fixed-depth alpha-beta search (Table 1)",
+        run: othello,
+    }]
+}
+
+/// One server design of an application: program, NIC and workload.
+struct Design {
+    name: String,
+    program: &'static str,
+    nic: NicKind,
+    app: AppConfig,
+}
+
+/// What one design measured: its capacity and its low-load point.
+struct Row {
+    /// Closed-loop throughput (window 4), Mrps.
+    capacity_mrps: f64,
+    /// The open-loop point at 10 % of the capacity.
+    low_mrps: f64,
+    low: Measured,
+}
+
+/// Requests per point.
+fn requests(r: &Runner) -> u64 {
+    match r.scale {
+        Scale::Quick => 200,
+        Scale::Full => 4_000,
+    }
+}
+
+fn load(app: &AppConfig, count: u64, mode: LoadMode) -> LoadConfig {
+    LoadConfig {
+        count,
+        warmup: count / 10,
+        mode,
+        app: Some(app.clone()),
+        ..LoadConfig::default()
+    }
+}
+
+/// `d` on one core: its capacity (closed loop), then a Poisson load of 10 %
+/// of it: "low load", where a request rarely waits for another.
+fn low_load(r: &Runner, d: &Design) -> Result<Row> {
+    let mut cfg = r.cfg.clone();
+    cfg.node.cores = 1;
+    let runner = Runner {
+        cfg,
+        seed: r.seed,
+        scale: r.scale,
+        threads: 1,
+        programs: r.programs.clone(),
+        progress: r.progress.clone(),
+    };
+    let program = r.program(d.program)?;
+    let count = requests(r);
+    let run = |mode: LoadMode| {
+        runner
+            .run_on_node(&program, &[], d.nic, None, None, &load(&d.app, count, mode))
+            .map_err(|e| e.during(format!("{} ({}, {mode:?})", d.name, d.program)))
+    };
+    let capacity_mrps = run(LoadMode::Closed { window: 4 })?.load.throughput_mrps;
+    let low_mrps = 0.1 * capacity_mrps;
+    let low = run(LoadMode::Open {
+        rate_mrps: low_mrps,
+    })?;
+    Ok(Row {
+        capacity_mrps,
+        low_mrps,
+        low,
+    })
+}
+
+/// Every design's low-load row (in parallel).
+fn rows(r: &Runner, label: &str, designs: &[Design]) -> Result<Vec<Row>> {
+    r.par_map(label, designs, |d| low_load(r, d))
+}
+
+/// The markdown table of the designs' low-load points.
+fn table(designs: &[Design], rows: &[Row]) -> String {
+    let lines: Vec<String> = designs
+        .iter()
+        .zip(rows)
+        .map(|(d, row)| {
+            let m = &row.low.load;
+            format!(
+                "| {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                d.name,
+                row.low_mrps,
+                m.p50_ns / 1000.0,
+                m.p99_ns / 1000.0,
+                m.client_p50_ns / 1000.0,
+                row.capacity_mrps
+            )
+        })
+        .collect();
+    format!(
+        "Low load (Poisson at 10 % of each design's closed-loop capacity), one core:\n\n\
+         | design | load (Mrps) | p50 (us) | p99 (us) | p50 at the client (us) | capacity (Mrps) |\n\
+         |---|---|---|---|---|---|\n{}",
+        lines.join("\n")
+    )
+}
+
+/// The Table 1 targets `{prefix}-p50-us` and, if published, `{prefix}-p99-us`
+/// of `row`, each with `why` (how the workload differs from the paper's).
+fn table1_targets(prefix: &str, row: &Row, why: &str) -> Vec<Target> {
+    let m = &row.low.load;
+    [
+        Target::from_table(
+            &format!("{prefix}-p50-us"),
+            m.p50_ns / 1000.0,
+            format!("one core at {:.3} Mrps; {why}", row.low_mrps),
+        ),
+        Target::from_table(
+            &format!("{prefix}-p99-us"),
+            m.p99_ns / 1000.0,
+            format!("the same point's p99; {why}"),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn oracle_note(app: &str, module: &str) -> String {
+    format!(
+        "Every reply was checked by the {app} oracle (crates/apps/src/{module}.rs): zero wrong \
+         replies at every point."
+    )
+}
+
+fn othello(r: &Runner) -> Result<ExperimentResult> {
+    let designs: Vec<Design> = [2, 1, 3]
+        .into_iter()
+        .map(|depth| Design {
+            name: format!("depth {depth}"),
+            program: "othello",
+            nic: NicKind::Nanopu,
+            app: AppConfig::Othello(OthelloConfig {
+                depth,
+                ..OthelloConfig::default()
+            }),
+        })
+        .collect();
+    let rows = rows(r, "othello", &designs)?;
+    let targets = table1_targets(
+        "othello",
+        &rows[0],
+        &format!(
+            "a depth-2 negamax with alpha-beta over bitboards and a weighted-square evaluation, \
+             positions from random games of 4-50 plies (our code: the paper names neither its \
+             player nor its depth; at depth 1 our median is {:.2} us)",
+            rows[1].low.load.p50_ns / 1000.0
+        ),
+    );
+    Ok(ExperimentResult {
+        id: "othello".into(),
+        title: "Othello player: fixed-depth alpha-beta search (Table 1)".into(),
+        description: format!(
+            "An Othello player (sdk/programs/othello): a position in the request, a fixed-depth \
+             negamax search with alpha-beta pruning, the chosen square in the reply. Positions from \
+             seeded random games of 4-50 plies; the oracle searches them again with a plain negamax. \
+             Depth 2 is the Table 1 row; depths 1 and 3 show how the cost grows. {} requests per \
+             point; response time at the server's wire.",
+            requests(r)
+        ),
+        figures: Vec::new(),
+        targets,
+        notes: vec![table(&designs, &rows), oracle_note("Othello", "othello")],
+        wall_s: 0.0,
+    })
+}
