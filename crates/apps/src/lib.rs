@@ -63,6 +63,7 @@
 pub mod chain;
 mod exact;
 pub mod mica;
+pub mod nn;
 pub mod othello;
 pub mod raft;
 pub mod rdma;
@@ -204,6 +205,8 @@ pub enum AppConfig {
     Script(script::ScriptConfig),
     /// An Othello player (`sdk/programs/othello`).
     Othello(othello::OthelloConfig),
+    /// NN inference (`sdk/programs/nn`, `trad_nn`).
+    Nn(nn::NnConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -239,6 +242,7 @@ impl AppConfig {
             AppConfig::Raft(_) => "raft",
             AppConfig::Script(_) => "script",
             AppConfig::Othello(_) => "othello",
+            AppConfig::Nn(_) => "nn",
         }
     }
 
@@ -252,6 +256,7 @@ impl AppConfig {
             AppConfig::Raft(c) => c.validate(),
             AppConfig::Script(c) => c.validate(),
             AppConfig::Othello(c) => c.validate(),
+            AppConfig::Nn(c) => c.validate(),
         }
     }
 
@@ -266,6 +271,7 @@ impl AppConfig {
             AppConfig::Raft(c) => c.max_request_bytes(),
             AppConfig::Script(c) => c.max_request_bytes(),
             AppConfig::Othello(c) => c.max_request_bytes(),
+            AppConfig::Nn(c) => c.max_request_bytes(),
         }
     }
 
@@ -280,6 +286,7 @@ impl AppConfig {
             AppConfig::Raft(c) => c.mean_request_bytes(),
             AppConfig::Script(c) => c.request.len() as f64 * 8.0,
             AppConfig::Othello(c) => c.max_request_bytes() as f64,
+            AppConfig::Nn(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -294,6 +301,7 @@ impl AppConfig {
             AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
             AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
             AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
+            AppConfig::Nn(c) => Box::new(nn::NnClient::new(c.clone(), ctx)),
         })
     }
 

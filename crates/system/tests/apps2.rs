@@ -3,6 +3,7 @@
 //! generator: every reply checked by the application's oracle, on one node
 //! and in a cluster.
 
+use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
 use nanopu_apps::AppConfig;
 use nanopu_network::TopologyConfig;
@@ -89,4 +90,27 @@ fn othello_chooses_the_oracles_move_on_one_and_four_cores() {
         load(deeper, 50, LoadMode::Closed { window: 1 }),
     );
     assert_all_right("othello depth 3", &r, 50);
+}
+
+#[test]
+fn nn_inference_matches_the_oracle_on_both_nics() {
+    let app = || {
+        AppConfig::Nn(NnConfig {
+            malformed_fraction: 0.05,
+            ..NnConfig::default()
+        })
+    };
+    for (name, kind, cores) in [
+        ("nn", NicKind::Nanopu, 1),
+        ("nn", NicKind::Nanopu, 4),
+        ("trad_nn", NicKind::Icenic, 1),
+    ] {
+        let r = one_node(
+            name,
+            kind,
+            cores,
+            load(app(), 300, LoadMode::Open { rate_mrps: 0.05 }),
+        );
+        assert_all_right(&format!("{name} on {cores} cores"), &r, 300);
+    }
 }
