@@ -62,6 +62,7 @@
 
 pub mod chain;
 mod exact;
+pub mod int_proc;
 pub mod mica;
 pub mod nn;
 pub mod othello;
@@ -207,6 +208,8 @@ pub enum AppConfig {
     Othello(othello::OthelloConfig),
     /// NN inference (`sdk/programs/nn`, `trad_nn`).
     Nn(nn::NnConfig),
+    /// INT processing (`sdk/programs/int_proc`).
+    Int(int_proc::IntConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -243,6 +246,7 @@ impl AppConfig {
             AppConfig::Script(_) => "script",
             AppConfig::Othello(_) => "othello",
             AppConfig::Nn(_) => "nn",
+            AppConfig::Int(_) => "int",
         }
     }
 
@@ -257,6 +261,7 @@ impl AppConfig {
             AppConfig::Script(c) => c.validate(),
             AppConfig::Othello(c) => c.validate(),
             AppConfig::Nn(c) => c.validate(),
+            AppConfig::Int(c) => c.validate(),
         }
     }
 
@@ -272,6 +277,7 @@ impl AppConfig {
             AppConfig::Script(c) => c.max_request_bytes(),
             AppConfig::Othello(c) => c.max_request_bytes(),
             AppConfig::Nn(c) => c.max_request_bytes(),
+            AppConfig::Int(c) => c.max_request_bytes(),
         }
     }
 
@@ -287,6 +293,7 @@ impl AppConfig {
             AppConfig::Script(c) => c.request.len() as f64 * 8.0,
             AppConfig::Othello(c) => c.max_request_bytes() as f64,
             AppConfig::Nn(c) => c.max_request_bytes() as f64,
+            AppConfig::Int(_) => 24.0 + 8.0 * 3.5,
         }
     }
 
@@ -302,6 +309,7 @@ impl AppConfig {
             AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
             AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
             AppConfig::Nn(c) => Box::new(nn::NnClient::new(c.clone(), ctx)),
+            AppConfig::Int(c) => Box::new(int_proc::IntClient::new(c.clone(), ctx)),
         })
     }
 

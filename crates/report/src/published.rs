@@ -360,6 +360,14 @@ pub const PUBLISHED: &[Published] = &[
         1.0,
         "the paper names neither its player nor its search depth: the work per move is our guess",
     ),
+    p(
+        "int-p50-us",
+        "INT processing, one core, low load, median (Table 1)",
+        "us",
+        0.13,
+        1.0,
+        "the paper does not describe its INT state machine or report format: ours is a guess",
+    ),
 ];
 
 /// The fixed entry for `key`, if targets.md lists it.

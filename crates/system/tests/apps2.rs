@@ -3,6 +3,7 @@
 //! generator: every reply checked by the application's oracle, on one node
 //! and in a cluster.
 
+use nanopu_apps::int_proc::IntConfig;
 use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
 use nanopu_apps::AppConfig;
@@ -113,4 +114,73 @@ fn nn_inference_matches_the_oracle_on_both_nics() {
         );
         assert_all_right(&format!("{name} on {cores} cores"), &r, 300);
     }
+}
+
+fn int_app() -> AppConfig {
+    AppConfig::Int(IntConfig {
+        malformed_fraction: 0.05,
+        ..IntConfig::default()
+    })
+}
+
+#[test]
+fn int_processing_replays_the_oracles_state_machine() {
+    for mode in [
+        LoadMode::Closed { window: 4 },
+        LoadMode::Open { rate_mrps: 2.0 },
+    ] {
+        let r = one_node("int_proc", NicKind::Nanopu, 1, load(int_app(), 1000, mode));
+        assert_all_right(&format!("int_proc {mode:?}"), &r, 1000);
+        assert_eq!(r.app, Some("int"));
+    }
+}
+
+fn host(hosts: &str, name: &str, nic: Option<NicKind>) -> HostProgram {
+    HostProgram {
+        hosts: hosts.into(),
+        program: program(name),
+        nic,
+        args: Vec::new(),
+    }
+}
+
+/// Host 0 plays Othello for client 4; hosts 1 (`nn`) and 2 (`trad_nn`)
+/// answer client 5's inference requests; host 3 processes the INT reports
+/// of clients 6 and 7 (each with its own paths and switches).
+fn apps2_cluster() -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 8 };
+    cfg.node.cores = 1;
+    cfg.programs = vec![
+        host("0", "othello", None),
+        host("1", "nn", None),
+        host("2", "trad_nn", Some(NicKind::Icenic)),
+        host("3", "int_proc", None),
+    ];
+    let client = |hosts: &str, server: usize, servers: Vec<usize>, app: AppConfig, rate: f64| {
+        ClientSpec {
+            hosts: hosts.into(),
+            server,
+            servers,
+            load: load(app, 200, LoadMode::Open { rate_mrps: rate }),
+        }
+    };
+    cfg.clients = vec![
+        client("4", 0, vec![], othello(), 0.05),
+        client("5", 1, vec![2], AppConfig::Nn(NnConfig::default()), 0.05),
+        client("6-7", 3, vec![], int_app(), 1.0),
+    ];
+    cfg
+}
+
+#[test]
+fn the_part2_apps_answer_in_a_cluster() {
+    let mut c = Cluster::new(&apps2_cluster()).unwrap();
+    c.run(UNTIL).unwrap();
+    for h in 4..=7 {
+        let r = c.client_report(h).unwrap();
+        assert_all_right(&format!("client {h}"), &r, 200);
+    }
+    let trad = c.host(2).as_node().unwrap().nic_stats();
+    assert!(trad["device"]["rx_frames"].as_u64().unwrap() > 50, "{trad}");
 }
