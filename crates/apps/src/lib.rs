@@ -61,6 +61,7 @@
 //! `sdk/programs/NAME/` with a README of its message format.
 
 pub mod chain;
+pub mod classifier;
 mod exact;
 pub mod int_proc;
 pub mod mica;
@@ -210,6 +211,8 @@ pub enum AppConfig {
     Nn(nn::NnConfig),
     /// INT processing (`sdk/programs/int_proc`).
     Int(int_proc::IntConfig),
+    /// A 5-tuple packet classifier (`sdk/programs/classifier`).
+    Classifier(classifier::ClassifierConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -247,6 +250,7 @@ impl AppConfig {
             AppConfig::Othello(_) => "othello",
             AppConfig::Nn(_) => "nn",
             AppConfig::Int(_) => "int",
+            AppConfig::Classifier(_) => "classifier",
         }
     }
 
@@ -262,6 +266,7 @@ impl AppConfig {
             AppConfig::Othello(c) => c.validate(),
             AppConfig::Nn(c) => c.validate(),
             AppConfig::Int(c) => c.validate(),
+            AppConfig::Classifier(c) => c.validate(),
         }
     }
 
@@ -278,6 +283,7 @@ impl AppConfig {
             AppConfig::Othello(c) => c.max_request_bytes(),
             AppConfig::Nn(c) => c.max_request_bytes(),
             AppConfig::Int(c) => c.max_request_bytes(),
+            AppConfig::Classifier(c) => c.max_request_bytes(),
         }
     }
 
@@ -294,6 +300,7 @@ impl AppConfig {
             AppConfig::Othello(c) => c.max_request_bytes() as f64,
             AppConfig::Nn(c) => c.max_request_bytes() as f64,
             AppConfig::Int(_) => 24.0 + 8.0 * 3.5,
+            AppConfig::Classifier(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -310,6 +317,9 @@ impl AppConfig {
             AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
             AppConfig::Nn(c) => Box::new(nn::NnClient::new(c.clone(), ctx)),
             AppConfig::Int(c) => Box::new(int_proc::IntClient::new(c.clone(), ctx)),
+            AppConfig::Classifier(c) => {
+                Box::new(classifier::ClassifierClient::new(c.clone(), ctx))
+            }
         })
     }
 

@@ -3,6 +3,7 @@
 //! generator: every reply checked by the application's oracle, on one node
 //! and in a cluster.
 
+use nanopu_apps::classifier::ClassifierConfig;
 use nanopu_apps::int_proc::IntConfig;
 use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
@@ -183,4 +184,21 @@ fn the_part2_apps_answer_in_a_cluster() {
     }
     let trad = c.host(2).as_node().unwrap().nic_stats();
     assert!(trad["device"]["rx_frames"].as_u64().unwrap() > 50, "{trad}");
+}
+
+#[test]
+fn the_classifier_finds_the_first_matching_rule_of_100k() {
+    let app = AppConfig::Classifier(ClassifierConfig {
+        malformed_fraction: 0.05,
+        ..ClassifierConfig::default()
+    });
+    for cores in [1, 4] {
+        let r = one_node(
+            "classifier",
+            NicKind::Nanopu,
+            cores,
+            load(app.clone(), 300, LoadMode::Open { rate_mrps: 0.1 }),
+        );
+        assert_all_right(&format!("classifier on {cores} cores"), &r, 300);
+    }
 }
