@@ -63,6 +63,7 @@
 pub mod chain;
 pub mod classifier;
 mod exact;
+pub mod hdsearch;
 pub mod int_proc;
 pub mod mica;
 pub mod nn;
@@ -213,6 +214,9 @@ pub enum AppConfig {
     Int(int_proc::IntConfig),
     /// A 5-tuple packet classifier (`sdk/programs/classifier`).
     Classifier(classifier::ClassifierConfig),
+    /// k-nearest-neighbour search (`sdk/programs/hdsearch`).
+    #[serde(rename = "hdsearch")]
+    HdSearch(hdsearch::HdSearchConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -251,6 +255,7 @@ impl AppConfig {
             AppConfig::Nn(_) => "nn",
             AppConfig::Int(_) => "int",
             AppConfig::Classifier(_) => "classifier",
+            AppConfig::HdSearch(_) => "hdsearch",
         }
     }
 
@@ -267,6 +272,7 @@ impl AppConfig {
             AppConfig::Nn(c) => c.validate(),
             AppConfig::Int(c) => c.validate(),
             AppConfig::Classifier(c) => c.validate(),
+            AppConfig::HdSearch(c) => c.validate(),
         }
     }
 
@@ -284,6 +290,7 @@ impl AppConfig {
             AppConfig::Nn(c) => c.max_request_bytes(),
             AppConfig::Int(c) => c.max_request_bytes(),
             AppConfig::Classifier(c) => c.max_request_bytes(),
+            AppConfig::HdSearch(c) => c.max_request_bytes(),
         }
     }
 
@@ -301,6 +308,7 @@ impl AppConfig {
             AppConfig::Nn(c) => c.max_request_bytes() as f64,
             AppConfig::Int(_) => 24.0 + 8.0 * 3.5,
             AppConfig::Classifier(c) => c.max_request_bytes() as f64,
+            AppConfig::HdSearch(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -320,6 +328,7 @@ impl AppConfig {
             AppConfig::Classifier(c) => {
                 Box::new(classifier::ClassifierClient::new(c.clone(), ctx))
             }
+            AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
         })
     }
 

@@ -4,6 +4,7 @@
 //! and in a cluster.
 
 use nanopu_apps::classifier::ClassifierConfig;
+use nanopu_apps::hdsearch::HdSearchConfig;
 use nanopu_apps::int_proc::IntConfig;
 use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
@@ -200,5 +201,23 @@ fn the_classifier_finds_the_first_matching_rule_of_100k() {
             load(app.clone(), 300, LoadMode::Open { rate_mrps: 0.1 }),
         );
         assert_all_right(&format!("classifier on {cores} cores"), &r, 300);
+    }
+}
+
+#[test]
+fn hd_search_returns_the_exact_nearest_neighbours() {
+    let app = AppConfig::HdSearch(HdSearchConfig {
+        malformed_fraction: 0.05,
+        uniform_fraction: 0.05,
+        ..HdSearchConfig::default()
+    });
+    for cores in [1, 4] {
+        let r = one_node(
+            "hdsearch",
+            NicKind::Nanopu,
+            cores,
+            load(app.clone(), 200, LoadMode::Open { rate_mrps: 0.01 }),
+        );
+        assert_all_right(&format!("hdsearch on {cores} cores"), &r, 200);
     }
 }
