@@ -66,6 +66,7 @@ mod exact;
 pub mod hdsearch;
 pub mod int_proc;
 pub mod mica;
+pub mod nbody;
 pub mod nn;
 pub mod othello;
 pub mod raft;
@@ -217,6 +218,8 @@ pub enum AppConfig {
     /// k-nearest-neighbour search (`sdk/programs/hdsearch`).
     #[serde(rename = "hdsearch")]
     HdSearch(hdsearch::HdSearchConfig),
+    /// N-body forces (`sdk/programs/nbody`).
+    Nbody(nbody::NbodyConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -256,6 +259,7 @@ impl AppConfig {
             AppConfig::Int(_) => "int",
             AppConfig::Classifier(_) => "classifier",
             AppConfig::HdSearch(_) => "hdsearch",
+            AppConfig::Nbody(_) => "nbody",
         }
     }
 
@@ -273,6 +277,7 @@ impl AppConfig {
             AppConfig::Int(c) => c.validate(),
             AppConfig::Classifier(c) => c.validate(),
             AppConfig::HdSearch(c) => c.validate(),
+            AppConfig::Nbody(c) => c.validate(),
         }
     }
 
@@ -291,6 +296,7 @@ impl AppConfig {
             AppConfig::Int(c) => c.max_request_bytes(),
             AppConfig::Classifier(c) => c.max_request_bytes(),
             AppConfig::HdSearch(c) => c.max_request_bytes(),
+            AppConfig::Nbody(c) => c.max_request_bytes(),
         }
     }
 
@@ -309,6 +315,7 @@ impl AppConfig {
             AppConfig::Int(_) => 24.0 + 8.0 * 3.5,
             AppConfig::Classifier(c) => c.max_request_bytes() as f64,
             AppConfig::HdSearch(c) => c.max_request_bytes() as f64,
+            AppConfig::Nbody(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -329,6 +336,7 @@ impl AppConfig {
                 Box::new(classifier::ClassifierClient::new(c.clone(), ctx))
             }
             AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
+            AppConfig::Nbody(c) => Box::new(nbody::NbodyClient::new(c.clone(), ctx)),
         })
     }
 

@@ -10,6 +10,7 @@ use crate::Result;
 use nanopu_apps::classifier::{self, ClassifierConfig};
 use nanopu_apps::hdsearch::{self, HdSearchConfig};
 use nanopu_apps::int_proc::{self, IntConfig};
+use nanopu_apps::nbody::{self, NbodyConfig};
 use nanopu_apps::nn::{self, NnConfig};
 use nanopu_apps::othello::OthelloConfig;
 use nanopu_apps::AppConfig;
@@ -42,6 +43,11 @@ pub fn experiments() -> Vec<Experiment> {
             id: "hdsearch",
             title: "HD search: exact k-nearest neighbours of 2,048 points in 64 dimensions (Table 1)",
             run: hdsearch,
+        },
+        Experiment {
+            id: "nbody",
+            title: "N-body: gravitational forces of a node's bodies on remote ones (Table 1)",
+            run: nbody,
         },
     ]
 }
@@ -389,6 +395,51 @@ fn hdsearch(r: &Runner) -> Result<ExperimentResult> {
             table(&designs, &rows),
             oracle_note("HD search (brute force)", "hdsearch"),
         ],
+        wall_s: 0.0,
+    })
+}
+
+fn nbody(r: &Runner) -> Result<ExperimentResult> {
+    let designs: Vec<Design> = [1, 4]
+        .into_iter()
+        .map(|bodies| Design {
+            name: format!("{bodies} remote bod{} per request", if bodies == 1 { "y" } else { "ies" }),
+            program: "nbody",
+            nic: NicKind::Nanopu,
+            app: AppConfig::Nbody(NbodyConfig {
+                bodies,
+                ..NbodyConfig::default()
+            }),
+        })
+        .collect();
+    let rows = rows(r, "nbody", &designs)?;
+    let targets = table1_targets(
+        "nbody",
+        &rows[0],
+        &format!(
+            "one remote body per request against the node's {} bodies: {} softened force terms, each \
+             with a square root and a division (our guess at the paper's per-message work, which it \
+             does not state)",
+            nbody::LOCAL,
+            nbody::LOCAL
+        ),
+    );
+    Ok(ExperimentResult {
+        id: "nbody".into(),
+        title: "N-body: gravitational forces of a node's bodies on remote ones (Table 1)".into(),
+        description: format!(
+            "A node of an N-body simulation (sdk/programs/nbody) holds {} bodies; a request carries \
+             remote bodies (positions and masses as doubles, read from netRX as they arrive), the \
+             reply the softened gravitational force the node's bodies exert on each (doubles). \
+             The oracle computes the same doubles bit for bit (no fused multiply-adds in the \
+             program). One remote body per request is the Table 1 row; four show the cost per body. \
+             {} requests per point; response time at the server's wire.",
+            nbody::LOCAL,
+            requests(r)
+        ),
+        figures: Vec::new(),
+        targets,
+        notes: vec![table(&designs, &rows), oracle_note("N-body", "nbody")],
         wall_s: 0.0,
     })
 }

@@ -400,6 +400,14 @@ pub const PUBLISHED: &[Published] = &[
         1.0,
         "the paper names neither its data set nor its index: ours (2,048 x 64, exact) is a guess",
     ),
+    p(
+        "nbody-p50-us",
+        "N-body force computation, one core, low load, median (Table 1)",
+        "us",
+        0.35,
+        1.0,
+        "the paper does not state how many bodies a node holds or a message carries: ours is a guess",
+    ),
 ];
 
 /// The fixed entry for `key`, if targets.md lists it.

@@ -6,6 +6,7 @@
 use nanopu_apps::classifier::ClassifierConfig;
 use nanopu_apps::hdsearch::HdSearchConfig;
 use nanopu_apps::int_proc::IntConfig;
+use nanopu_apps::nbody::NbodyConfig;
 use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
 use nanopu_apps::AppConfig;
@@ -148,16 +149,18 @@ fn host(hosts: &str, name: &str, nic: Option<NicKind>) -> HostProgram {
 
 /// Host 0 plays Othello for client 4; hosts 1 (`nn`) and 2 (`trad_nn`)
 /// answer client 5's inference requests; host 3 processes the INT reports
-/// of clients 6 and 7 (each with its own paths and switches).
+/// of clients 6 and 7 (each with its own paths and switches); hosts 8 and 9
+/// hold N-body bodies and client 10 asks both for forces.
 fn apps2_cluster() -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
-    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 8 };
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 11 };
     cfg.node.cores = 1;
     cfg.programs = vec![
         host("0", "othello", None),
         host("1", "nn", None),
         host("2", "trad_nn", Some(NicKind::Icenic)),
         host("3", "int_proc", None),
+        host("8-9", "nbody", None),
     ];
     let client = |hosts: &str, server: usize, servers: Vec<usize>, app: AppConfig, rate: f64| {
         ClientSpec {
@@ -171,6 +174,13 @@ fn apps2_cluster() -> ClusterConfig {
         client("4", 0, vec![], othello(), 0.05),
         client("5", 1, vec![2], AppConfig::Nn(NnConfig::default()), 0.05),
         client("6-7", 3, vec![], int_app(), 1.0),
+        client(
+            "10",
+            8,
+            vec![9],
+            AppConfig::Nbody(NbodyConfig::default()),
+            0.5,
+        ),
     ];
     cfg
 }
@@ -179,7 +189,7 @@ fn apps2_cluster() -> ClusterConfig {
 fn the_part2_apps_answer_in_a_cluster() {
     let mut c = Cluster::new(&apps2_cluster()).unwrap();
     c.run(UNTIL).unwrap();
-    for h in 4..=7 {
+    for h in [4, 5, 6, 7, 10] {
         let r = c.client_report(h).unwrap();
         assert_all_right(&format!("client {h}"), &r, 200);
     }
@@ -219,5 +229,23 @@ fn hd_search_returns_the_exact_nearest_neighbours() {
             load(app.clone(), 200, LoadMode::Open { rate_mrps: 0.01 }),
         );
         assert_all_right(&format!("hdsearch on {cores} cores"), &r, 200);
+    }
+}
+
+#[test]
+fn nbody_forces_match_the_oracle_bit_for_bit() {
+    for bodies in [1, 4] {
+        let app = AppConfig::Nbody(NbodyConfig {
+            bodies,
+            malformed_fraction: 0.05,
+            ..NbodyConfig::default()
+        });
+        let r = one_node(
+            "nbody",
+            NicKind::Nanopu,
+            1,
+            load(app, 300, LoadMode::Open { rate_mrps: 0.1 }),
+        );
+        assert_all_right(&format!("nbody with {bodies} bodies"), &r, 300);
     }
 }
