@@ -167,7 +167,10 @@ impl IntClient {
 
     fn hop(&self, switch: u64, rng: &mut AppRng) -> u64 {
         let (queue, latency) = if rng.random::<f64>() < self.cfg.congestion {
-            (rng.random_range(50..=200u64), rng.random_range(1000..=4000u64))
+            (
+                rng.random_range(50..=200u64),
+                rng.random_range(1000..=4000u64),
+            )
         } else {
             (rng.random_range(0..=20u64), rng.random_range(100..=800u64))
         };
@@ -250,7 +253,9 @@ mod tests {
     #[test]
     fn clients_use_disjoint_switches_and_a_wrong_reply_is_caught() {
         for p in 0..64 {
-            assert!(path_switches(p, 1, 3).iter().all(|s| s % 3 == 1 && *s < SWITCHES));
+            assert!(path_switches(p, 1, 3)
+                .iter()
+                .all(|s| s % 3 == 1 && *s < SWITCHES));
         }
         let mut app = IntClient::new(IntConfig::default(), AppContext::SINGLE);
         let mut rng = AppRng::seed_from_u64(4);

@@ -332,9 +332,7 @@ impl AppConfig {
             AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
             AppConfig::Nn(c) => Box::new(nn::NnClient::new(c.clone(), ctx)),
             AppConfig::Int(c) => Box::new(int_proc::IntClient::new(c.clone(), ctx)),
-            AppConfig::Classifier(c) => {
-                Box::new(classifier::ClassifierClient::new(c.clone(), ctx))
-            }
+            AppConfig::Classifier(c) => Box::new(classifier::ClassifierClient::new(c.clone(), ctx)),
             AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
             AppConfig::Nbody(c) => Box::new(nbody::NbodyClient::new(c.clone(), ctx)),
         })

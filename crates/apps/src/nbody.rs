@@ -95,7 +95,11 @@ pub fn local_bodies() -> Vec<Body> {
 pub fn force(locals: &[Body], b: &Body) -> [f64; 3] {
     let mut f = [0.0f64; 3];
     for l in locals {
-        let d = [l.pos[0] - b.pos[0], l.pos[1] - b.pos[1], l.pos[2] - b.pos[2]];
+        let d = [
+            l.pos[0] - b.pos[0],
+            l.pos[1] - b.pos[1],
+            l.pos[2] - b.pos[2],
+        ];
         let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + EPS2;
         let s = b.mass * l.mass * (1.0 / (d2 * d2.sqrt()));
         for k in 0..3 {
@@ -190,7 +194,9 @@ mod tests {
         let expected = 6.0 / (1.01f64 * 1.01f64.sqrt());
         assert!((f[0] - expected).abs() < 1e-12 && f[1] == 0.0 && f[2] == 0.0);
         let l = local_bodies();
-        assert!(l.iter().all(|b| b.pos.iter().all(|x| (-1.0..1.0).contains(x))));
+        assert!(l
+            .iter()
+            .all(|b| b.pos.iter().all(|x| (-1.0..1.0).contains(x))));
         assert!(l.iter().all(|b| (1.0..2.0).contains(&b.mass)));
     }
 

@@ -74,9 +74,7 @@ impl Layer {
         let weights = (0..units)
             .map(|j| {
                 (0..inputs)
-                    .map(|i| {
-                        (splitmix64(layer << 32 | (j * inputs + i) as u64) % 255) as i64 - 127
-                    })
+                    .map(|i| (splitmix64(layer << 32 | (j * inputs + i) as u64) % 255) as i64 - 127)
                     .collect()
             })
             .collect();
@@ -206,7 +204,10 @@ mod tests {
             winners[best] += 1;
         }
         // A network that always answers the same is no test of the program.
-        assert!(winners.iter().filter(|&&n| n > 0).count() >= 3, "{winners:?}");
+        assert!(
+            winners.iter().filter(|&&n| n > 0).count() >= 3,
+            "{winners:?}"
+        );
     }
 
     #[test]

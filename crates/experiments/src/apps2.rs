@@ -403,7 +403,10 @@ fn nbody(r: &Runner) -> Result<ExperimentResult> {
     let designs: Vec<Design> = [1, 4]
         .into_iter()
         .map(|bodies| Design {
-            name: format!("{bodies} remote bod{} per request", if bodies == 1 { "y" } else { "ies" }),
+            name: format!(
+                "{bodies} remote bod{} per request",
+                if bodies == 1 { "y" } else { "ies" }
+            ),
             program: "nbody",
             nic: NicKind::Nanopu,
             app: AppConfig::Nbody(NbodyConfig {

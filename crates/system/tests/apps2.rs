@@ -162,14 +162,13 @@ fn apps2_cluster() -> ClusterConfig {
         host("3", "int_proc", None),
         host("8-9", "nbody", None),
     ];
-    let client = |hosts: &str, server: usize, servers: Vec<usize>, app: AppConfig, rate: f64| {
-        ClientSpec {
+    let client =
+        |hosts: &str, server: usize, servers: Vec<usize>, app: AppConfig, rate: f64| ClientSpec {
             hosts: hosts.into(),
             server,
             servers,
             load: load(app, 200, LoadMode::Open { rate_mrps: rate }),
-        }
-    };
+        };
     cfg.clients = vec![
         client("4", 0, vec![], othello(), 0.05),
         client("5", 1, vec![2], AppConfig::Nn(NnConfig::default()), 0.05),
