@@ -61,7 +61,14 @@
 //! `sdk/programs/NAME/` with a README of its message format.
 
 pub mod chain;
+pub mod classifier;
+mod exact;
+pub mod hdsearch;
+pub mod int_proc;
 pub mod mica;
+pub mod nbody;
+pub mod nn;
+pub mod othello;
 pub mod raft;
 pub mod rdma;
 pub mod replicated_kv;
@@ -200,6 +207,19 @@ pub enum AppConfig {
     Raft(raft::RaftConfig),
     /// A scripted message sequence for programs with their own conventions.
     Script(script::ScriptConfig),
+    /// An Othello player (`sdk/programs/othello`).
+    Othello(othello::OthelloConfig),
+    /// NN inference (`sdk/programs/nn`, `trad_nn`).
+    Nn(nn::NnConfig),
+    /// INT processing (`sdk/programs/int_proc`).
+    Int(int_proc::IntConfig),
+    /// A 5-tuple packet classifier (`sdk/programs/classifier`).
+    Classifier(classifier::ClassifierConfig),
+    /// k-nearest-neighbour search (`sdk/programs/hdsearch`).
+    #[serde(rename = "hdsearch")]
+    HdSearch(hdsearch::HdSearchConfig),
+    /// N-body forces (`sdk/programs/nbody`).
+    Nbody(nbody::NbodyConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -234,6 +254,12 @@ impl AppConfig {
             AppConfig::Chain(_) => "chain",
             AppConfig::Raft(_) => "raft",
             AppConfig::Script(_) => "script",
+            AppConfig::Othello(_) => "othello",
+            AppConfig::Nn(_) => "nn",
+            AppConfig::Int(_) => "int",
+            AppConfig::Classifier(_) => "classifier",
+            AppConfig::HdSearch(_) => "hdsearch",
+            AppConfig::Nbody(_) => "nbody",
         }
     }
 
@@ -246,6 +272,12 @@ impl AppConfig {
             AppConfig::Chain(c) => c.validate(),
             AppConfig::Raft(c) => c.validate(),
             AppConfig::Script(c) => c.validate(),
+            AppConfig::Othello(c) => c.validate(),
+            AppConfig::Nn(c) => c.validate(),
+            AppConfig::Int(c) => c.validate(),
+            AppConfig::Classifier(c) => c.validate(),
+            AppConfig::HdSearch(c) => c.validate(),
+            AppConfig::Nbody(c) => c.validate(),
         }
     }
 
@@ -259,6 +291,12 @@ impl AppConfig {
             AppConfig::Chain(c) => c.max_request_bytes(),
             AppConfig::Raft(c) => c.max_request_bytes(),
             AppConfig::Script(c) => c.max_request_bytes(),
+            AppConfig::Othello(c) => c.max_request_bytes(),
+            AppConfig::Nn(c) => c.max_request_bytes(),
+            AppConfig::Int(c) => c.max_request_bytes(),
+            AppConfig::Classifier(c) => c.max_request_bytes(),
+            AppConfig::HdSearch(c) => c.max_request_bytes(),
+            AppConfig::Nbody(c) => c.max_request_bytes(),
         }
     }
 
@@ -272,6 +310,12 @@ impl AppConfig {
             AppConfig::Chain(c) => c.mean_request_bytes(),
             AppConfig::Raft(c) => c.mean_request_bytes(),
             AppConfig::Script(c) => c.request.len() as f64 * 8.0,
+            AppConfig::Othello(c) => c.max_request_bytes() as f64,
+            AppConfig::Nn(c) => c.max_request_bytes() as f64,
+            AppConfig::Int(_) => 24.0 + 8.0 * 3.5,
+            AppConfig::Classifier(c) => c.max_request_bytes() as f64,
+            AppConfig::HdSearch(c) => c.max_request_bytes() as f64,
+            AppConfig::Nbody(c) => c.max_request_bytes() as f64,
         }
     }
 
@@ -285,6 +329,12 @@ impl AppConfig {
             AppConfig::Chain(c) => Box::new(chain::ChainClient::new(c.clone(), ctx)),
             AppConfig::Raft(c) => Box::new(raft::RaftClient::new(c.clone(), ctx)),
             AppConfig::Script(c) => Box::new(script::ScriptClient::new(c.clone(), ctx)),
+            AppConfig::Othello(c) => Box::new(othello::OthelloClient::new(c.clone(), ctx)),
+            AppConfig::Nn(c) => Box::new(nn::NnClient::new(c.clone(), ctx)),
+            AppConfig::Int(c) => Box::new(int_proc::IntClient::new(c.clone(), ctx)),
+            AppConfig::Classifier(c) => Box::new(classifier::ClassifierClient::new(c.clone(), ctx)),
+            AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
+            AppConfig::Nbody(c) => Box::new(nbody::NbodyClient::new(c.clone(), ctx)),
         })
     }
 

@@ -58,15 +58,7 @@ fn load_fractions(r: &Runner) -> Vec<f64> {
 fn run(r: &Runner, d: &Design, load: &LoadConfig) -> Result<Measured> {
     let mut cfg = r.cfg.clone();
     cfg.node.cores = d.cores;
-    let runner = Runner {
-        cfg,
-        seed: r.seed,
-        scale: r.scale,
-        threads: 1,
-        programs: r.programs.clone(),
-        progress: r.progress.clone(),
-        stop: r.stop.clone(),
-    };
+    let runner = r.sequential_with(cfg);
     let program = r.program(d.program)?;
     runner
         .run_on_node(&program, &[], d.nic, Some(Policy::Jbsq), None, load)

@@ -7,6 +7,7 @@
 //! threads ran them.
 
 mod apps;
+mod apps2;
 mod error;
 pub mod gopt;
 mod microbench;
@@ -131,6 +132,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(replication::experiments());
     all.extend(apps::experiments());
     all.extend(gopt::experiments());
+    all.extend(apps2::experiments());
     all
 }
 
@@ -171,6 +173,20 @@ impl Runner {
             programs: sdk_build_dir(),
             progress,
             stop: Arc::default(),
+        }
+    }
+
+    /// The same runner on configuration `cfg`, one point at a time (for an
+    /// experiment that runs its own points in sequence).
+    pub fn sequential_with(&self, cfg: SimConfig) -> Runner {
+        Runner {
+            cfg,
+            seed: self.seed,
+            scale: self.scale,
+            threads: 1,
+            programs: self.programs.clone(),
+            progress: self.progress.clone(),
+            stop: self.stop.clone(),
         }
     }
 

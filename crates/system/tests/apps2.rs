@@ -1,0 +1,250 @@
+//! The part-2 applications of Table 1 (Othello, NN inference, INT
+//! processing, packet classifier, HD search, N-body) driven by the load
+//! generator: every reply checked by the application's oracle, on one node
+//! and in a cluster.
+
+use nanopu_apps::classifier::ClassifierConfig;
+use nanopu_apps::hdsearch::HdSearchConfig;
+use nanopu_apps::int_proc::IntConfig;
+use nanopu_apps::nbody::NbodyConfig;
+use nanopu_apps::nn::NnConfig;
+use nanopu_apps::othello::OthelloConfig;
+use nanopu_apps::AppConfig;
+use nanopu_network::TopologyConfig;
+use nanopu_node::Node;
+use nanopu_sim::SimTime;
+use nanopu_system::client::{LoadConfig, LoadMode, LoadReport};
+use nanopu_system::cluster::{ClientSpec, Cluster, ClusterConfig, HostProgram};
+use nanopu_system::{Config, NicKind, System, SystemEnd};
+use nanopu_testkit::program;
+
+const UNTIL: SimTime = SimTime(100_000_000_000_000); // 100 ms (the classifier builds its rules first)
+
+fn load(app: AppConfig, count: u64, mode: LoadMode) -> LoadConfig {
+    LoadConfig {
+        count,
+        warmup: 5,
+        mode,
+        app: Some(app),
+        ..LoadConfig::default()
+    }
+}
+
+/// `program` behind a NIC of `kind`, driven as `nanopu run --load` does.
+fn one_node(program_name: &str, kind: NicKind, cores: usize, load: LoadConfig) -> LoadReport {
+    let mut cfg = Config::default();
+    cfg.nic.kind = kind;
+    cfg.node.cores = cores;
+    cfg.node.icenic.enabled = kind == NicKind::Icenic;
+    let node = Node::with_program(cfg.node.clone(), &program(program_name)).unwrap();
+    let mut s = System::new(node, &cfg, Some(load)).unwrap();
+    let end = s.run(UNTIL).unwrap();
+    let r = s.load_report().unwrap();
+    assert_eq!(end, SystemEnd::ClientDone, "{program_name}: {r:?}");
+    r
+}
+
+fn assert_all_right(what: &str, r: &LoadReport, count: u64) {
+    assert_eq!(
+        (
+            r.sent,
+            r.received,
+            r.wrong_replies,
+            r.unexpected_replies,
+            r.lost
+        ),
+        (count, count, 0, 0, 0),
+        "{what}: {:?}",
+        r.first_error
+    );
+    assert!(
+        r.p50_ns > 0.0 && r.client_p50_ns >= r.p50_ns,
+        "{what}: {r:?}"
+    );
+}
+
+fn othello() -> AppConfig {
+    AppConfig::Othello(OthelloConfig {
+        malformed_fraction: 0.05,
+        ..OthelloConfig::default()
+    })
+}
+
+#[test]
+fn othello_chooses_the_oracles_move_on_one_and_four_cores() {
+    for cores in [1, 4] {
+        let r = one_node(
+            "othello",
+            NicKind::Nanopu,
+            cores,
+            load(othello(), 200, LoadMode::Open { rate_mrps: 0.05 }),
+        );
+        assert_all_right(&format!("othello on {cores} cores"), &r, 200);
+        assert_eq!(r.app, Some("othello"));
+    }
+    // Depth 3 as well: a different search, the same oracle.
+    let deeper = AppConfig::Othello(OthelloConfig {
+        depth: 3,
+        ..OthelloConfig::default()
+    });
+    let r = one_node(
+        "othello",
+        NicKind::Nanopu,
+        1,
+        load(deeper, 50, LoadMode::Closed { window: 1 }),
+    );
+    assert_all_right("othello depth 3", &r, 50);
+}
+
+#[test]
+fn nn_inference_matches_the_oracle_on_both_nics() {
+    let app = || {
+        AppConfig::Nn(NnConfig {
+            malformed_fraction: 0.05,
+            ..NnConfig::default()
+        })
+    };
+    for (name, kind, cores) in [
+        ("nn", NicKind::Nanopu, 1),
+        ("nn", NicKind::Nanopu, 4),
+        ("trad_nn", NicKind::Icenic, 1),
+    ] {
+        let r = one_node(
+            name,
+            kind,
+            cores,
+            load(app(), 300, LoadMode::Open { rate_mrps: 0.05 }),
+        );
+        assert_all_right(&format!("{name} on {cores} cores"), &r, 300);
+    }
+}
+
+fn int_app() -> AppConfig {
+    AppConfig::Int(IntConfig {
+        malformed_fraction: 0.05,
+        ..IntConfig::default()
+    })
+}
+
+#[test]
+fn int_processing_replays_the_oracles_state_machine() {
+    for mode in [
+        LoadMode::Closed { window: 4 },
+        LoadMode::Open { rate_mrps: 2.0 },
+    ] {
+        let r = one_node("int_proc", NicKind::Nanopu, 1, load(int_app(), 1000, mode));
+        assert_all_right(&format!("int_proc {mode:?}"), &r, 1000);
+        assert_eq!(r.app, Some("int"));
+    }
+}
+
+fn host(hosts: &str, name: &str, nic: Option<NicKind>) -> HostProgram {
+    HostProgram {
+        hosts: hosts.into(),
+        program: program(name),
+        nic,
+        args: Vec::new(),
+    }
+}
+
+/// Host 0 plays Othello for client 4; hosts 1 (`nn`) and 2 (`trad_nn`)
+/// answer client 5's inference requests; host 3 processes the INT reports
+/// of clients 6 and 7 (each with its own paths and switches); hosts 8 and 9
+/// hold N-body bodies and client 10 asks both for forces.
+fn apps2_cluster() -> ClusterConfig {
+    let mut cfg = ClusterConfig::default();
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 11 };
+    cfg.node.cores = 1;
+    cfg.programs = vec![
+        host("0", "othello", None),
+        host("1", "nn", None),
+        host("2", "trad_nn", Some(NicKind::Icenic)),
+        host("3", "int_proc", None),
+        host("8-9", "nbody", None),
+    ];
+    let client =
+        |hosts: &str, server: usize, servers: Vec<usize>, app: AppConfig, rate: f64| ClientSpec {
+            hosts: hosts.into(),
+            server,
+            servers,
+            load: load(app, 200, LoadMode::Open { rate_mrps: rate }),
+        };
+    cfg.clients = vec![
+        client("4", 0, vec![], othello(), 0.05),
+        client("5", 1, vec![2], AppConfig::Nn(NnConfig::default()), 0.05),
+        client("6-7", 3, vec![], int_app(), 1.0),
+        client(
+            "10",
+            8,
+            vec![9],
+            AppConfig::Nbody(NbodyConfig::default()),
+            0.5,
+        ),
+    ];
+    cfg
+}
+
+#[test]
+fn the_part2_apps_answer_in_a_cluster() {
+    let mut c = Cluster::new(&apps2_cluster()).unwrap();
+    c.run(UNTIL).unwrap();
+    for h in [4, 5, 6, 7, 10] {
+        let r = c.client_report(h).unwrap();
+        assert_all_right(&format!("client {h}"), &r, 200);
+    }
+    let trad = c.host(2).as_node().unwrap().nic_stats();
+    assert!(trad["device"]["rx_frames"].as_u64().unwrap() > 50, "{trad}");
+}
+
+#[test]
+fn the_classifier_finds_the_first_matching_rule_of_100k() {
+    let app = AppConfig::Classifier(ClassifierConfig {
+        malformed_fraction: 0.05,
+        ..ClassifierConfig::default()
+    });
+    for cores in [1, 4] {
+        let r = one_node(
+            "classifier",
+            NicKind::Nanopu,
+            cores,
+            load(app.clone(), 300, LoadMode::Open { rate_mrps: 0.1 }),
+        );
+        assert_all_right(&format!("classifier on {cores} cores"), &r, 300);
+    }
+}
+
+#[test]
+fn hd_search_returns_the_exact_nearest_neighbours() {
+    let app = AppConfig::HdSearch(HdSearchConfig {
+        malformed_fraction: 0.05,
+        uniform_fraction: 0.05,
+        ..HdSearchConfig::default()
+    });
+    for cores in [1, 4] {
+        let r = one_node(
+            "hdsearch",
+            NicKind::Nanopu,
+            cores,
+            load(app.clone(), 200, LoadMode::Open { rate_mrps: 0.01 }),
+        );
+        assert_all_right(&format!("hdsearch on {cores} cores"), &r, 200);
+    }
+}
+
+#[test]
+fn nbody_forces_match_the_oracle_bit_for_bit() {
+    for bodies in [1, 4] {
+        let app = AppConfig::Nbody(NbodyConfig {
+            bodies,
+            malformed_fraction: 0.05,
+            ..NbodyConfig::default()
+        });
+        let r = one_node(
+            "nbody",
+            NicKind::Nanopu,
+            1,
+            load(app, 300, LoadMode::Open { rate_mrps: 0.1 }),
+        );
+        assert_all_right(&format!("nbody with {bodies} bodies"), &r, 300);
+    }
+}
