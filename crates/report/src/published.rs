@@ -469,7 +469,7 @@ mod tests {
                 a.key
             );
         }
-        assert_eq!(PUBLISHED.len(), 40);
+        assert_eq!(PUBLISHED.len(), 48);
         for a in PUBLISHED {
             assert!(a.tolerance > 0.0 && a.tolerance <= 1.0, "{}", a.key);
             assert!(!a.tolerance_reason.is_empty(), "{}", a.key);
