@@ -2,7 +2,8 @@
 # Installs what building and testing nanopu need, when missing (Debian):
 # the RISC-V bare-metal toolchain and picolibc for the guest programs, and,
 # with --test, qemu-user and the RISC-V Linux cross compiler used by the
-# differential tests. Safe to run again: it installs only what is absent.
+# differential tests, and gdb-multiarch for the debugger tests. Safe to run
+# again: it installs only what is absent.
 set -euo pipefail
 
 need=()
@@ -13,6 +14,7 @@ if [ "${1:-}" = "--test" ]; then
     command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
     command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
     command -v tshark >/dev/null 2>&1 || need+=(tshark)
+    command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

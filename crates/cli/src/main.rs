@@ -2,6 +2,7 @@
 
 mod bench;
 mod config_file;
+mod gdb;
 mod net;
 mod output;
 mod run;
