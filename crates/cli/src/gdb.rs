@@ -28,7 +28,9 @@ use gdbstub::target::ext::base::single_register_access::{
     SingleRegisterAccess, SingleRegisterAccessOps,
 };
 use gdbstub::target::ext::base::BaseOps;
-use gdbstub::target::ext::breakpoints::{Breakpoints, BreakpointsOps, SwBreakpoint, SwBreakpointOps};
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, BreakpointsOps, SwBreakpoint, SwBreakpointOps,
+};
 use gdbstub::target::ext::monitor_cmd::{outputln, ConsoleOutput, MonitorCmd, MonitorCmdOps};
 use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
@@ -88,7 +90,9 @@ impl Registers for CoreRegs {
     fn gdb_serialize(&self, mut write_byte: impl FnMut(Option<u8>)) {
         let words = self.x.iter().chain([&self.pc]).chain(self.f.iter());
         for w in words {
-            w.to_le_bytes().into_iter().for_each(|b| write_byte(Some(b)));
+            w.to_le_bytes()
+                .into_iter()
+                .for_each(|b| write_byte(Some(b)));
         }
     }
 
@@ -162,14 +166,14 @@ impl Arch for NanopuRiscv {
 /// The target description: gdb's riscv cpu, fpu and csr features.
 fn target_xml() -> String {
     const X: [&str; 32] = [
-        "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "fp", "s1", "a0", "a1", "a2", "a3",
-        "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11",
-        "t3", "t4", "t5", "t6",
+        "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "fp", "s1", "a0", "a1", "a2", "a3", "a4",
+        "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4",
+        "t5", "t6",
     ];
     const F: [&str; 32] = [
-        "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0", "fa1",
-        "fa2", "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7",
-        "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11",
+        "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0", "fa1", "fa2",
+        "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7", "fs8", "fs9",
+        "fs10", "fs11", "ft8", "ft9", "ft10", "ft11",
     ];
     let mut s = String::from(
         "<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n<target version=\"1.0\">\n\
@@ -181,7 +185,10 @@ fn target_xml() -> String {
             2..=4 | 8 => "data_ptr",
             _ => "int",
         };
-        let _ = writeln!(s, "<reg name=\"{name}\" bitsize=\"64\" type=\"{ty}\" regnum=\"{i}\"/>");
+        let _ = writeln!(
+            s,
+            "<reg name=\"{name}\" bitsize=\"64\" type=\"{ty}\" regnum=\"{i}\"/>"
+        );
     }
     s.push_str("<reg name=\"pc\" bitsize=\"64\" type=\"code_ptr\" regnum=\"32\"/>\n</feature>\n");
     s.push_str(
@@ -195,7 +202,11 @@ fn target_xml() -> String {
             33 + i
         );
     }
-    for (csr, name) in [(num::FFLAGS, "fflags"), (num::FRM, "frm"), (num::FCSR, "fcsr")] {
+    for (csr, name) in [
+        (num::FFLAGS, "fflags"),
+        (num::FRM, "frm"),
+        (num::FCSR, "fcsr"),
+    ] {
         let _ = writeln!(
             s,
             "<reg name=\"{name}\" bitsize=\"32\" type=\"int\" regnum=\"{}\" group=\"float\"/>",
@@ -359,7 +370,9 @@ impl<'a> GdbTarget<'a> {
                 }));
             }
             Err(NodeError::Deadlock(waits)) => {
-                eprintln!("gdb: deadlock: every hart waits for something that can never happen\n{waits}");
+                eprintln!(
+                    "gdb: deadlock: every hart waits for something that can never happen\n{waits}"
+                );
                 return Ok(Some(MultiThreadStopReason::SignalWithThread {
                     tid: tid_of(self.last_hart),
                     signal: Signal::SIGABRT,
@@ -427,8 +440,14 @@ impl<'a> GdbTarget<'a> {
                 outputln!(out, "{text}");
             }
             _ => {
-                outputln!(out, "nanopu monitor commands (HART defaults to the hart of the last stop):");
-                outputln!(out, "  monitor netrx [HART]  the current context's netRX FIFO: depth and head word");
+                outputln!(
+                    out,
+                    "nanopu monitor commands (HART defaults to the hart of the last stop):"
+                );
+                outputln!(
+                    out,
+                    "  monitor netrx [HART]  the current context's netRX FIFO: depth and head word"
+                );
                 outputln!(out, "  monitor lnic [HART]   the LNIC CSRs, registered contexts and the hart's state");
             }
         }
@@ -466,7 +485,12 @@ impl<'a> GdbTarget<'a> {
             HartState::RxEmpty => "stalled on an empty netRX".into(),
             HartState::TxFull => "stalled on a full netTX".into(),
         };
-        let _ = writeln!(s, "hart {h}: {state}, cycle {}, pc {:#x}", hart.cycle(), hart.pc());
+        let _ = writeln!(
+            s,
+            "hart {h}: {state}, cycle {}, pc {:#x}",
+            hart.cycle(),
+            hart.pc()
+        );
         for csr in [
             num::LCURCONTEXT,
             num::LCURPRIORITY,
@@ -558,7 +582,10 @@ impl MultiThreadBase for GdbTarget<'_> {
         }
     }
 
-    fn list_active_threads(&mut self, thread_is_active: &mut dyn FnMut(Tid)) -> Result<(), NodeError> {
+    fn list_active_threads(
+        &mut self,
+        thread_is_active: &mut dyn FnMut(Tid),
+    ) -> Result<(), NodeError> {
         (0..self.node.cores()).for_each(|h| thread_is_active(tid_of(h)));
         Ok(())
     }
@@ -573,7 +600,12 @@ impl MultiThreadBase for GdbTarget<'_> {
 }
 
 impl SingleRegisterAccess<Tid> for GdbTarget<'_> {
-    fn read_register(&mut self, tid: Tid, reg: NanopuRegId, buf: &mut [u8]) -> TargetResult<usize, Self> {
+    fn read_register(
+        &mut self,
+        tid: Tid,
+        reg: NanopuRegId,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
         let hart = self.node.hart(self.hart_of(tid)?);
         let (value, bytes) = match reg {
             NanopuRegId::X(r) => (hart.x(r as usize), 8),
@@ -625,7 +657,11 @@ impl MultiThreadResume for GdbTarget<'_> {
 
     // Signals gdb passes back (after a fault stop, say) are ignored: the
     // guest has no signals.
-    fn set_resume_action_continue(&mut self, tid: Tid, _signal: Option<Signal>) -> Result<(), NodeError> {
+    fn set_resume_action_continue(
+        &mut self,
+        tid: Tid,
+        _signal: Option<Signal>,
+    ) -> Result<(), NodeError> {
         if let Ok(h) = self.hart_of(tid) {
             self.has_action[h] = true;
         }
@@ -649,7 +685,11 @@ impl MultiThreadSchedulerLocking for GdbTarget<'_> {
 }
 
 impl MultiThreadSingleStep for GdbTarget<'_> {
-    fn set_resume_action_step(&mut self, tid: Tid, _signal: Option<Signal>) -> Result<(), NodeError> {
+    fn set_resume_action_step(
+        &mut self,
+        tid: Tid,
+        _signal: Option<Signal>,
+    ) -> Result<(), NodeError> {
         if let Ok(h) = self.hart_of(tid) {
             self.obs.step[h] = StepState::Pending;
             self.has_action[h] = true;
@@ -716,7 +756,11 @@ impl<'a> BlockingEventLoop for EventLoop<'a> {
         conn: &mut TcpStream,
     ) -> Result<Event<Self::StopReason>, WaitForStopReasonError<NodeError, std::io::Error>> {
         loop {
-            if conn.peek().map_err(WaitForStopReasonError::Connection)?.is_some() {
+            if conn
+                .peek()
+                .map_err(WaitForStopReasonError::Connection)?
+                .is_some()
+            {
                 let byte = conn.read().map_err(WaitForStopReasonError::Connection)?;
                 return Ok(Event::IncomingData(byte));
             }

@@ -113,7 +113,13 @@ pub fn csr_name(csr: u16) -> String {
 }
 
 impl<W: Write> CommitLog<W> {
-    fn line(&mut self, hart: &Hart, pc: u64, d: &Decoded, mem: &mut dyn MemoryPeek) -> std::io::Result<()> {
+    fn line(
+        &mut self,
+        hart: &Hart,
+        pc: u64,
+        d: &Decoded,
+        mem: &mut dyn MemoryPeek,
+    ) -> std::io::Result<()> {
         let i = &d.inst;
         let out = &mut self.out;
         write!(out, "core{:4}: {} 0x{pc:016x} (", hart.id(), self.privilege)?;
@@ -154,7 +160,10 @@ impl<W: Write> CommitLog<W> {
                 }
             }
         } else if hart.csr().fflags != self.fflags {
-            push((num::FFLAGS as u32) << 4 | KIND_CSR, hart.csr().fflags as u64);
+            push(
+                (num::FFLAGS as u32) << 4 | KIND_CSR,
+                hart.csr().fflags as u64,
+            );
         }
         let mstatus = hart.csr().mstatus_read();
         if mstatus != self.mstatus || i.op == Opcode::Mret {
@@ -203,7 +212,11 @@ impl<W: Write> Observer for CommitLog<W> {
         self.access = memory_op(i.op).map(|(size, load, store)| {
             let base = hart.x(i.rs1 as usize);
             let addr = base.wrapping_add(i.imm as i64 as u64);
-            let mask = if size == 8 { u64::MAX } else { (1 << (8 * size)) - 1 };
+            let mask = if size == 8 {
+                u64::MAX
+            } else {
+                (1 << (8 * size)) - 1
+            };
             let value = match i.op {
                 _ if !store || load => None,
                 Opcode::Fsw | Opcode::Fsd => Some(hart.fregs()[i.rs2 as usize] & mask),

@@ -22,7 +22,16 @@ impl Observer for NoObserver {
     fn before(&mut self, _: &Hart, _: &Decoded) -> bool {
         false
     }
-    fn after(&mut self, _: &Hart, _: u64, _: u64, _: &Decoded, _: bool, _: &mut dyn crate::debug::MemoryPeek) {}
+    fn after(
+        &mut self,
+        _: &Hart,
+        _: u64,
+        _: u64,
+        _: &Decoded,
+        _: bool,
+        _: &mut dyn crate::debug::MemoryPeek,
+    ) {
+    }
 }
 
 /// Why [`Hart::run`] returned.
@@ -322,7 +331,14 @@ impl Hart {
     }
 
     #[cold]
-    pub(crate) fn trace_line(&self, out: &mut dyn std::io::Write, issue: u64, pc: u64, d: &Decoded, ok: bool) {
+    pub(crate) fn trace_line(
+        &self,
+        out: &mut dyn std::io::Write,
+        issue: u64,
+        pc: u64,
+        d: &Decoded,
+        ok: bool,
+    ) {
         let raw = if d.inst.len == 2 {
             format!("    {:04x}", d.inst.raw)
         } else {
