@@ -97,7 +97,7 @@ impl Registers for CoreRegs {
     }
 
     fn gdb_deserialize(&mut self, bytes: &[u8]) -> Result<(), ()> {
-        if bytes.len() < 33 * 8 || bytes.len() % 8 != 0 {
+        if bytes.len() < 33 * 8 || !bytes.len().is_multiple_of(8) {
             return Err(());
         }
         let mut words = bytes

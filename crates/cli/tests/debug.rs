@@ -29,7 +29,8 @@ fn text(b: &[u8]) -> String {
 }
 
 /// Starts `nanopu run ARGS --gdb 127.0.0.1:0` and returns it with the port
-/// it listens on (read from its standard error).
+/// it listens on (read from its standard error). The caller waits for it.
+#[allow(clippy::zombie_processes)]
 fn start_stub(args: &[&str]) -> (Child, u16, BufReader<std::process::ChildStderr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_nanopu"))
         .arg("run")
@@ -43,10 +44,10 @@ fn start_stub(args: &[&str]) -> (Child, u16, BufReader<std::process::ChildStderr
     let mut line = String::new();
     loop {
         line.clear();
-        assert!(
-            err.read_line(&mut line).unwrap() > 0,
-            "nanopu ended before listening"
-        );
+        if err.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait();
+            panic!("nanopu ended before listening: {status:?}");
+        }
         if let Some(rest) = line.split("waiting for a connection on 127.0.0.1:").nth(1) {
             let port = rest.split_whitespace().next().unwrap().parse().unwrap();
             return (child, port, err);
@@ -57,8 +58,16 @@ fn start_stub(args: &[&str]) -> (Child, u16, BufReader<std::process::ChildStderr
 /// Runs gdb-multiarch in batch mode on `elf` against the stub at `port`
 /// with the commands `cmds`; returns its standard output.
 fn gdb(elf: &Path, port: u16, cmds: &[&str]) -> String {
-    let mut c = Command::new("gdb-multiarch");
-    c.args(["-batch", "-nx", "-ex", "set confirm off"]);
+    // A stub that stops answering fails the test instead of hanging it.
+    let mut c = Command::new("timeout");
+    c.args([
+        "300",
+        "gdb-multiarch",
+        "-batch",
+        "-nx",
+        "-ex",
+        "set confirm off",
+    ]);
     c.args(["-ex", &format!("target remote 127.0.0.1:{port}")]);
     for cmd in cmds {
         c.args(["-ex", cmd]);
@@ -281,6 +290,8 @@ fn ctrl_c_stops_a_program_that_never_ends() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (mut child, port, _err) = start_stub(&["--cores", "1", path(&elf)]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
     s.write_all(packet("?").as_bytes()).unwrap();
     assert!(read_packet(&mut s).starts_with('T'));
     s.write_all(b"+").unwrap();
