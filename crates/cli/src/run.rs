@@ -244,22 +244,6 @@ pub fn run(a: RunArgs) -> Result<u8> {
             a.program.display()
         ),
     }
-    if let Some(path) = &a.trace {
-        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
-            Box::new(std::io::stderr())
-        } else {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("cannot create trace file {}", path.display()))?;
-            Box::new(std::io::BufWriter::new(f))
-        };
-        node.set_trace(Some(trace));
-    }
-    if let Some(path) = &a.log_commits {
-        let f = std::fs::File::create(path)
-            .with_context(|| format!("cannot create commit log {}", path.display()))?;
-        let log = nanopu_core::commit_log::CommitLog::new(std::io::BufWriter::new(f));
-        node.set_observer(Some(Box::new(log)));
-    }
     if a.load {
         drop(node);
         let mut cfg = cfg;
@@ -279,9 +263,11 @@ pub fn run(a: RunArgs) -> Result<u8> {
             h.echo = true;
             h.args = program_args(&a);
         }
+        attach_observer(&mut node, &a)?;
         node.set_stop_request(interrupt_flag()?);
         return run_with_load(node, &cfg, &a);
     }
+    attach_observer(&mut node, &a)?;
     let limit = a.max_cycles.unwrap_or(u64::MAX);
     if let Some(spec) = &a.gdb {
         let addr = crate::gdb::listen_address(spec)?;
@@ -340,6 +326,27 @@ pub fn run(a: RunArgs) -> Result<u8> {
         0 => 0,
         c => c.clamp(1, 255) as u8,
     })
+}
+
+/// The instruction trace (`--trace`) or commit log (`--log-commits`), if asked for.
+fn attach_observer(node: &mut Node, a: &RunArgs) -> Result<()> {
+    if let Some(path) = &a.trace {
+        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+            Box::new(std::io::stderr())
+        } else {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("cannot create trace file {}", path.display()))?;
+            Box::new(std::io::BufWriter::new(f))
+        };
+        node.set_trace(Some(trace));
+    }
+    if let Some(path) = &a.log_commits {
+        let f = std::fs::File::create(path)
+            .with_context(|| format!("cannot create commit log {}", path.display()))?;
+        let log = nanopu_core::commit_log::CommitLog::new(std::io::BufWriter::new(f));
+        node.set_observer(Some(Box::new(log)));
+    }
+    Ok(())
 }
 
 /// argv of the program: its file name, then the arguments after `--`.
@@ -422,6 +429,9 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         end => end?,
     };
     let wall_s = start.elapsed().as_secs_f64();
+    if let Some(mut t) = sys.node_mut().set_trace(None) {
+        t.flush().context("writing the trace or commit log")?;
+    }
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();
     // No measured reply (all lost, or all in the warm-up): no percentiles.

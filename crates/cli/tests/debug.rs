@@ -416,3 +416,27 @@ fn commit_log_has_one_line_per_retired_instruction_and_changes_nothing() {
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.lines().all(|l| l.starts_with("core   0: ")), "{log}");
 }
+
+#[test]
+fn commit_log_works_under_load() {
+    let log = tmp("loopback.log");
+    let o = nanopu(&[
+        "run",
+        path(&sdk("loopback")),
+        "--load",
+        "--count",
+        "20",
+        "--log-commits",
+        path(&log),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let log = std::fs::read_to_string(&log).unwrap();
+    // The context is registered (lniccmd 1) and each echoed word goes out on
+    // x31 (netTX): 20 requests of a header and one 8-byte word.
+    assert!(
+        log.contains(" c84_lniccmd 0x0000000000000001"),
+        "no registration"
+    );
+    let sends = log.lines().filter(|l| l.contains(" x31 ")).count();
+    assert!(sends >= 40, "{sends} writes of x31");
+}

@@ -51,6 +51,8 @@ pub struct CommitLog<W: Write> {
     mstatus: u64,
     fflags: u8,
     access: Option<Access>,
+    /// The source operand of a CSR instruction (rs1's value or the immediate).
+    csr_src: u64,
     /// The first write error (later lines are dropped; reported by `flush`).
     error: Option<std::io::Error>,
 }
@@ -63,6 +65,7 @@ impl<W: Write> CommitLog<W> {
             mstatus: 0,
             fflags: 0,
             access: None,
+            csr_src: 0,
             error: None,
         }
     }
@@ -143,7 +146,7 @@ impl<W: Write> CommitLog<W> {
             RegFile::F => push((i.rd as u32) << 4 | KIND_F, hart.fregs()[i.rd as usize]),
             _ => {}
         }
-        if i.op.format() == Format::Csr {
+        if matches!(i.op.format(), Format::Csr | Format::CsrI) {
             let csr = (i.imm as u32 & 0xfff) as u16;
             let writes_csr = matches!(i.op, Opcode::Csrrw | Opcode::Csrrwi) || i.rs1 != 0;
             if writes_csr {
@@ -154,7 +157,16 @@ impl<W: Write> CommitLog<W> {
                     std::slice::from_ref(&csr)
                 };
                 for &c in parts {
-                    if let Some(v) = hart.peek_csr(c) {
+                    // The NIC command CSRs read as zero: log the command written.
+                    let value = if c == num::LNICCMD || c == num::LNICUCMD {
+                        match i.op {
+                            Opcode::Csrrc | Opcode::Csrrci => Some(0),
+                            _ => Some(self.csr_src),
+                        }
+                    } else {
+                        hart.peek_csr(c)
+                    };
+                    if let Some(v) = value {
                         push((c as u32) << 4 | KIND_CSR, v);
                     }
                 }
@@ -209,6 +221,10 @@ impl<W: Write> Observer for CommitLog<W> {
         self.privilege = hart.privilege() as u8;
         self.mstatus = hart.csr().mstatus_read();
         self.fflags = hart.csr().fflags;
+        self.csr_src = match i.op.format() {
+            Format::CsrI => i.rs1 as u64,
+            _ => hart.x(i.rs1 as usize),
+        };
         self.access = memory_op(i.op).map(|(size, load, store)| {
             let base = hart.x(i.rs1 as usize);
             let addr = base.wrapping_add(i.imm as i64 as u64);

@@ -1,7 +1,8 @@
 # A small program whose Spike commit log (commit_log.spike.log) was derived
 # by hand from riscv-isa-sim's source (see README, "Debugging a guest
-# program"): integer, compressed, branch, jump, CSR, FP (with the FS-dirty
-# mstatus write and an fflags write) and AMO instructions, then an HTIF exit.
+# program"): integer, compressed, branch, jump, CSR (register and immediate
+# forms), FP (with the FS-dirty mstatus write and an fflags write) and AMO
+# instructions, then an HTIF exit.
 # Built with commit_log.ld: text at 0x80000000, tohost at 0x80001000.
     .section .text.init, "ax"
     .globl _start
@@ -34,6 +35,9 @@ _start:
 
 func:
     addi    a2, a2, 2
+    csrwi   mscratch, 5
+    csrsi   mscratch, 2
+    csrrci  a4, mscratch, 1
     ret
 
     .section .tohost, "aw", @progbits
