@@ -2,11 +2,11 @@
 # Installs what building and testing nanopu need, when missing (Debian):
 # the RISC-V bare-metal toolchain and picolibc for the guest programs, and,
 # with --test, qemu-user and the RISC-V Linux cross compiler used by the
-# differential tests. Then the Python package: a project virtual environment
-# (.venv, python3-venv from apt if missing) with python/requirements.txt and
-# the package built into it (maturin develop --release), rebuilt when a
-# crate changed (--no-python skips this). Safe to run again: it installs only
-# what is absent.
+# differential tests, and gdb-multiarch for the debugger tests. Then the
+# Python package: a project virtual environment (.venv, python3-venv from apt
+# if missing) with python/requirements.txt and the package built into it
+# (maturin develop --release), rebuilt when a crate changed (--no-python
+# skips this). Safe to run again: it installs only what is absent.
 set -euo pipefail
 
 python=1
@@ -35,6 +35,7 @@ if [ "$test" = 1 ]; then
     command -v qemu-riscv64 >/dev/null 2>&1 || need+=(qemu-user)
     command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
     command -v tshark >/dev/null 2>&1 || need+=(tshark)
+    command -v gdb-multiarch >/dev/null 2>&1 || need+=(gdb-multiarch)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -3,6 +3,7 @@
 mod backend;
 mod bench;
 mod config_file;
+mod gdb;
 mod net;
 mod output;
 mod run;

@@ -47,8 +47,21 @@ pub struct RunArgs {
     pub stats_json: Option<PathBuf>,
     /// Write an instruction trace to this file (`-` for standard error):
     /// hart, cycle, pc, encoding, disassembly, value written.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "log_commits")]
     pub trace: Option<PathBuf>,
+    /// Write a commit log in Spike's `--log-commits` format to this file:
+    /// one line per retired instruction with the registers, CSRs and memory
+    /// it wrote or read, to diff against Spike (see README, "Debugging a
+    /// guest program").
+    #[arg(long, value_name = "FILE")]
+    pub log_commits: Option<PathBuf>,
+    /// Stop at the entry point and wait for gdb on [HOST:]PORT (`:PORT` or
+    /// `PORT`: 127.0.0.1; port 0 picks a free one, printed on standard
+    /// error): `gdb-multiarch -ex 'target remote :PORT' PROGRAM`. Harts are
+    /// threads; `monitor netrx` and `monitor lnic` show the nanoPU network
+    /// interface.
+    #[arg(long, value_name = "[HOST:]PORT", conflicts_with_all = ["trace", "log_commits", "load"])]
+    pub gdb: Option<String>,
     /// Configuration file (TOML); see `nanopu config`.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -231,16 +244,6 @@ pub fn run(a: RunArgs) -> Result<u8> {
             a.program.display()
         ),
     }
-    if let Some(path) = &a.trace {
-        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
-            Box::new(std::io::stderr())
-        } else {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("cannot create trace file {}", path.display()))?;
-            Box::new(std::io::BufWriter::new(f))
-        };
-        node.set_trace(Some(trace));
-    }
     if a.load {
         drop(node);
         let mut cfg = cfg;
@@ -260,10 +263,24 @@ pub fn run(a: RunArgs) -> Result<u8> {
             h.echo = true;
             h.args = program_args(&a);
         }
+        attach_observer(&mut node, &a)?;
         node.set_stop_request(interrupt_flag()?);
         return run_with_load(node, &cfg, &a);
     }
+    attach_observer(&mut node, &a)?;
     let limit = a.max_cycles.unwrap_or(u64::MAX);
+    if let Some(spec) = &a.gdb {
+        let addr = crate::gdb::listen_address(spec)?;
+        match crate::gdb::serve(&mut node, addr, limit)? {
+            crate::gdb::SessionEnd::Exited(code) => return Ok(code),
+            crate::gdb::SessionEnd::Killed => {
+                eprintln!("gdb: the program was killed");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            // Detached: the program runs on to its end.
+            crate::gdb::SessionEnd::Detached => eprintln!("gdb: detached; running on"),
+        }
+    }
     node.set_stop_request(interrupt_flag()?);
     let start = Instant::now();
     let end = match node.run(limit) {
@@ -272,7 +289,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     };
     let wall_s = start.elapsed().as_secs_f64();
     if let Some(mut t) = node.set_trace(None) {
-        t.flush().context("writing the trace")?;
+        t.flush().context("writing the trace or commit log")?;
     }
     if let Some(h) = node.htif() {
         for (num, count) in &h.unsupported {
@@ -310,6 +327,27 @@ pub fn run(a: RunArgs) -> Result<u8> {
         0 => 0,
         c => c.clamp(1, 255) as u8,
     })
+}
+
+/// The instruction trace (`--trace`) or commit log (`--log-commits`), if asked for.
+fn attach_observer(node: &mut Node, a: &RunArgs) -> Result<()> {
+    if let Some(path) = &a.trace {
+        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+            Box::new(std::io::stderr())
+        } else {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("cannot create trace file {}", path.display()))?;
+            Box::new(std::io::BufWriter::new(f))
+        };
+        node.set_trace(Some(trace));
+    }
+    if let Some(path) = &a.log_commits {
+        let f = std::fs::File::create(path)
+            .with_context(|| format!("cannot create commit log {}", path.display()))?;
+        let log = nanopu_core::commit_log::CommitLog::new(std::io::BufWriter::new(f));
+        node.set_observer(Some(Box::new(log)));
+    }
+    Ok(())
 }
 
 /// argv of the program: its file name, then the arguments after `--`.
@@ -392,6 +430,9 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         end => end?,
     };
     let wall_s = start.elapsed().as_secs_f64();
+    if let Some(mut t) = sys.node_mut().set_trace(None) {
+        t.flush().context("writing the trace or commit log")?;
+    }
     let report = sys.load_report().expect("a client is attached");
     let nic = sys.nic_stats().clone();
     // No measured reply (all lost, or all in the warm-up): no percentiles.

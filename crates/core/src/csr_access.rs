@@ -8,7 +8,7 @@ use crate::trap::{Exception, Trap};
 use nanopu_isa::{Inst, Opcode};
 
 /// What a CSR write requires of the pipeline.
-enum AfterWrite {
+pub(crate) enum AfterWrite {
     /// Nothing: the next instruction proceeds.
     Continue,
     /// Flush and re-check interrupts (Rocket flushes after CSR writes with
@@ -135,7 +135,7 @@ impl Hart {
         })
     }
 
-    fn csr_write(&mut self, csr: u16, v: u64) -> Result<AfterWrite, Event> {
+    pub(crate) fn csr_write(&mut self, csr: u16, v: u64) -> Result<AfterWrite, Event> {
         let c = &mut self.csr;
         // Rocket's CSRFile flushes the pipeline after every CSR write but to
         // the trap-scratch registers (`decode.write_flush`).

@@ -8,21 +8,29 @@
 
 use crate::bus::{Bus, RefillKind};
 use crate::csr::{mstatus, MachineCsrs, Privilege};
+use crate::debug::{BusPeek, Observer, TextTrace};
 use crate::decode_cache::{DecodeCache, Decoded, READS_NETRX, SELF_LOOP, WRITES_NETTX};
 use crate::netif::{NetIf, NetIfConfig, TxError};
 use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Lookup, MshrFile, Pipeline};
 use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
 use nanopu_isa::decode;
 
-/// A sink for the untraced run loop (never written).
-struct NoTrace;
+/// The observer of the unobserved run loop (never called).
+struct NoObserver;
 
-impl std::io::Write for NoTrace {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        Ok(buf.len())
+impl Observer for NoObserver {
+    fn before(&mut self, _: &Hart, _: &Decoded) -> bool {
+        false
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+    fn after(
+        &mut self,
+        _: &Hart,
+        _: u64,
+        _: u64,
+        _: &Decoded,
+        _: bool,
+        _: &mut dyn crate::debug::MemoryPeek,
+    ) {
     }
 }
 
@@ -51,6 +59,9 @@ pub enum Stop {
     Yield,
     /// A trap the guest cannot handle.
     Fault(GuestFault),
+    /// The observer of [`Hart::run_observed`] stopped the hart before the
+    /// instruction at its pc (a breakpoint, a completed single step).
+    Break,
 }
 
 /// Leaves the fast path of the run loop.
@@ -240,7 +251,7 @@ impl Hart {
 
     /// Runs until cycle `limit` or until something stops the hart.
     pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
-        self.run_loop::<B, false>(bus, dc, limit, &mut NoTrace)
+        self.run_loop::<B, false>(bus, dc, limit, &mut NoObserver)
     }
 
     /// Like [`run`](Self::run), writing one line per executed instruction to
@@ -253,18 +264,30 @@ impl Hart {
         limit: u64,
         trace: &mut dyn std::io::Write,
     ) -> Stop {
-        self.run_loop::<B, true>(bus, dc, limit, trace)
+        self.run_loop::<B, true>(bus, dc, limit, &mut TextTrace::new(trace))
     }
 
-    /// The run loop; `TRACE` is a compile-time switch so the untraced loop
-    /// carries no tracing code.
+    /// Like [`run`](Self::run), calling `observer` before and after every
+    /// instruction; it may stop the hart ([`Stop::Break`]).
+    pub fn run_observed<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        limit: u64,
+        observer: &mut dyn Observer,
+    ) -> Stop {
+        self.run_loop::<B, true>(bus, dc, limit, observer)
+    }
+
+    /// The run loop; `TRACE` is a compile-time switch so the unobserved loop
+    /// carries no observer calls.
     #[inline(always)]
     fn run_loop<B: Bus, const TRACE: bool>(
         &mut self,
         bus: &mut B,
         dc: &mut DecodeCache,
         mut limit: u64,
-        trace: &mut dyn std::io::Write,
+        observer: &mut dyn Observer,
     ) -> Stop {
         if let Some(stop) = self.take_pending_interrupt() {
             return stop;
@@ -280,6 +303,9 @@ impl Hart {
                     }
                 }
             };
+            if TRACE && observer.before(self, &d) {
+                return Stop::Break;
+            }
             self.fetch_timing(bus);
             let issue = self.pipeline.issue_cycle(&d.timing, self.cycle);
             self.cycle = issue + 1;
@@ -292,7 +318,12 @@ impl Hart {
             self.x[0] = 0;
             if TRACE {
                 let retired = result.as_ref().map_or_else(Event::retires, |_| true);
-                self.trace_line(trace, issue, pc, &d, retired);
+                let mut mem = BusPeek {
+                    bus: &mut *bus,
+                    hart: self.id,
+                    cycle: self.cycle,
+                };
+                observer.after(self, issue, pc, &d, retired, &mut mem);
             }
             match result {
                 Ok(()) => {
@@ -315,7 +346,14 @@ impl Hart {
     }
 
     #[cold]
-    fn trace_line(&self, out: &mut dyn std::io::Write, issue: u64, pc: u64, d: &Decoded, ok: bool) {
+    pub(crate) fn trace_line(
+        &self,
+        out: &mut dyn std::io::Write,
+        issue: u64,
+        pc: u64,
+        d: &Decoded,
+        ok: bool,
+    ) {
         let raw = if d.inst.len == 2 {
             format!("    {:04x}", d.inst.raw)
         } else {

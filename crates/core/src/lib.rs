@@ -9,8 +9,10 @@
 //! - [`bus`]: what the hart needs from the machine around it.
 
 pub mod bus;
+pub mod commit_log;
 pub mod csr;
 mod csr_access;
+pub mod debug;
 pub mod decode_cache;
 mod exec;
 pub mod fpu;
@@ -21,6 +23,7 @@ pub mod timing;
 pub mod trap;
 
 pub use bus::{Bus, BusError, RefillKind};
+pub use debug::{MemoryPeek, Observer, TextTrace};
 pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
 pub use hts::{Hts, HtsStats};

@@ -20,6 +20,6 @@ pub use device::{BusDevice, Device, DeviceMap, StoreEffect};
 pub use icenic::{IceNic, IceNicConfig, IceNicConfigError, IceNicStats};
 pub use loader::{LoadError, Program};
 pub use node::{
-    CoreOutput, HartState, HartSummary, Node, NodeError, RunEnd, SentMessage, TxSink,
+    CoreOutput, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd, SentMessage, TxSink,
     STOP_CHECK_CYCLES,
 };

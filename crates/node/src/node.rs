@@ -19,10 +19,13 @@ use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::{MemoryStats, MemorySystem, NodeBus};
 use crate::uart::{Uart, UART_SIZE};
-use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Stop};
+use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+mod debug;
+pub use debug::ObservedEnd;
 
 /// What a hart is doing, as far as the node's scheduling is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,8 +152,11 @@ pub struct Node {
     program: Option<Program>,
     /// Exit code once the program has exited, with the exiting hart.
     exit: Option<(u64, usize)>,
-    /// Where to write an instruction trace (one line per instruction), if anywhere.
-    trace: Option<Box<dyn std::io::Write + Send>>,
+    /// Watches every instruction (an instruction trace, a commit log), if
+    /// anything does.
+    observer: Option<Box<dyn Observer + Send>>,
+    /// The hart an observer stopped (see [`Node::run_observed`]).
+    observer_stop: Option<usize>,
     /// Messages the cores sent while no NIC is attached.
     sent: TxSink,
     /// A NIC takes the cores' messages and commands (it drains them with
@@ -205,7 +211,8 @@ impl Node {
             cfg,
             program: None,
             exit: None,
-            trace: None,
+            observer: None,
+            observer_stop: None,
             sent: TxSink::default(),
             nic_attached: false,
             stop_request: None,
@@ -317,12 +324,23 @@ impl Node {
     }
 
     /// Writes an instruction trace (one line per instruction) there, or no
-    /// trace with `None`; returns the previous writer.
+    /// trace with `None`; returns the previous observer (flush it).
     pub fn set_trace(
         &mut self,
         trace: Option<Box<dyn std::io::Write + Send>>,
-    ) -> Option<Box<dyn std::io::Write + Send>> {
-        std::mem::replace(&mut self.trace, trace)
+    ) -> Option<Box<dyn Observer + Send>> {
+        let observer = trace.map(|t| Box::new(TextTrace::new(t)) as Box<dyn Observer + Send>);
+        self.set_observer(observer)
+    }
+
+    /// Calls `observer` around every instruction of every hart from now on
+    /// (a commit log, say; idle loops are then executed, not skipped), or
+    /// nothing with `None`; returns the previous observer (flush it).
+    pub fn set_observer(
+        &mut self,
+        observer: Option<Box<dyn Observer + Send>>,
+    ) -> Option<Box<dyn Observer + Send>> {
+        std::mem::replace(&mut self.observer, observer)
     }
 
     /// Messages the cores sent while no NIC is attached.
@@ -551,6 +569,18 @@ impl Node {
 
     /// Runs until the program exits or every hart reaches cycle `limit`.
     pub fn run(&mut self, limit: u64) -> Result<RunEnd, NodeError> {
+        self.run_inner(limit, None)
+    }
+
+    /// [`run`](Self::run), with `external` (if any) as the observer instead
+    /// of the node's own; a [`Stop::Break`] leaves it with the hart in
+    /// `observer_stop`.
+    fn run_inner(
+        &mut self,
+        limit: u64,
+        mut external: Option<&mut dyn Observer>,
+    ) -> Result<RunEnd, NodeError> {
+        let observed = external.is_some() || self.observer.is_some();
         loop {
             if let Some((code, _)) = self.exit {
                 return Ok(RunEnd::Exited(code));
@@ -628,9 +658,15 @@ impl Node {
             if let Some(c) = self.harts[h].next_hts_event_cycle() {
                 end = end.min(c);
             }
-            let stop = match self.trace.as_mut() {
+            let observer: Option<&mut dyn Observer> = match external {
+                Some(ref mut o) => Some(&mut **o),
+                None => self.observer.as_deref_mut().map(|o| o as &mut dyn Observer),
+            };
+            let stop = match observer {
                 None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, end),
-                Some(t) => self.harts[h].run_traced(&mut self.bus, &mut self.decode_cache, end, t),
+                Some(o) => {
+                    self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, o)
+                }
             };
             if !self.nic_attached {
                 self.harts[h].net_mut().outbox.clear();
@@ -639,7 +675,10 @@ impl Node {
                     nic.discard_tx_beyond(TX_SINK_KEEP);
                 }
             }
-            self.after_stop(h, stop)?;
+            self.after_stop(h, stop, observed)?;
+            if self.observer_stop.is_some() {
+                return Ok(RunEnd::Limit);
+            }
             if self.nic_attached
                 && (self.harts[h].net().has_output()
                     || self.bus.devices().icenic().is_some_and(IceNic::has_tx))
@@ -731,12 +770,14 @@ impl Node {
         self.harts.iter().any(|h| h.net().has_output())
     }
 
-    fn after_stop(&mut self, h: usize, stop: Stop) -> Result<(), NodeError> {
+    fn after_stop(&mut self, h: usize, stop: Stop, observed: bool) -> Result<(), NodeError> {
         match stop {
             Stop::Limit => {}
+            Stop::Break => self.observer_stop = Some(h),
             Stop::Wfi => self.states[h] = HartState::Wfi,
-            // A trace lists every retired instruction: no skipping then.
-            Stop::Poll { .. } if !self.cfg.idle_skip || self.trace.is_some() => {}
+            // A trace lists every retired instruction (and a debugger's
+            // breakpoints must be seen): no skipping then.
+            Stop::Poll { .. } if !self.cfg.idle_skip || observed => {}
             Stop::Poll {
                 period_cycles,
                 period_instret,
