@@ -379,7 +379,7 @@ fn tput_vs_size(r: &Runner) -> Result<ExperimentResult> {
                         let x = &m[2 * i + 1];
                         let n = x.load.received.max(1) as f64;
                         format!(
-                            "{s} B: {:.0} B of DRAM traffic and {:.0} cycles waiting for an L2 bank",
+                            "{s} B: {:.0} B of DRAM traffic (program start-up included) and {:.0} cycles waiting for an L2 bank",
                             (x.memory.dram_read_bytes + x.memory.dram_write_bytes) as f64 / n,
                             x.memory.llc.bank_wait_cycles as f64 / n
                         )
