@@ -97,6 +97,13 @@ def _ray(address: Optional[str], workers: Optional[int]):
         if address or os.environ.get("RAY_ADDRESS"):
             ray.init(address=address, log_to_driver=False)
         else:
+            # Ray's own servers ignore the node address for their listening
+            # sockets (docs/python.md): say so rather than open ports silently.
+            print(
+                "nanopu: starting a local Ray; its servers listen on every network interface "
+                "(Ray's token authentication is on). See docs/python.md to confine them.",
+                file=sys.stderr,
+            )
             ray.init(
                 num_cpus=workers or os.cpu_count(), include_dashboard=False, log_to_driver=False,
                 _node_ip_address="127.0.0.1", object_store_memory=200 * 1024 * 1024,
