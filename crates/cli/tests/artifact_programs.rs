@@ -154,6 +154,28 @@ fn artifact_programs_run_unmodified() {
         Some(1),
         "a wrong dot product must fail the run:\n{text}"
     );
+    // CONFIG `[0, edges, start]`, WEIGHT `[1, index, weight, _]` (not
+    // answered), then per edge DATA `[2, index, value, timestamp]`; after the
+    // last edge `[2, 0, sum of weight * value, start]`, and a CONFIG again
+    // (which the scripted client sends only once: one inference per run).
+    let app = r#"script:first=[[0,1,"start"],[1,3,5,0]],request=[2,3,7,"timestamp"],reply=[2,0,35,"start"]"#;
+    assert_served(
+        &out,
+        "lnic-nn-inference-gpr",
+        1,
+        &["--app", app, "--start-ns", "20000"],
+    );
+    // Its RX test: `[0, n, start]`, then n 1,024 B DATA messages `[2, ...]`,
+    // answered by one DONE `[3, start]`.
+    let data = format!("[2{}]", ",0".repeat(127));
+    let app =
+        format!(r#"script:first=[[0,3,"start"],{data},{data}],request={data},reply=[3,"start"]"#);
+    assert_served(
+        &out,
+        "lnic-throughput-gpr",
+        1,
+        &["--app", &app, "--start-ns", "20000"],
+    );
     // A fixed sequence of eight 520 B messages, each answered with some of
     // its first words moved to the end, then exit(0).
     assert_served(
