@@ -27,17 +27,11 @@ headers=/usr/lib/picolibc/riscv64-unknown-elf/include
 command -v riscv64-unknown-elf-gcc >/dev/null || { echo "error: riscv64-unknown-elf-gcc not found: run scripts/setup.sh" >&2; exit 2; }
 [ -d "$headers" ] || { echo "error: $headers not found: install picolibc-riscv64-unknown-elf (scripts/setup.sh)" >&2; exit 2; }
 
-# Build in a scratch copy with the prototype's own Makefile and flags (and
-# -fno-pie: Debian's gcc makes position-independent code by default, whose GOT
-# no loader of a bare-metal program fills in; and -fno-tree-loop-distribute-patterns:
-# newer GCC turns the memset loop of its own syscalls.c into a call to memset,
-# which then recurses forever); the
-# checkout is left untouched.
+# scripts/build-lnic-tests.sh builds it with the prototype's Makefile and flags
+# (and the two flags our newer toolchain needs, explained there).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp -r "$src" "$work/tests-lnic"
-make -C "$work/tests-lnic" -s lnic-evaluation.riscv \
-    GCC="riscv64-unknown-elf-gcc -isystem $headers -march=rv64gc_zicsr_zifencei -mabi=lp64d -fno-pie -no-pie -fno-tree-loop-distribute-patterns"
+"$repo/scripts/build-lnic-tests.sh" "$1" "$work" lnic-evaluation >/dev/null
 mkdir -p "$(dirname "$out")"
-cp "$work/tests-lnic/lnic-evaluation.riscv" "$out"
+cp "$work/lnic-evaluation.elf" "$out"
 echo "built $out; run it beside ours with: NANOPU_LNIC_EVALUATION=$out nanopu reproduce"
