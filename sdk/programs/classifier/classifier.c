@@ -10,6 +10,7 @@
  * context 0. Message format: README.md.
  */
 #include <nanopu.h>
+#include <rpc_server.h>
 #include <nanopu_rt.h>
 
 #ifndef CLS_RULES
@@ -172,35 +173,4 @@ static void serve_one(void)
     lnic_write_r((uint64_t)r);
 }
 
-/* Set by hart 0 once the rules are indexed. */
-static volatile int built;
-
-static void serve(int cid)
-{
-    if (cid == 0) {
-        build();
-        __atomic_store_n(&built, 1, __ATOMIC_RELEASE);
-    }
-    while (!__atomic_load_n(&built, __ATOMIC_ACQUIRE))
-        ;
-    lnic_add_context(0, 0);
-    if (cid == 0)
-        lnic_boot();
-    for (;;) {
-        lnic_wait();
-        serve_one();
-        lnic_msg_done();
-    }
-}
-
-void thread_entry(int cid, int nc)
-{
-    (void)nc;
-    serve(cid);
-}
-
-int main(void)
-{
-    serve(0);
-    return 0;
-}
+NANOPU_RPC_SERVER(build, serve_one)

@@ -9,6 +9,7 @@
  * same doubles. Every core serves context 0. Message format: README.md.
  */
 #include <nanopu.h>
+#include <rpc_server.h>
 #include <nanopu_rt.h>
 
 #define NB_LOCAL 16
@@ -95,35 +96,4 @@ static void serve_one(void)
             lnic_write_r(as_word(f[r][k]));
 }
 
-/* Set by hart 0 once the bodies are generated. */
-static volatile int built;
-
-static void serve(int cid)
-{
-    if (cid == 0) {
-        build();
-        __atomic_store_n(&built, 1, __ATOMIC_RELEASE);
-    }
-    while (!__atomic_load_n(&built, __ATOMIC_ACQUIRE))
-        ;
-    lnic_add_context(0, 0);
-    if (cid == 0)
-        lnic_boot();
-    for (;;) {
-        lnic_wait();
-        serve_one();
-        lnic_msg_done();
-    }
-}
-
-void thread_entry(int cid, int nc)
-{
-    (void)nc;
-    serve(cid);
-}
-
-int main(void)
-{
-    serve(0);
-    return 0;
-}
+NANOPU_RPC_SERVER(build, serve_one)

@@ -6,11 +6,9 @@
  * to netTX. Every core serves context 0. Message format: README.md.
  */
 #include <nanopu.h>
+#include <rpc_server.h>
 #include <nanopu_rt.h>
 #include "nn.h"
-
-/* Set by hart 0 once the weights are generated. */
-static volatile int built;
 
 static inline void reply_malformed(uint64_t hdr, uint64_t tag)
 {
@@ -51,32 +49,4 @@ static void serve_one(void)
         lnic_write_r(out[j]);
 }
 
-static void serve(int cid)
-{
-    if (cid == 0) {
-        nn_build();
-        __atomic_store_n(&built, 1, __ATOMIC_RELEASE);
-    }
-    while (!__atomic_load_n(&built, __ATOMIC_ACQUIRE))
-        ;
-    lnic_add_context(0, 0);
-    if (cid == 0)
-        lnic_boot();
-    for (;;) {
-        lnic_wait();
-        serve_one();
-        lnic_msg_done();
-    }
-}
-
-void thread_entry(int cid, int nc)
-{
-    (void)nc;
-    serve(cid);
-}
-
-int main(void)
-{
-    serve(0);
-    return 0;
-}
+NANOPU_RPC_SERVER(nn_build, serve_one)

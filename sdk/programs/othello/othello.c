@@ -8,6 +8,7 @@
  * between requests). Message format: README.md.
  */
 #include <nanopu.h>
+#include <rpc_server.h>
 #include <nanopu_rt.h>
 
 #define OTHELLO_OK 0
@@ -182,35 +183,4 @@ static void serve_one(void)
     lnic_write_r(choice);
 }
 
-/* Set by hart 0 once the tables are built. */
-static volatile int built;
-
-static void serve(int cid)
-{
-    if (cid == 0) {
-        build_row_weights();
-        __atomic_store_n(&built, 1, __ATOMIC_RELEASE);
-    }
-    while (!__atomic_load_n(&built, __ATOMIC_ACQUIRE))
-        ;
-    lnic_add_context(0, 0);
-    if (cid == 0)
-        lnic_boot();
-    for (;;) {
-        lnic_wait();
-        serve_one();
-        lnic_msg_done();
-    }
-}
-
-void thread_entry(int cid, int nc)
-{
-    (void)nc;
-    serve(cid);
-}
-
-int main(void)
-{
-    serve(0);
-    return 0;
-}
+NANOPU_RPC_SERVER(build_row_weights, serve_one)
