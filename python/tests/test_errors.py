@@ -80,8 +80,15 @@ def test_ctrl_c_stops_a_run():
             sent.append(time.monotonic())
             timer.start()
 
-    with pytest.raises(KeyboardInterrupt):
-        nanopu.load("loopback", count=10_000_000, progress=first_progress)
+    # A shell that starts the suite in the background (`make test &`, CI
+    # runners) leaves SIGINT ignored, and Python then installs no handler:
+    # install Python's own for the test, as an interactive session has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            nanopu.load("loopback", count=10_000_000, progress=first_progress)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sent, "the run reported no progress"
     assert time.monotonic() - sent[0] < 6
     assert nanopu.run("hello", progress=False).exit_code == 0
