@@ -54,13 +54,7 @@ pub(crate) fn validate_kv(keys: u32, read_fraction: f64) -> Result<(), AppError>
             "must be in 1..=2048 (what the programs hold)",
         ));
     }
-    if !(0.0..=1.0).contains(&read_fraction) {
-        return Err(invalid(
-            "read_fraction",
-            read_fraction,
-            "must be a fraction in [0, 1]",
-        ));
-    }
+    crate::fractions([("read_fraction", read_fraction)])?;
     Ok(())
 }
 

@@ -16,7 +16,7 @@
 //! another length or bits set above the protocol.
 
 use crate::exact::expect_words;
-use crate::{invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -64,15 +64,10 @@ impl ClassifierConfig {
         if self.rules == 0 || self.rules > 1_000_000 {
             return Err(invalid("rules", self.rules, "must be in 1..=1000000"));
         }
-        for (key, v) in [
+        fractions([
             ("random_fraction", self.random_fraction),
             ("malformed_fraction", self.malformed_fraction),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(invalid(key, v, "must be a fraction in [0, 1]"));
-            }
-        }
-        Ok(())
+        ])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

@@ -14,7 +14,7 @@
 //! `[tag, STATUS_MALFORMED]` (16 B) for another length.
 
 use crate::exact::expect_words;
-use crate::{invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -52,15 +52,10 @@ impl Default for HdSearchConfig {
 
 impl HdSearchConfig {
     pub fn validate(&self) -> Result<(), AppError> {
-        for (key, v) in [
+        fractions([
             ("uniform_fraction", self.uniform_fraction),
             ("malformed_fraction", self.malformed_fraction),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(invalid(key, v, "must be a fraction in [0, 1]"));
-            }
-        }
-        Ok(())
+        ])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

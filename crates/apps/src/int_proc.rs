@@ -20,7 +20,7 @@
 //! switches (`id % clients == client`).
 
 use crate::exact::expect_words;
-use crate::{invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -69,15 +69,10 @@ impl IntConfig {
         if self.paths == 0 || self.paths as u64 > PATHS {
             return Err(invalid("paths", self.paths, "must be in 1..=256"));
         }
-        for (key, v) in [
+        fractions([
             ("congestion", self.congestion),
             ("malformed_fraction", self.malformed_fraction),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(invalid(key, v, "must be a fraction in [0, 1]"));
-            }
-        }
-        Ok(())
+        ])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

@@ -244,6 +244,15 @@ pub(crate) fn invalid(key: &'static str, value: impl ToString, reason: &str) -> 
     }
 }
 
+/// Checks that each `(key, value)` is a fraction in [0, 1]; the error names
+/// the first that is not.
+pub(crate) fn fractions<const N: usize>(fields: [(&'static str, f64); N]) -> Result<(), AppError> {
+    match fields.into_iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
+        Some((key, v)) => Err(invalid(key, v, "must be a fraction in [0, 1]")),
+        None => Ok(()),
+    }
+}
+
 impl AppConfig {
     /// The application's name.
     pub fn name(&self) -> &'static str {

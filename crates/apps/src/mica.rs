@@ -25,7 +25,7 @@
 //! sent. Each client of a cluster uses its own keys (`i % clients ==
 //! client`); with several servers, key `i` lives on server `i % servers`.
 
-use crate::{invalid, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -105,16 +105,11 @@ impl MicaConfig {
                 "must be a positive multiple of 8, at most 1024",
             ));
         }
-        for (key, f) in [
+        fractions([
             ("get_fraction", self.get_fraction),
             ("missing_fraction", self.missing_fraction),
             ("malformed_fraction", self.malformed_fraction),
-        ] {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(invalid(key, f, "must be a fraction in [0, 1]"));
-            }
-        }
-        Ok(())
+        ])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

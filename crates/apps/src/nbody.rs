@@ -13,7 +13,7 @@
 //! length.
 
 use crate::exact::expect_words;
-use crate::{invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -51,14 +51,7 @@ impl NbodyConfig {
         if self.bodies == 0 || self.bodies > MAX_REMOTE {
             return Err(invalid("bodies", self.bodies, "must be in 1..=4"));
         }
-        if !(0.0..=1.0).contains(&self.malformed_fraction) {
-            return Err(invalid(
-                "malformed_fraction",
-                self.malformed_fraction,
-                "must be a fraction in [0, 1]",
-            ));
-        }
-        Ok(())
+        fractions([("malformed_fraction", self.malformed_fraction)])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

@@ -15,7 +15,7 @@
 //! STATUS_MALFORMED]` (16 B) for another length or an input out of range.
 
 use crate::exact::expect_words;
-use crate::{invalid, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, splitmix64, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -48,14 +48,7 @@ impl Default for NnConfig {
 
 impl NnConfig {
     pub fn validate(&self) -> Result<(), AppError> {
-        if !(0.0..=1.0).contains(&self.malformed_fraction) {
-            return Err(invalid(
-                "malformed_fraction",
-                self.malformed_fraction,
-                "must be a fraction in [0, 1]",
-            ));
-        }
-        Ok(())
+        fractions([("malformed_fraction", self.malformed_fraction)])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

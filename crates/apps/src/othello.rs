@@ -11,7 +11,7 @@
 //! or a depth out of range.
 
 use crate::exact::expect_words;
-use crate::{invalid, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -62,14 +62,7 @@ impl OthelloConfig {
                 "must be at least min_plies and at most 60",
             ));
         }
-        if !(0.0..=1.0).contains(&self.malformed_fraction) {
-            return Err(invalid(
-                "malformed_fraction",
-                self.malformed_fraction,
-                "must be a fraction in [0, 1]",
-            ));
-        }
-        Ok(())
+        fractions([("malformed_fraction", self.malformed_fraction)])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

@@ -9,7 +9,7 @@
 //! applies each request when it is made and keeps the reply it expects
 //! until the reply comes.
 
-use crate::{invalid, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -105,14 +105,7 @@ impl RdmaConfig {
         if !(1..=MAX_WORDS).contains(&self.words) {
             return Err(invalid("words", self.words, "must be in 1..=64"));
         }
-        if !(0.0..=1.0).contains(&self.malformed_fraction) {
-            return Err(invalid(
-                "malformed_fraction",
-                self.malformed_fraction,
-                "must be a fraction in [0, 1]",
-            ));
-        }
-        Ok(())
+        fractions([("malformed_fraction", self.malformed_fraction)])
     }
 
     pub fn max_request_bytes(&self) -> u16 {

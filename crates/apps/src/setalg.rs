@@ -16,7 +16,7 @@
 //! [`MAX_QUERY_WORDS`], a word out of range or a length that does not
 //! match `n`.
 
-use crate::{invalid, App, AppContext, AppError, AppRng, Request, Verdict};
+use crate::{fractions, invalid, App, AppContext, AppError, AppRng, Request, Verdict};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -74,14 +74,7 @@ impl SetAlgConfig {
                 "exceeds words",
             ));
         }
-        if !(0.0..=1.0).contains(&self.malformed_fraction) {
-            return Err(invalid(
-                "malformed_fraction",
-                self.malformed_fraction,
-                "must be a fraction in [0, 1]",
-            ));
-        }
-        Ok(())
+        fractions([("malformed_fraction", self.malformed_fraction)])
     }
 
     pub fn max_request_bytes(&self) -> u16 {
