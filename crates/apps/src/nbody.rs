@@ -221,3 +221,70 @@ mod tests {
         assert!(matches!(app.check(&r, &reply, 64), Verdict::Wrong(_)));
     }
 }
+
+/// The time step of `sdk/programs/nbody_cluster`.
+pub const CLUSTER_DT: f64 = 0.001;
+
+/// What each node of an `nbody_cluster` run of `nodes` nodes prints after
+/// `steps` steps: the checksum of its bodies' positions and velocities,
+/// computed in the program's order of operations (node `k` owns 16 bodies
+/// generated from `(k + 1) << 32`; each step the force on a body is its own
+/// node's, then every other node's in node order; semi-implicit Euler).
+pub fn cluster_checksums(nodes: usize, steps: u64) -> Vec<u64> {
+    let mut bodies: Vec<Vec<Body>> = (0..nodes as u64)
+        .map(|k| {
+            let base = (k + 1) << 32;
+            (0..LOCAL as u64)
+                .map(|i| Body {
+                    pos: [
+                        2.0 * unit(base + 4 * i) - 1.0,
+                        2.0 * unit(base + 4 * i + 1) - 1.0,
+                        2.0 * unit(base + 4 * i + 2) - 1.0,
+                    ],
+                    mass: 1.0 + unit(base + 4 * i + 3),
+                })
+                .collect()
+        })
+        .collect();
+    let mut vel = vec![[[0.0f64; 3]; LOCAL]; nodes];
+    for _ in 0..steps {
+        let forces: Vec<Vec<[f64; 3]>> = (0..nodes)
+            .map(|k| {
+                bodies[k]
+                    .iter()
+                    .map(|b| {
+                        let mut f = force(&bodies[k], b);
+                        for (p, other) in bodies.iter().enumerate() {
+                            if p != k {
+                                let e = force(other, b);
+                                for d in 0..3 {
+                                    f[d] += e[d];
+                                }
+                            }
+                        }
+                        f
+                    })
+                    .collect()
+            })
+            .collect();
+        for k in 0..nodes {
+            for (i, b) in bodies[k].iter_mut().enumerate() {
+                for d in 0..3 {
+                    vel[k][i][d] += (forces[k][i][d] / b.mass) * CLUSTER_DT;
+                    b.pos[d] += vel[k][i][d] * CLUSTER_DT;
+                }
+            }
+        }
+    }
+    (0..nodes)
+        .map(|k| {
+            let mut h = 0u64;
+            for (b, v) in bodies[k].iter().zip(&vel[k]) {
+                for x in b.pos.iter().chain(v.iter()) {
+                    h = splitmix64(h ^ x.to_bits());
+                }
+            }
+            h
+        })
+        .collect()
+}

@@ -29,6 +29,37 @@ pub struct NetArgs {
     /// Write one line per workload message (CSV).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Do not print what the nodes' programs wrote to their consoles (the
+    /// JSON summary keeps it).
+    #[arg(long)]
+    pub no_console: bool,
+}
+
+/// What one node's program wrote and how it ended.
+struct NodeEnd {
+    host: usize,
+    /// Console output (HTIF and UART), lossily decoded.
+    console: String,
+    /// Bytes the node did not keep (its output limit).
+    dropped: u64,
+    /// Exit code, if the program exited.
+    exit: Option<u64>,
+}
+
+fn node_ends(c: &Cluster) -> Vec<NodeEnd> {
+    (0..c.hosts())
+        .filter_map(|h| {
+            let n = c.node(h)?;
+            let mut bytes = n.htif().map_or_else(Vec::new, |t| t.output.clone());
+            bytes.extend_from_slice(n.uart_output());
+            Some(NodeEnd {
+                host: h,
+                console: String::from_utf8_lossy(&bytes).into_owned(),
+                dropped: n.htif().map_or(0, |t| t.output_dropped),
+                exit: n.exit().map(|(code, _)| code),
+            })
+        })
+        .collect()
 }
 
 /// Exit status of a run that stopped (`--until-us`) with workload messages
@@ -151,6 +182,11 @@ pub fn net(args: NetArgs) -> Result<u8> {
         .iter()
         .filter(|(_, r)| r.received + r.lost + r.unexpected_replies < r.sent.max(1))
         .count();
+    let ends = node_ends(&c);
+    let exited_badly: Vec<&NodeEnd> = ends
+        .iter()
+        .filter(|e| e.exit.is_some_and(|code| code != 0))
+        .collect();
     let ns = c.network().stats();
     let ts = c.transport_stats();
     let packets = ns.delivered_frames;
@@ -168,6 +204,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "clients": clients.iter().map(|(h, r)| serde_json::json!({"host": h, "load": r})).collect::<Vec<_>>(),
         "node_messages_sent": c.node_sends.len(),
         "node_messages_delivered": c.node_deliveries.len(),
+        "node_programs": ends.iter().map(|e| serde_json::json!({
+            "host": e.host, "exit_code": e.exit.map(|c| c as i64), "console": e.console, "console_bytes_dropped": e.dropped,
+        })).collect::<Vec<_>>(),
         "sim_us": end.as_ns() / 1e3,
         "wall_s": wall,
         "packets_delivered": packets,
@@ -230,6 +269,38 @@ pub fn net(args: NetArgs) -> Result<u8> {
             c.node_deliveries.len()
         )?;
     }
+    if !args.no_console {
+        for e in ends.iter().filter(|e| !e.console.is_empty()) {
+            for line in e.console.lines() {
+                writeln!(o, "[host {}] {line}", e.host)?;
+            }
+            if e.dropped > 0 {
+                writeln!(o, "[host {}] ... {} more bytes not kept", e.host, e.dropped)?;
+            }
+        }
+    }
+    if !ends.is_empty() {
+        let exited = ends.iter().filter(|e| e.exit.is_some()).count();
+        writeln!(
+            o,
+            "nodes' programs: {} of {} exited{}",
+            exited,
+            ends.len(),
+            if exited_badly.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} with a non-zero code ({})",
+                    exited_badly.len(),
+                    exited_badly
+                        .iter()
+                        .map(|e| format!("host {}: {}", e.host, e.exit.unwrap_or(0) as i64))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        )?;
+    }
     writeln!(
         o,
         "network: {} packets delivered, {} trimmed, {} dropped; transport: {} retransmissions, {} timeouts",
@@ -246,7 +317,14 @@ pub fn net(args: NetArgs) -> Result<u8> {
         wall,
         packets as f64 / wall
     )?;
-    let code = if clients_wrong > 0 {
+    let code = if !exited_badly.is_empty() {
+        writeln!(
+            o,
+            "result: FAILED: {} node program(s) exited with a non-zero code; exit 1",
+            exited_badly.len()
+        )?;
+        1
+    } else if clients_wrong > 0 {
         writeln!(
             o,
             "result: FAILED: {clients_wrong} load generator(s) got wrong replies or lost requests; exit 1"
@@ -275,7 +353,12 @@ pub fn net(args: NetArgs) -> Result<u8> {
         )?;
         EXIT_INCOMPLETE
     } else if messages.is_empty() && clients.is_empty() {
-        writeln!(o, "result: ok: no workload messages")?;
+        let exited = ends.iter().filter(|e| e.exit.is_some()).count();
+        if !ends.is_empty() && exited == ends.len() {
+            writeln!(o, "result: ok: every node's program exited with code 0")?;
+        } else {
+            writeln!(o, "result: ok: no workload messages")?;
+        }
         0
     } else {
         writeln!(

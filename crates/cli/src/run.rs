@@ -310,7 +310,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     if let Some(path) = &a.stats_json {
         let harts = node.hart_summaries();
         let stats = json!({
-            "exit_code": code,
+            "exit_code": code as i64,
             "cycles": cycles,
             "instret": instret,
             "sim_ns": sim_ns,

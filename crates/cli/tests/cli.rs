@@ -332,6 +332,7 @@ fn trace_lists_every_retired_instruction() {
 fn the_example_network_configs_run() {
     sdk("loopback");
     sdk("incast_client");
+    sdk("nbody_cluster");
     for (name, want) in [
         (
             "incast.toml",
@@ -345,6 +346,15 @@ fn the_example_network_configs_run() {
         (
             "leaf-spine-64.toml",
             "12800 delivered, 0 failed, 0 delivered twice",
+        ),
+        // The nodes' consoles, and every program's exit.
+        (
+            "nbody-cluster.toml",
+            "[host 3] nbody_cluster node 3 of 4: 8 steps, checksum",
+        ),
+        (
+            "nbody-cluster.toml",
+            "result: ok: every node's program exited with code 0",
         ),
     ] {
         let cfg = repo().join("configs").join(name);

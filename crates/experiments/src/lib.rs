@@ -11,6 +11,7 @@ mod apps2;
 mod error;
 pub mod gopt;
 mod microbench;
+pub mod nb_queueing;
 mod prototype_flow;
 pub mod replication;
 mod scheduling;
@@ -134,6 +135,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(apps::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
+    all.extend(nb_queueing::experiments());
     all
 }
 

@@ -117,8 +117,13 @@ impl Htif {
         }
         let device = value >> 56;
         let command = (value >> 48) & 0xff;
-        let request = if value & 1 == 1 && device == 0 {
-            return HtifRequest::Exit(value >> 1);
+        // A negative exit code (`tohost = (code << 1) | 1`, as the nanoPU
+        // artifact's syscalls.c writes for `exit(-1)`) sets the device byte;
+        // fesvr would take it for device 255 and leave the guest spinning.
+        // Read it as the exit it means: code -1 is `u64::MAX` here.
+        let negative_exit = (value as i64) < 0 && (value as i64 >> 1) >= i64::from(i32::MIN);
+        let request = if value & 1 == 1 && (device == 0 || negative_exit) {
+            return HtifRequest::Exit(((value as i64) >> 1) as u64);
         } else if device == 1 && command == 1 {
             // Console putchar (fesvr's "bcd" device).
             self.emit(&[value as u8]);
@@ -281,6 +286,9 @@ mod tests {
         let (mut h, mut d) = setup();
         put(&mut d, h.tohost, (3 << 1) | 1);
         assert_eq!(h.serve(&mut d), HtifRequest::Exit(3));
+        // exit(-1) as the nanoPU artifact's syscalls.c writes it.
+        put(&mut d, h.tohost, (-1i64 << 1 | 1) as u64);
+        assert_eq!(h.serve(&mut d), HtifRequest::Exit(u64::MAX));
     }
 
     #[test]

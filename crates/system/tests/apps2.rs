@@ -204,3 +204,36 @@ fn nbody_forces_match_the_oracle_bit_for_bit() {
         assert_all_right(&format!("nbody with {bodies} bodies"), &r, 300);
     }
 }
+
+/// N-body with the nodes exchanging bodies among themselves
+/// (`nbody_cluster`): every node's final checksum, printed on its console,
+/// is the oracle's, for a 2-node and a 4-node cluster.
+#[test]
+fn nbody_nodes_exchanging_bodies_end_where_the_oracle_does() {
+    for (nodes, steps) in [(2usize, 3u64), (4, 4)] {
+        let mut cfg = ClusterConfig::default();
+        cfg.network.topology = TopologyConfig::SingleSwitch { hosts: nodes };
+        cfg.node.cores = 1;
+        let mut args = vec![steps.to_string(), "{ip}".to_string()];
+        args.extend((1..=nodes).map(|i| format!("10.0.0.{i}")));
+        cfg.programs = vec![HostProgram {
+            args,
+            ..host(&format!("0-{}", nodes - 1), "nbody_cluster", None)
+        }];
+        let mut c = Cluster::new(&cfg).unwrap();
+        c.run(UNTIL).unwrap();
+        let want = nanopu_apps::nbody::cluster_checksums(nodes, steps);
+        for (h, sum) in want.iter().enumerate() {
+            let n = c.node(h).unwrap();
+            let out = String::from_utf8_lossy(&n.htif().unwrap().output).into_owned();
+            assert_eq!(n.exit().map(|e| e.0), Some(0), "host {h}: {out}");
+            let line =
+                format!("nbody_cluster node {h} of {nodes}: {steps} steps, checksum {sum:016x}");
+            assert!(out.contains(&line), "host {h}: want {line:?}, got {out:?}");
+        }
+        // Each step every node sends its 16 bodies to every other node in
+        // 4 requests and gets 4 replies from each.
+        let per_step = nodes * (nodes - 1) * 4 * 2;
+        assert_eq!(c.node_sends.len(), per_step * steps as usize);
+    }
+}
