@@ -166,62 +166,6 @@ impl App for NbodyClient {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-
-    #[test]
-    fn forces_point_towards_the_mass_and_obey_newton_in_one_pair() {
-        let one = [Body {
-            pos: [1.0, 0.0, 0.0],
-            mass: 2.0,
-        }];
-        let f = force(
-            &one,
-            &Body {
-                pos: [0.0; 3],
-                mass: 3.0,
-            },
-        );
-        let expected = 6.0 / (1.01f64 * 1.01f64.sqrt());
-        assert!((f[0] - expected).abs() < 1e-12 && f[1] == 0.0 && f[2] == 0.0);
-        let l = local_bodies();
-        assert!(l
-            .iter()
-            .all(|b| b.pos.iter().all(|x| (-1.0..1.0).contains(x))));
-        assert!(l.iter().all(|b| (1.0..2.0).contains(&b.mass)));
-    }
-
-    #[test]
-    fn the_oracle_rejects_a_force_off_by_one_ulp() {
-        let mut app = NbodyClient::new(
-            NbodyConfig {
-                bodies: 2,
-                ..NbodyConfig::default()
-            },
-            AppContext::SINGLE,
-        );
-        let mut rng = AppRng::seed_from_u64(3);
-        let r = app.next_request(5, &mut rng);
-        let mut reply = vec![5, STATUS_OK];
-        for b in r.payload[2..].chunks(4) {
-            let body = Body {
-                pos: [
-                    f64::from_bits(b[0]),
-                    f64::from_bits(b[1]),
-                    f64::from_bits(b[2]),
-                ],
-                mass: f64::from_bits(b[3]),
-            };
-            reply.extend(force(&local_bodies(), &body).map(f64::to_bits));
-        }
-        assert_eq!(app.check(&r, &reply, 64), Verdict::Ok);
-        reply[4] += 1;
-        assert!(matches!(app.check(&r, &reply, 64), Verdict::Wrong(_)));
-    }
-}
-
 /// The time step of `sdk/programs/nbody_cluster`.
 pub const CLUSTER_DT: f64 = 0.001;
 
@@ -287,4 +231,60 @@ pub fn cluster_checksums(nodes: usize, steps: u64) -> Vec<u64> {
             h
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn forces_point_towards_the_mass_and_obey_newton_in_one_pair() {
+        let one = [Body {
+            pos: [1.0, 0.0, 0.0],
+            mass: 2.0,
+        }];
+        let f = force(
+            &one,
+            &Body {
+                pos: [0.0; 3],
+                mass: 3.0,
+            },
+        );
+        let expected = 6.0 / (1.01f64 * 1.01f64.sqrt());
+        assert!((f[0] - expected).abs() < 1e-12 && f[1] == 0.0 && f[2] == 0.0);
+        let l = local_bodies();
+        assert!(l
+            .iter()
+            .all(|b| b.pos.iter().all(|x| (-1.0..1.0).contains(x))));
+        assert!(l.iter().all(|b| (1.0..2.0).contains(&b.mass)));
+    }
+
+    #[test]
+    fn the_oracle_rejects_a_force_off_by_one_ulp() {
+        let mut app = NbodyClient::new(
+            NbodyConfig {
+                bodies: 2,
+                ..NbodyConfig::default()
+            },
+            AppContext::SINGLE,
+        );
+        let mut rng = AppRng::seed_from_u64(3);
+        let r = app.next_request(5, &mut rng);
+        let mut reply = vec![5, STATUS_OK];
+        for b in r.payload[2..].chunks(4) {
+            let body = Body {
+                pos: [
+                    f64::from_bits(b[0]),
+                    f64::from_bits(b[1]),
+                    f64::from_bits(b[2]),
+                ],
+                mass: f64::from_bits(b[3]),
+            };
+            reply.extend(force(&local_bodies(), &body).map(f64::to_bits));
+        }
+        assert_eq!(app.check(&r, &reply, 64), Verdict::Ok);
+        reply[4] += 1;
+        assert!(matches!(app.check(&r, &reply, 64), Verdict::Wrong(_)));
+    }
 }

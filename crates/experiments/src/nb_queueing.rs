@@ -186,9 +186,20 @@ pub fn mean_queued_mmk(k: usize, a: f64) -> f64 {
     erlang_c(k, a) * a / (k as f64 - a)
 }
 
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
+/// A time the heap can order (times are finite here).
+#[derive(Clone, Copy)]
 struct OrdF64(f64);
+impl PartialEq for OrdF64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
