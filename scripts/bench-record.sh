@@ -19,14 +19,15 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,/ /g'
 cores=$(nproc)
 note=${1:-}
 if [ ! -f "$out" ]; then
-    echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,incast1024_sim_us_per_s,note" >"$out"
+    echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,incast1024_sim_us_per_s,hashing_mips,node16_mips,node16_sim_us_per_s,note" >"$out"
 fi
 python3 - "$json" "$commit" "$cpu" "$cores" "${note//,/;}" >>"$out" <<'PY'
 import json, sys, datetime
 j = json.load(open(sys.argv[1]))
 keys = ["kernel_mips", "coremark_like_mips", "pointer_chase_mips", "idle_cycles_per_s",
         "incast80_packets_per_s", "incast80_sim_us_per_s", "leafspine64_packets_per_s",
-        "leafspine64_sim_us_per_s", "incast1024_sim_us_per_s"]
+        "leafspine64_sim_us_per_s", "incast1024_sim_us_per_s", "hashing_mips", "node16_mips",
+        "node16_sim_us_per_s"]
 vals = [f"{j[k]:.4g}" if k in j else "" for k in keys]
 date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 print(",".join([date, sys.argv[2], sys.argv[3], sys.argv[4]] + vals + [sys.argv[5]]))

@@ -39,7 +39,7 @@ fn program(dir: &std::path::Path, name: &str) -> Result<PathBuf> {
 pub fn bench(a: BenchArgs) -> Result<()> {
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
     let sim = nanopu_system::Config::default();
-    let cfg = sim.node;
+    let cfg = sim.node.clone();
 
     // Compute kernels: one busy hart, timing model on.
     let kernels = KERNELS
@@ -62,6 +62,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let incast = incast_80(&sim.nic).context("the incast-80 benchmark")?;
     let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
     let incast_big = incast_1024(&sim.nic).context("the incast-1024 benchmark")?;
+    let node16 = message_node(&sim, &dir).context("the 16-core message benchmark")?;
 
     for (k, (_, what)) in kernels.iter().zip(KERNELS) {
         crate::output::write_stdout(&format!(
@@ -90,6 +91,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         incast_big.runs,
         incast_big.sim_us_per_s() * 60.0 / 1e3
     ))?;
+    node16.print()?;
     if let Some(path) = a.json {
         let matmul = &kernels[0];
         let mut j = json!({
@@ -120,6 +122,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "incast1024_sim_us": incast_big.sim_ns / 1e3,
             "incast1024_wall_s": incast_big.wall_s,
         });
+        node16.add_json(&mut j);
         for k in &kernels[1..] {
             j[format!("{}_mips", k.name)] = json!(k.mips());
             j[format!("{}_instret", k.name)] = json!(k.instret);
@@ -132,7 +135,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
 }
 
 /// The compute kernels, with what each exercises.
-const KERNELS: [(&str, &str); 3] = [
+const KERNELS: [(&str, &str); 4] = [
     ("matmul", "64-bit integer matrix multiply"),
     (
         "coremark_like",
@@ -141,6 +144,10 @@ const KERNELS: [(&str, &str); 3] = [
     (
         "pointer_chase",
         "dependent loads through a 1 MB random cycle: L2 and DRAM misses",
+    ),
+    (
+        "hashing",
+        "integer hashing: multiply-xorshift and FNV-1a, open addressing, branchy probes",
     ),
 ];
 
@@ -445,5 +452,107 @@ fn leaf_spine_64(nic: &NicConfig) -> Result<NetBench> {
     b.take_counts(&c, "leaf-spine-64")?;
     let last = c.records.iter().filter_map(|r| r.delivered_at).max();
     b.sim_ns = last.map_or(0.0, SimTime::as_ns);
+    Ok(b)
+}
+
+/// Cores of the message-heavy node benchmark.
+const NODE16_CORES: usize = 16;
+/// Requests per run of the message-heavy node benchmark (64-byte echoes,
+/// 64 outstanding: every serving core has several queued).
+const NODE16_REQUESTS: u64 = 20_000;
+/// Host time the message-heavy node benchmark runs for, at least.
+const NODE16_MIN_WALL_S: f64 = 0.5;
+
+/// What the message-heavy node benchmark measured (over all its runs).
+#[derive(Default)]
+struct NodeBench {
+    wall_s: f64,
+    instret: u64,
+    sim_ns: f64,
+    replies: u64,
+    /// Harts that registered a context to serve (the SDK runtime gives a
+    /// stack to `NANOPU_MAX_HARTS` of them).
+    serving: usize,
+    runs: u64,
+}
+
+impl NodeBench {
+    fn mips(&self) -> f64 {
+        self.instret as f64 / self.wall_s / 1e6
+    }
+    fn sim_us_per_s(&self) -> f64 {
+        self.sim_ns / 1e3 / self.wall_s
+    }
+
+    fn print(&self) -> Result<()> {
+        crate::output::write_stdout(&format!(
+            "node16 ({NODE16_CORES}-core nanoPU node, {} cores serving loopback_16core, built-in load: {} x 64 B echoes, 64 outstanding): {} replies, {} instructions, {:.1} simulated us in {:.3} s: {:.1} simulated MIPS, {:.1} simulated us/s\n",
+            self.serving,
+            NODE16_REQUESTS,
+            self.replies,
+            self.instret,
+            self.sim_ns / 1e3,
+            self.wall_s,
+            self.mips(),
+            self.sim_us_per_s()
+        ))
+    }
+
+    fn add_json(&self, j: &mut serde_json::Value) {
+        j["node16_mips"] = json!(self.mips());
+        j["node16_sim_us_per_s"] = json!(self.sim_us_per_s());
+        j["node16_instret"] = json!(self.instret);
+        j["node16_replies"] = json!(self.replies);
+        j["node16_serving_cores"] = json!(self.serving);
+        j["node16_sim_us"] = json!(self.sim_ns / 1e3);
+        j["node16_wall_s"] = json!(self.wall_s);
+    }
+}
+
+/// A 16-core node serving 64-byte echoes on every core it can
+/// (`loopback_16core`), driven by the built-in client in a closed loop;
+/// repeated for [`NODE16_MIN_WALL_S`]. Fails unless every reply is right.
+fn message_node(sim: &nanopu_system::Config, dir: &std::path::Path) -> Result<NodeBench> {
+    use nanopu_system::{LoadConfig, LoadMode, System, SystemEnd};
+    let elf = program(dir, "loopback_16core")?;
+    let mut cfg = sim.clone();
+    cfg.node.cores = NODE16_CORES;
+    let load = LoadConfig {
+        message_bytes: 64,
+        count: NODE16_REQUESTS,
+        warmup: 0,
+        mode: LoadMode::Closed { window: 64 },
+        ..LoadConfig::default()
+    };
+    let mut b = NodeBench::default();
+    while b.wall_s < NODE16_MIN_WALL_S {
+        let node = Node::with_program(cfg.node.clone(), &elf)?;
+        let mut sys = System::new(node, &cfg, Some(load.clone()))?;
+        let start = Instant::now();
+        let end = sys.run(SimTime::ZERO + SimDuration::try_from_ms(100)?)?;
+        b.wall_s += start.elapsed().as_secs_f64();
+        let report = sys.load_report().context("the client's report")?;
+        if end != SystemEnd::ClientDone || report.received != NODE16_REQUESTS {
+            bail!(
+                "{end:?} after {} of {NODE16_REQUESTS} replies",
+                report.received
+            );
+        }
+        if let Some(e) = report.first_error {
+            bail!("a wrong reply: {e}");
+        }
+        let node = sys.node();
+        b.instret += node.instret();
+        b.replies += report.received;
+        b.sim_ns += (0..node.cores())
+            .map(|h| node.time_fs(h))
+            .max()
+            .unwrap_or(0) as f64
+            / 1e6;
+        b.serving = (0..node.cores())
+            .filter(|&h| node.hart(h).net().contexts().next().is_some())
+            .count();
+        b.runs += 1;
+    }
     Ok(b)
 }

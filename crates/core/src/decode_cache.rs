@@ -86,18 +86,18 @@ impl DecodeCache {
 
     /// The decoded instruction at `pc`, fetching and decoding it on a miss.
     /// `Err(addr)` when instruction memory at `addr` cannot be read.
+    /// A reference, not a copy: the run loop reads a few fields of it.
     #[inline(always)]
-    pub fn get<B: Bus>(&mut self, pc: u64, bus: &mut B) -> Result<Decoded, u64> {
+    pub fn get<B: Bus>(&mut self, pc: u64, bus: &mut B) -> Result<&Decoded, u64> {
         let i = (pc >> 1) as usize & self.mask;
-        let slot = &self.slots[i];
-        if slot.pc == pc {
-            return Ok(slot.d);
+        if self.slots[i].pc != pc {
+            self.fill(i, pc, bus)?;
         }
-        self.fill(i, pc, bus)
+        Ok(&self.slots[i].d)
     }
 
     #[cold]
-    fn fill<B: Bus>(&mut self, i: usize, pc: u64, bus: &mut B) -> Result<Decoded, u64> {
+    fn fill<B: Bus>(&mut self, i: usize, pc: u64, bus: &mut B) -> Result<(), u64> {
         self.misses += 1;
         let lo = bus.fetch16(pc).map_err(|_: BusError| pc)?;
         let word = if lo & 3 == 3 {
@@ -108,7 +108,7 @@ impl DecodeCache {
         };
         let d = Decoded::new(decode(word));
         self.slots[i] = Slot { pc, d };
-        Ok(d)
+        Ok(())
     }
 
     /// Forgets every decoded instruction (`fence.i`, program load).

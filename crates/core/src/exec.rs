@@ -65,9 +65,14 @@ impl Hart {
     }
 
     #[inline(always)]
-    fn load<B: Bus>(&mut self, bus: &mut B, i: &Inst, size: u8) -> Result<u64, Event> {
+    fn load<B: Bus, const NB: bool>(
+        &mut self,
+        bus: &mut B,
+        i: &Inst,
+        size: u8,
+    ) -> Result<u64, Event> {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
-        self.dcache_load(bus, addr, size);
+        self.dcache_load::<B, NB>(bus, addr, size);
         bus.load(self.id, self.cycle, addr, size).map_err(|_| {
             self.load_arrival = 0;
             Event::Trap(Trap::new(Exception::LoadAccessFault, addr))
@@ -76,9 +81,10 @@ impl Hart {
 
     /// After a load wrote its destination: leaves the fast path if the
     /// line is still in flight (non-blocking L1D; see `Event::LoadPending`).
+    /// `NB`: the L1D has MSHRs (with none, no line is ever in flight).
     #[inline(always)]
-    fn load_done(&self) -> Exec {
-        if self.load_arrival != 0 {
+    fn load_done<const NB: bool>(&self) -> Exec {
+        if NB && self.load_arrival != 0 {
             return Err(Event::LoadPending);
         }
         Ok(())
@@ -86,16 +92,22 @@ impl Hart {
 
     /// An integer load's result.
     #[inline(always)]
-    fn load_x(&mut self, i: &Inst, v: u64) -> Exec {
+    fn load_x<const NB: bool>(&mut self, i: &Inst, v: u64) -> Exec {
         self.set_x(i.rd, v);
         self.next(i);
-        self.load_done()
+        self.load_done::<NB>()
     }
 
     #[inline(always)]
-    fn store<B: Bus>(&mut self, bus: &mut B, i: &Inst, size: u8, value: u64) -> Exec {
+    fn store<B: Bus, const NB: bool>(
+        &mut self,
+        bus: &mut B,
+        i: &Inst,
+        size: u8,
+        value: u64,
+    ) -> Exec {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
-        self.dcache_store(bus, addr);
+        self.dcache_store::<B, NB>(bus, addr);
         match bus.store(self.id, self.cycle, addr, size, value) {
             Ok(()) => {
                 self.next(i);
@@ -112,9 +124,11 @@ impl Hart {
     }
 
     /// Executes one instruction at `self.pc`. On success the pc points at
-    /// the next instruction; on a trap it is unchanged.
+    /// the next instruction; on a trap it is unchanged. `NB`: the L1D has
+    /// MSHRs (a compile-time switch: the blocking cache's loop carries no
+    /// in-flight checks).
     #[inline(always)]
-    pub(crate) fn execute<B: Bus>(&mut self, i: &Inst, bus: &mut B) -> Exec {
+    pub(crate) fn execute<B: Bus, const NB: bool>(&mut self, i: &Inst, bus: &mut B) -> Exec {
         use Opcode::*;
         let imm = i.imm as i64 as u64;
         match i.op {
@@ -151,37 +165,37 @@ impl Hart {
             Bltu => self.branch(i, self.rs1(i) < self.rs2(i)),
             Bgeu => self.branch(i, self.rs1(i) >= self.rs2(i)),
             Lb => {
-                let v = self.load(bus, i, 1)? as i8 as i64 as u64;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 1)? as i8 as i64 as u64;
+                self.load_x::<NB>(i, v)
             }
             Lh => {
-                let v = self.load(bus, i, 2)? as i16 as i64 as u64;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 2)? as i16 as i64 as u64;
+                self.load_x::<NB>(i, v)
             }
             Lw => {
-                let v = sext32(self.load(bus, i, 4)?);
-                self.load_x(i, v)
+                let v = sext32(self.load::<B, NB>(bus, i, 4)?);
+                self.load_x::<NB>(i, v)
             }
             Ld => {
-                let v = self.load(bus, i, 8)?;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 8)?;
+                self.load_x::<NB>(i, v)
             }
             Lbu => {
-                let v = self.load(bus, i, 1)?;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 1)?;
+                self.load_x::<NB>(i, v)
             }
             Lhu => {
-                let v = self.load(bus, i, 2)?;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 2)?;
+                self.load_x::<NB>(i, v)
             }
             Lwu => {
-                let v = self.load(bus, i, 4)?;
-                self.load_x(i, v)
+                let v = self.load::<B, NB>(bus, i, 4)?;
+                self.load_x::<NB>(i, v)
             }
-            Sb => self.store(bus, i, 1, self.rs2(i)),
-            Sh => self.store(bus, i, 2, self.rs2(i)),
-            Sw => self.store(bus, i, 4, self.rs2(i)),
-            Sd => self.store(bus, i, 8, self.rs2(i)),
+            Sb => self.store::<B, NB>(bus, i, 1, self.rs2(i)),
+            Sh => self.store::<B, NB>(bus, i, 2, self.rs2(i)),
+            Sw => self.store::<B, NB>(bus, i, 4, self.rs2(i)),
+            Sd => self.store::<B, NB>(bus, i, 8, self.rs2(i)),
             Addi => self.alu(i, self.rs1(i).wrapping_add(imm)),
             Slti => self.alu(i, ((self.rs1(i) as i64) < (imm as i64)) as u64),
             Sltiu => self.alu(i, (self.rs1(i) < imm) as u64),
@@ -276,7 +290,9 @@ impl Hart {
                 self.alu(i, sext32(r as u64))
             }
             Fence => {
-                self.drain_misses();
+                if NB {
+                    self.drain_misses();
+                }
                 self.next(i);
                 Ok(())
             }
@@ -333,7 +349,7 @@ impl Hart {
             | AmominD | AmomaxD | AmominuD | AmomaxuD | AmocasW | AmocasD => self.exec_amo(i, bus),
             AmocasQ => self.exec_amocas_q(i, bus),
             Illegal => Err(illegal(i)),
-            _ => self.exec_fp(i, bus),
+            _ => self.exec_fp::<B, NB>(i, bus),
         }
     }
 
@@ -511,7 +527,7 @@ impl Hart {
         self.alu(i, v)
     }
 
-    fn exec_fp<B: Bus>(&mut self, i: &Inst, bus: &mut B) -> Exec {
+    fn exec_fp<B: Bus, const NB: bool>(&mut self, i: &Inst, bus: &mut B) -> Exec {
         use Opcode::*;
         if !self.csr.fs_enabled() {
             return Err(illegal(i));
@@ -522,22 +538,22 @@ impl Hart {
         let mut fl = 0u8;
         let r = match i.op {
             Flw => {
-                let v = self.load(bus, i, 4)?;
+                let v = self.load::<B, NB>(bus, i, 4)?;
                 self.set_fs(i, v as u32)?;
-                self.load_done()
+                self.load_done::<NB>()
             }
             Fld => {
-                let v = self.load(bus, i, 8)?;
+                let v = self.load::<B, NB>(bus, i, 8)?;
                 self.set_fd(i, v)?;
-                self.load_done()
+                self.load_done::<NB>()
             }
             Fsw => {
                 let v = self.f[i.rs2 as usize] & 0xffff_ffff;
-                self.store(bus, i, 4, v)
+                self.store::<B, NB>(bus, i, 4, v)
             }
             Fsd => {
                 let v = self.f[i.rs2 as usize];
-                self.store(bus, i, 8, v)
+                self.store::<B, NB>(bus, i, 8, v)
             }
             FmaddS | FmsubS | FnmsubS | FnmaddS => {
                 let rm = self.rounding(i)?;

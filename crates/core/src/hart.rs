@@ -251,7 +251,11 @@ impl Hart {
 
     /// Runs until cycle `limit` or until something stops the hart.
     pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
-        self.run_loop::<B, false>(bus, dc, limit, &mut NoObserver)
+        if self.mshrs.count() == 0 {
+            self.run_loop::<B, false, false>(bus, dc, limit, &mut NoObserver)
+        } else {
+            self.run_loop::<B, false, true>(bus, dc, limit, &mut NoObserver)
+        }
     }
 
     /// Like [`run`](Self::run), writing one line per executed instruction to
@@ -264,7 +268,7 @@ impl Hart {
         limit: u64,
         trace: &mut dyn std::io::Write,
     ) -> Stop {
-        self.run_loop::<B, true>(bus, dc, limit, &mut TextTrace::new(trace))
+        self.run_loop::<B, true, true>(bus, dc, limit, &mut TextTrace::new(trace))
     }
 
     /// Like [`run`](Self::run), calling `observer` before and after every
@@ -276,13 +280,16 @@ impl Hart {
         limit: u64,
         observer: &mut dyn Observer,
     ) -> Stop {
-        self.run_loop::<B, true>(bus, dc, limit, observer)
+        self.run_loop::<B, true, true>(bus, dc, limit, observer)
     }
 
     /// The run loop; `TRACE` is a compile-time switch so the unobserved loop
-    /// carries no observer calls.
+    /// carries no observer calls, and `NB` one for the non-blocking L1D (with
+    /// MSHRs) so the blocking cache's loop carries no in-flight checks. The
+    /// observed loops take the `NB` path whatever the cache: it is exact for
+    /// both (with no MSHRs nothing is ever in flight).
     #[inline(always)]
-    fn run_loop<B: Bus, const TRACE: bool>(
+    fn run_loop<B: Bus, const TRACE: bool, const NB: bool>(
         &mut self,
         bus: &mut B,
         dc: &mut DecodeCache,
@@ -303,7 +310,7 @@ impl Hart {
                     }
                 }
             };
-            if TRACE && observer.before(self, &d) {
+            if TRACE && observer.before(self, d) {
                 return Stop::Break;
             }
             self.fetch_timing(bus);
@@ -311,9 +318,9 @@ impl Hart {
             self.cycle = issue + 1;
             let pc = self.pc;
             let result = if d.flags == 0 {
-                self.execute(&d.inst, bus)
+                self.execute::<B, NB>(&d.inst, bus)
             } else {
-                self.execute_flagged(&d, bus)
+                self.execute_flagged::<B, NB>(d, bus)
             };
             self.x[0] = 0;
             if TRACE {
@@ -323,7 +330,7 @@ impl Hart {
                     hart: self.id,
                     cycle: self.cycle,
                 };
-                observer.after(self, issue, pc, &d, retired, &mut mem);
+                observer.after(self, issue, pc, d, retired, &mut mem);
             }
             match result {
                 Ok(()) => {
@@ -331,6 +338,8 @@ impl Hart {
                     self.instret += 1;
                 }
                 Err(event) => {
+                    // A copy: the event may invalidate the decode cache.
+                    let d = *d;
                     if let Some(stop) = self.handle_event(event, &d, issue, dc) {
                         return stop;
                     }
@@ -387,7 +396,7 @@ impl Hart {
 
     /// The data-cache side of a store at `addr`.
     #[inline(always)]
-    pub(crate) fn dcache_store<B: Bus>(&mut self, bus: &mut B, addr: u64) {
+    pub(crate) fn dcache_store<B: Bus, const NB: bool>(&mut self, bus: &mut B, addr: u64) {
         self.effects += 1;
         if let Some(cycles) = bus.uncached_cycles(addr) {
             // A device register: no cache, the whole round trip stalls.
@@ -397,7 +406,7 @@ impl Hart {
         // A store hit, also to a line in flight (merged into its MSHR), does
         // not stall.
         if let Lookup::Miss { dirty_victim } = self.l1d.access_data(addr, true) {
-            self.dcache_miss(bus, addr, dirty_victim, RefillKind::Store);
+            self.dcache_miss::<B, NB>(bus, addr, dirty_victim, RefillKind::Store);
         }
     }
 
@@ -432,7 +441,7 @@ impl Hart {
     /// load is no outside effect; what a loop under scrutiny loads is noted
     /// as its input, and a status-register read makes the hart check its loop.
     #[inline(always)]
-    pub(crate) fn dcache_load<B: Bus>(&mut self, bus: &mut B, addr: u64, size: u8) {
+    pub(crate) fn dcache_load<B: Bus, const NB: bool>(&mut self, bus: &mut B, addr: u64, size: u8) {
         if let Some(cycles) = bus.uncached_cycles(addr) {
             self.cycle += cycles as u64;
             if bus.pure_device_read(addr) {
@@ -443,18 +452,20 @@ impl Hart {
             }
             return;
         }
-        if self.watching {
+        // Once the iteration's inputs overflowed, more change nothing (and
+        // between probes a loop may stay watched for thousands of loads).
+        if self.watching && !self.watch_overflow {
             self.watch(addr, size);
         }
         match self.l1d.access_data(addr, false) {
             Lookup::Hit => {
                 // Never true without MSHRs (nothing is ever in flight).
-                if self.cycle < self.mshrs.busy_until() {
+                if NB && self.cycle < self.mshrs.busy_until() {
                     self.load_hit_in_flight(addr);
                 }
             }
             Lookup::Miss { dirty_victim } => {
-                self.dcache_miss(bus, addr, dirty_victim, RefillKind::Load)
+                self.dcache_miss::<B, NB>(bus, addr, dirty_victim, RefillKind::Load)
             }
         }
     }
@@ -472,7 +483,7 @@ impl Hart {
     /// otherwise the refill is tracked by an MSHR (stalling only while all
     /// are busy) and a load's result waits for it ([`Event::LoadPending`]).
     #[inline(never)]
-    fn dcache_miss<B: Bus>(
+    fn dcache_miss<B: Bus, const NB: bool>(
         &mut self,
         bus: &mut B,
         addr: u64,
@@ -481,7 +492,7 @@ impl Hart {
     ) {
         self.stats.dcache_misses += 1;
         self.write_back(bus, dirty_victim);
-        if self.mshrs.count() == 0 {
+        if !NB || self.mshrs.count() == 0 {
             // A miss blocks the pipeline for the refill (timing/mod.rs).
             self.cycle = bus.refill(self.id, addr, self.cycle, kind);
             return;
@@ -570,7 +581,11 @@ impl Hart {
     /// has an RX FIFO); otherwise it is an ordinary register, so programs that
     /// never receive (the ISA test suite) run unchanged. x31 always sends
     /// (see `netif.rs`).
-    fn execute_flagged<B: Bus>(&mut self, d: &Decoded, bus: &mut B) -> Result<(), Event> {
+    fn execute_flagged<B: Bus, const NB: bool>(
+        &mut self,
+        d: &Decoded,
+        bus: &mut B,
+    ) -> Result<(), Event> {
         let rx = d.flags & READS_NETRX != 0 && self.net.rx_active();
         let tx = d.flags & WRITES_NETTX != 0;
         if rx {
@@ -583,7 +598,7 @@ impl Hart {
             return Err(Event::Stop(Stop::TxFull));
         }
         let pc = self.pc;
-        let mut result = self.execute(&d.inst, bus);
+        let mut result = self.execute::<B, NB>(&d.inst, bus);
         if matches!(result, Err(Event::LoadPending)) {
             // A load into netTX (`ld x31`): the word is sent when it is
             // loaded, so this load waits for its line.

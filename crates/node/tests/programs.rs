@@ -95,3 +95,14 @@ fn pointer_chase_pays_the_memory_latency() {
         "{per_load} cycles per load (DRAM {dram}, L2 {l2})"
     );
 }
+
+#[test]
+fn hashing_self_check() {
+    let (out, node) = assert_ok("hashing");
+    assert!(out.contains("8 rounds: OK"), "{out}");
+    // Branchy, multiply-heavy code on an in-order core with an iterative
+    // multiplier and mispredictions: well below one instruction per cycle.
+    let h = node.hart(0);
+    let ipc = h.instret() as f64 / h.cycle() as f64;
+    assert!(ipc > 0.2 && ipc < 1.0, "IPC {ipc}");
+}

@@ -119,6 +119,11 @@ impl Cache {
     fn access_slow(&mut self, line: u64) -> bool {
         let set = (line & self.set_mask) as usize * self.ways;
         let ways = &mut self.tags[set..set + self.ways];
+        // The most recent line of its set: a hit with no LRU change.
+        if ways[0] & !DIRTY == line {
+            self.hits += 1;
+            return true;
+        }
         match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
                 ways[..=i].rotate_right(1);
@@ -137,7 +142,7 @@ impl Cache {
     /// Like [`access`](Self::access), for the L1 data cache: a store
     /// (`write`) marks the line dirty, and a miss reports the dirty line it
     /// evicted.
-    #[inline]
+    #[inline(always)]
     pub fn access_data(&mut self, addr: u64, write: bool) -> Lookup {
         let line = addr >> self.line_shift;
         if line == self.last_line {
@@ -157,6 +162,12 @@ impl Cache {
         let set = (line & self.set_mask) as usize * self.ways;
         let dirty = if write { DIRTY } else { 0 };
         let ways = &mut self.tags[set..set + self.ways];
+        // The most recent line of its set: a hit with no LRU change.
+        if ways[0] & !DIRTY == line {
+            ways[0] |= dirty;
+            self.hits += 1;
+            return Lookup::Hit;
+        }
         match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
                 ways[..=i].rotate_right(1);

@@ -1,0 +1,164 @@
+//! Differential test of the hart's execution engines: the fast run loop
+//! (`Hart::run`, specialised at compile time for the blocking or the
+//! non-blocking L1D) against the reference loop (`Hart::run_observed`, the
+//! generic interpreter every observer, trace and debugger uses). On every
+//! guest program in `sdk/build` and every official RISC-V test, both run in
+//! the same cycle slices; after each slice and at the end, cycles, retired
+//! instructions, architectural state (pc, privilege, integer and FP
+//! registers, machine CSRs), the counters of each hart (traps, interrupts,
+//! misses, mispredictions) and the program's output must be identical.
+//! Idle skipping is off in both (an observed node never skips idle loops).
+
+mod common;
+
+use common::*;
+use nanopu_core::decode_cache::Decoded;
+use nanopu_core::{Hart, MemoryPeek, Observer};
+use nanopu_node::{Node, NodeConfig, ObservedEnd, RunEnd};
+use std::path::{Path, PathBuf};
+
+/// Cycles per slice: state is compared this often.
+const SLICE_CYCLES: u64 = 250_000;
+/// Cycles each program runs at most (programs driven by a NIC never end).
+const MAX_CYCLES: u64 = 5_000_000;
+
+/// The reference engine's observer: watches, never stops.
+struct Watch;
+
+impl Observer for Watch {
+    fn before(&mut self, _: &Hart, _: &Decoded) -> bool {
+        false
+    }
+    fn after(&mut self, _: &Hart, _: u64, _: u64, _: &Decoded, _: bool, _: &mut dyn MemoryPeek) {}
+}
+
+/// Everything the two engines must agree on, as text (a diff names the field).
+fn state(node: &Node) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in 0..node.cores() {
+        let hart = node.hart(h);
+        out.push(format!(
+            "hart {h}: pc {:#x} cycle {} instret {} {:?} x {:x?} f {:x?} csr {:?} stats {:?} l1i {}/{} l1d {}/{} predictor {:?}",
+            hart.pc(),
+            hart.cycle(),
+            hart.instret(),
+            hart.privilege(),
+            hart.xregs(),
+            hart.fregs(),
+            hart.csr(),
+            hart.stats(),
+            hart.l1i().hits,
+            hart.l1i().misses,
+            hart.l1d().hits,
+            hart.l1d().misses,
+            hart.predictor(),
+        ));
+    }
+    out.push(format!("summaries {:?}", node.hart_summaries()));
+    if let Some(htif) = node.htif() {
+        out.push(format!(
+            "output {:?}",
+            String::from_utf8_lossy(&htif.output)
+        ));
+    }
+    out
+}
+
+/// Runs `elf` under both engines; returns how many slices were compared.
+fn compare(elf: &Path, cfg: &NodeConfig) -> usize {
+    let name = elf.display();
+    let cfg = NodeConfig {
+        idle_skip: false,
+        ..cfg.clone()
+    };
+    let load = || Node::with_program(cfg.clone(), elf).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (mut fast, mut reference) = (load(), load());
+    let mut limit = 0;
+    let mut slices = 0;
+    loop {
+        limit += SLICE_CYCLES;
+        let a = match fast.run(limit) {
+            Ok(RunEnd::Exited(code)) => Ok(Some(code)),
+            Ok(RunEnd::Limit) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        };
+        let b = match reference.run_observed(limit, &mut Watch) {
+            Ok(ObservedEnd::Exited(code)) => Ok(Some(code)),
+            Ok(ObservedEnd::Limit) => Ok(None),
+            Ok(ObservedEnd::Stopped { hart }) => panic!("{name}: hart {hart} stopped"),
+            Err(e) => Err(e.to_string()),
+        };
+        slices += 1;
+        assert_eq!(a, b, "{name}: the run ended differently at slice {slices}");
+        let (sa, sb) = (state(&fast), state(&reference));
+        for (x, y) in sa.iter().zip(&sb) {
+            assert_eq!(
+                x, y,
+                "{name}: engines differ after slice {slices} (fast, reference)"
+            );
+        }
+        if a != Ok(None) || limit >= MAX_CYCLES {
+            return slices;
+        }
+    }
+}
+
+fn elfs_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.is_file() && !p.extension().is_some_and(|e| e != "elf"));
+    v.sort();
+    v
+}
+
+#[test]
+fn fast_and_reference_engines_agree_on_every_sdk_program() {
+    let programs = elfs_in(&sdk_build());
+    assert!(programs.len() > 30, "only {} programs", programs.len());
+    let cfg = NodeConfig::default();
+    for p in &programs {
+        compare(p, &cfg);
+    }
+}
+
+#[test]
+fn fast_and_reference_engines_agree_with_mshrs() {
+    // The non-blocking L1D: the fast loop's other specialisation.
+    let mut cfg = NodeConfig::default();
+    cfg.core.l1d_mshrs = 4;
+    for name in [
+        "matmul",
+        "pointer_chase",
+        "gopt_pointer_chase",
+        "hashing",
+        "multihart",
+    ] {
+        compare(&program(name), &cfg);
+    }
+}
+
+#[test]
+fn fast_and_reference_engines_agree_on_the_riscv_tests() {
+    let dir = match std::env::var_os("NANOPU_RISCV_TESTS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/riscv-tests/isa"),
+    };
+    let tests = elfs_in(&dir);
+    if tests.is_empty() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no riscv-tests in {}",
+            dir.display()
+        );
+        eprintln!("skipped: no riscv-tests in {}", dir.display());
+        return;
+    }
+    let cfg = NodeConfig {
+        cores: 1,
+        ..NodeConfig::default()
+    };
+    for t in &tests {
+        compare(t, &cfg);
+    }
+}
