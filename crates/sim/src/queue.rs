@@ -1,9 +1,16 @@
 //! A deterministic event queue: events come out in time order, and events
 //! at the same time in the order they were scheduled (a sequence number
-//! breaks ties), so a run never depends on heap internals.
+//! breaks ties), so a run never depends on the queue's internals.
+//!
+//! The near future is a timing wheel: [`WHEEL_BUCKETS`] buckets of
+//! 2^[`TICK_SHIFT`] fs (about a nanosecond) each, so scheduling is a push
+//! and taking the next event looks at one small bucket (sorted when it
+//! becomes the current one). Events beyond the wheel's reach (timeouts)
+//! wait in a 4-ary heap and move onto the wheel as it turns.
 
 use crate::time::SimTime;
 use dary_heap::QuaternaryHeap;
+use std::cell::Cell;
 use std::cmp::Reverse;
 
 /// What the heap orders: an event's time, its scheduling order, and the
@@ -35,6 +42,16 @@ impl Ord for Key {
     }
 }
 
+/// A wheel bucket spans 2^TICK_SHIFT fs (1.05 ns): a network's events are
+/// spread a few per nanosecond at the most.
+const TICK_SHIFT: u32 = 20;
+/// Buckets on the wheel: 4,096 ticks (4.3 us) ahead of the current one.
+const WHEEL_BUCKETS: usize = 4096;
+
+fn tick(t: SimTime) -> u64 {
+    t.0 >> TICK_SHIFT
+}
+
 /// Bits of a scheduling place below the origin ([`EventQueue::with_origin`]):
 /// 2^48 places per origin.
 const ORIGIN_SHIFT: u32 = 48;
@@ -45,7 +62,21 @@ pub struct Reserved(u64);
 
 /// Events of type `E` ordered by (time, scheduling order).
 pub struct EventQueue<E> {
-    heap: QuaternaryHeap<Reverse<Key>>,
+    /// Keys due in ticks `tick .. tick + WHEEL_BUCKETS`, in bucket
+    /// `tick % WHEEL_BUCKETS` onwards (allocated on first use).
+    wheel: Vec<Vec<Key>>,
+    /// The current tick: no pending key is earlier.
+    tick: u64,
+    /// Whether the current tick's bucket is sorted (latest first).
+    sorted: bool,
+    /// Keys on the wheel.
+    on_wheel: usize,
+    /// Every bucket before this tick is empty (where a search for the next
+    /// key starts: a lower bound, so searches cost no more than the ticks
+    /// the wheel turns through).
+    scan_from: Cell<u64>,
+    /// Keys due at `tick + WHEEL_BUCKETS` or later.
+    far: QuaternaryHeap<Reverse<Key>>,
     /// Pending events, by slot; freed slots are reused (no allocation per
     /// event once the queue has reached its largest size).
     slots: Vec<Option<E>>,
@@ -60,7 +91,12 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: QuaternaryHeap::new(),
+            wheel: Vec::new(),
+            tick: 0,
+            sorted: false,
+            on_wheel: 0,
+            scan_from: Cell::new(0),
+            far: QuaternaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             seq: 0,
@@ -129,24 +165,107 @@ impl<E> EventQueue<E> {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        self.heap.push(Reverse(Key {
+        self.insert(Key {
             time,
             seq: seq.0,
             slot,
-        }));
+        });
+    }
+
+    /// Puts `k` (not earlier than the current tick) on the wheel or in the
+    /// far heap.
+    fn insert(&mut self, k: Key) {
+        let t = tick(k.time);
+        debug_assert!(t >= self.tick, "a key before the current tick");
+        if t - self.tick >= WHEEL_BUCKETS as u64 {
+            self.far.push(Reverse(k));
+            return;
+        }
+        if self.wheel.is_empty() {
+            self.wheel = (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect();
+        }
+        let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
+        if t == self.tick && self.sorted {
+            // Latest first: the key goes before every later one.
+            let at = bucket.partition_point(|x| (x.time, x.seq) > (k.time, k.seq));
+            bucket.insert(at, k);
+        } else {
+            bucket.push(k);
+        }
+        self.on_wheel += 1;
+        if t < self.scan_from.get() {
+            self.scan_from.set(t);
+        }
+    }
+
+    /// The tick of the first non-empty bucket at or after the current one,
+    /// if any key is on the wheel.
+    fn next_tick(&self) -> Option<u64> {
+        if self.on_wheel == 0 {
+            return None;
+        }
+        let from = self.scan_from.get().max(self.tick);
+        let t = (from..self.tick + WHEEL_BUCKETS as u64)
+            .find(|&t| !self.wheel[t as usize % WHEEL_BUCKETS].is_empty())?;
+        self.scan_from.set(t);
+        Some(t)
     }
 
     /// The time of the next event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse(k)| k.time)
+        match self.next_tick() {
+            Some(t) => {
+                let b = &self.wheel[t as usize % WHEEL_BUCKETS];
+                if t == self.tick && self.sorted {
+                    b.last().map(|k| k.time)
+                } else {
+                    b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0)
+                }
+            }
+            None => self.far.peek().map(|Reverse(k)| k.time),
+        }
+    }
+
+    /// Makes tick `t` (no key is earlier) the current one: the wheel turns,
+    /// far keys it now reaches move onto it.
+    fn turn_to(&mut self, t: u64) {
+        if t != self.tick {
+            self.tick = t;
+            self.sorted = false;
+        }
+        let reach = self.tick + WHEEL_BUCKETS as u64;
+        while let Some(Reverse(k)) = self.far.peek() {
+            if tick(k.time) >= reach {
+                break;
+            }
+            let Reverse(k) = self.far.pop().expect("peeked");
+            self.insert(k);
+        }
     }
 
     /// Takes the next event if it is due at or before `until`.
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        if self.peek_time()? > until {
+        let t = match self.next_tick() {
+            Some(t) => t,
+            None => tick(self.far.peek()?.0.time),
+        };
+        // Every far key is past the wheel: the next key is in bucket `t`.
+        let next = match self.wheel.get(t as usize % WHEEL_BUCKETS) {
+            Some(b) if t == self.tick && self.sorted => b.last().map(|k| k.time),
+            Some(b) if !b.is_empty() => b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0),
+            _ => self.far.peek().map(|Reverse(k)| k.time),
+        };
+        if next? > until {
             return None;
         }
-        let Reverse(k) = self.heap.pop()?;
+        self.turn_to(t);
+        let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
+        if !self.sorted {
+            bucket.sort_unstable_by(|a, b| (b.time, b.seq).cmp(&(a.time, a.seq)));
+            self.sorted = true;
+        }
+        let k = bucket.pop().expect("the next tick's bucket holds a key");
+        self.on_wheel -= 1;
         self.now = k.time;
         let event = self.slots[k.slot as usize]
             .take()
@@ -156,11 +275,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.on_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -181,7 +300,7 @@ mod tests {
 
     #[test]
     fn origins_order_ties_whichever_queue_holds_them() {
-        let (mut a, mut b) = (EventQueue::with_origin(1), EventQueue::with_origin(2));
+        let (mut a, mut b) = (EventQueue::<&str>::with_origin(1), EventQueue::with_origin(2));
         let from_b = b.reserve();
         let from_a = a.reserve();
         // Scheduled in b after its own later event, still ordered by origin.
@@ -215,6 +334,43 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// As `matches_a_stable_sort`, with times spread over the wheel,
+        /// past its reach (the far heap) and onto exact ties.
+        #[test]
+        fn matches_a_stable_sort_across_the_wheel(ops in proptest::collection::vec((0u64..6, 0u64..(1 << 34), proptest::bool::ANY), 1..400)) {
+            let mut q = EventQueue::new();
+            let mut pending: Vec<(u64, u64, usize)> = Vec::new();
+            let (mut seq, mut now) = (0u64, 0u64);
+            for (i, &(kind, x, pop)) in ops.iter().enumerate() {
+                if pop {
+                    pending.sort();
+                    let want = (!pending.is_empty()).then(|| pending.remove(0));
+                    let got = q.pop_until(SimTime::MAX);
+                    proptest::prop_assert_eq!(got.map(|(t, e)| (t.0, e)), want.map(|(t, _, e)| (t, e)));
+                    if let Some((t, _, _)) = want {
+                        now = t;
+                    }
+                } else {
+                    // Ties at now, the same tick, the next ticks, the whole
+                    // wheel, far beyond.
+                    let t = match kind {
+                        0 => now,
+                        1 => now + x % (1 << 20),
+                        2 => now + x % (1 << 23),
+                        3 => now + x % (1 << 32),
+                        4 => now + x,
+                        _ => x,
+                    };
+                    seq += 1;
+                    q.schedule(SimTime(t), i);
+                    pending.push((t.max(now), seq, i));
+                    proptest::prop_assert_eq!(q.len(), pending.len());
+                    let min = pending.iter().map(|p| (p.0, p.1)).min().map(|m| m.0);
+                    proptest::prop_assert_eq!(q.peek_time().map(|t| t.0), min);
+                }
+            }
+        }
+
         /// Any interleaving of schedules and pops gives the events in
         /// (time, scheduling order), late ones moved to `now`: the order a
         /// stable sort of what is pending gives.
