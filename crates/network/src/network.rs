@@ -120,7 +120,8 @@ impl NetworkStats {
         self.delivered_frames += o.delivered_frames;
         self.delivered_bytes += o.delivered_bytes;
         if self.switches.len() < o.switches.len() {
-            self.switches.resize(o.switches.len(), SwitchStats::default());
+            self.switches
+                .resize(o.switches.len(), SwitchStats::default());
         }
         for (a, b) in self.switches.iter_mut().zip(&o.switches) {
             a.add(b);

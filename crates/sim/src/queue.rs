@@ -300,7 +300,10 @@ mod tests {
 
     #[test]
     fn origins_order_ties_whichever_queue_holds_them() {
-        let (mut a, mut b) = (EventQueue::<&str>::with_origin(1), EventQueue::with_origin(2));
+        let (mut a, mut b) = (
+            EventQueue::<&str>::with_origin(1),
+            EventQueue::with_origin(2),
+        );
         let from_b = b.reserve();
         let from_a = a.reserve();
         // Scheduled in b after its own later event, still ordered by origin.

@@ -521,7 +521,11 @@ impl Cluster {
     /// traffic host, and nothing may have been scheduled, captured or
     /// recorded yet.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), SystemError> {
-        if let Some(h) = self.hosts.iter().position(|h| !matches!(h, Host::Builtin(_))) {
+        if let Some(h) = self
+            .hosts
+            .iter()
+            .position(|h| !matches!(h, Host::Builtin(_)))
+        {
             return Err(SystemError::Config(format!(
                 "threads = {threads}: host {h} is not a built-in traffic host (only networks \
                  of built-in hosts run on several threads)"
@@ -785,7 +789,11 @@ impl Cluster {
     }
 
     /// [`Cluster::run_until`] on the partitions (built-in hosts only).
-    fn run_partitioned(&mut self, until: SimTime, stop: StopWhen) -> Result<ClusterEnd, SystemError> {
+    fn run_partitioned(
+        &mut self,
+        until: SimTime,
+        stop: StopWhen,
+    ) -> Result<ClusterEnd, SystemError> {
         if let Some(end) = self.stopped(stop) {
             return Ok(end);
         }

@@ -203,7 +203,9 @@ impl Parallel {
     ) -> Result<(), SystemError> {
         let threads = self.threads.min(self.parts.len());
         let shared = Shared {
-            mail: (0..self.parts.len()).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..self.parts.len())
+                .map(|_| Mutex::new(Vec::new()))
+                .collect(),
             next: [
                 (0..threads).map(|_| AtomicU64::new(0)).collect(),
                 (0..threads).map(|_| AtomicU64::new(0)).collect(),
@@ -549,9 +551,7 @@ impl Partition {
                     first_bit,
                 } => (first_bit, Ev::AtHost(host, frame), sh.layout.host[host]),
                 NetAction::Schedule { at, event } => {
-                    let owner = event
-                        .arriving_at()
-                        .map_or(self.id, |s| sh.layout.switch[s]);
+                    let owner = event.arriving_at().map_or(self.id, |s| sh.layout.switch[s]);
                     (at, Ev::Net(event), owner)
                 }
             };
