@@ -10,7 +10,6 @@
 
 use crate::time::SimTime;
 use dary_heap::QuaternaryHeap;
-use std::cell::Cell;
 use std::cmp::Reverse;
 
 /// What the heap orders: an event's time, its scheduling order, and the
@@ -71,10 +70,9 @@ pub struct EventQueue<E> {
     sorted: bool,
     /// Keys on the wheel.
     on_wheel: usize,
-    /// Every bucket before this tick is empty (where a search for the next
-    /// key starts: a lower bound, so searches cost no more than the ticks
-    /// the wheel turns through).
-    scan_from: Cell<u64>,
+    /// One bit per bucket, set while it holds keys: the next key is found
+    /// 64 buckets at a time (a partitioned run has many sparse queues).
+    occupied: Vec<u64>,
     /// Keys due at `tick + WHEEL_BUCKETS` or later.
     far: QuaternaryHeap<Reverse<Key>>,
     /// Pending events, by slot; freed slots are reused (no allocation per
@@ -95,7 +93,7 @@ impl<E> Default for EventQueue<E> {
             tick: 0,
             sorted: false,
             on_wheel: 0,
-            scan_from: Cell::new(0),
+            occupied: Vec::new(),
             far: QuaternaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
@@ -183,8 +181,11 @@ impl<E> EventQueue<E> {
         }
         if self.wheel.is_empty() {
             self.wheel = (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect();
+            self.occupied = vec![0; WHEEL_BUCKETS / 64];
         }
-        let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
+        let i = t as usize % WHEEL_BUCKETS;
+        self.occupied[i / 64] |= 1 << (i % 64);
+        let bucket = &mut self.wheel[i];
         if t == self.tick && self.sorted {
             // Latest first: the key goes before every later one.
             let at = bucket.partition_point(|x| (x.time, x.seq) > (k.time, k.seq));
@@ -193,9 +194,6 @@ impl<E> EventQueue<E> {
             bucket.push(k);
         }
         self.on_wheel += 1;
-        if t < self.scan_from.get() {
-            self.scan_from.set(t);
-        }
     }
 
     /// The tick of the first non-empty bucket at or after the current one,
@@ -204,11 +202,26 @@ impl<E> EventQueue<E> {
         if self.on_wheel == 0 {
             return None;
         }
-        let from = self.scan_from.get().max(self.tick);
-        let t = (from..self.tick + WHEEL_BUCKETS as u64)
-            .find(|&t| !self.wheel[t as usize % WHEEL_BUCKETS].is_empty())?;
-        self.scan_from.set(t);
-        Some(t)
+        // Buckets in tick order: from the current one round the wheel.
+        let start = self.tick as usize % WHEEL_BUCKETS;
+        let words = WHEEL_BUCKETS / 64;
+        let (w0, b0) = (start / 64, start % 64);
+        for k in 0..=words {
+            let w = (w0 + k) % words;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= !0u64 << b0;
+            } else if k == words {
+                // Back at the first word: the buckets before the current.
+                bits &= (1u64 << b0) - 1;
+            }
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (i + WHEEL_BUCKETS - start) % WHEEL_BUCKETS;
+                return Some(self.tick + ahead as u64);
+            }
+        }
+        None
     }
 
     /// The time of the next event.
@@ -261,10 +274,14 @@ impl<E> EventQueue<E> {
         self.turn_to(t);
         let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
         if !self.sorted {
-            bucket.sort_unstable_by(|a, b| (b.time, b.seq).cmp(&(a.time, a.seq)));
+            bucket.sort_unstable_by_key(|k| Reverse((k.time, k.seq)));
             self.sorted = true;
         }
         let k = bucket.pop().expect("the next tick's bucket holds a key");
+        if bucket.is_empty() {
+            let i = t as usize % WHEEL_BUCKETS;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
         self.on_wheel -= 1;
         self.now = k.time;
         let event = self.slots[k.slot as usize]

@@ -129,7 +129,7 @@ impl Parallel {
                 host: vec![0; net.hosts()],
                 switch: vec![0; net.switches()],
             };
-            ranges = vec![0..net.hosts()];
+            ranges = std::iter::once(0..net.hosts()).collect();
             lookahead = SimDuration(u64::MAX);
         }
         let n = ranges.len();
@@ -295,7 +295,7 @@ fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
                 host: vec![0; n],
                 switch: vec![0; switches],
             },
-            vec![0..n],
+            std::iter::once(0..n).collect(),
         )
     };
     if switches == 0 {
