@@ -27,7 +27,7 @@ use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// Hosts per group when a single switch's hosts are split from it.
 const SINGLE_SWITCH_GROUPS: usize = 4;
@@ -568,14 +568,21 @@ impl Partition {
     }
 }
 
-/// A barrier for threads that meet often (every round): spins briefly,
-/// then yields (the host's cores may be shared).
+/// A barrier for threads that meet often (every round): spins briefly
+/// (threads on cores of their own meet within microseconds), then sleeps
+/// until the last thread arrives (the host's cores may be shared, and a
+/// waiting thread must then leave its core to the one it waits for).
 struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
     poisoned: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
 }
+
+/// Spins before a waiting thread sleeps.
+const BARRIER_SPINS: u32 = 4_000;
 
 impl SpinBarrier {
     fn new(threads: usize) -> SpinBarrier {
@@ -584,6 +591,8 @@ impl SpinBarrier {
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
         }
     }
 
@@ -594,21 +603,28 @@ impl SpinBarrier {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.generation.fetch_add(1, Ordering::AcqRel);
+            self.wake.notify_all();
             return;
         }
-        let mut spins = 0u32;
+        for _ in 0..BARRIER_SPINS {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         while self.generation.load(Ordering::Acquire) == generation {
             assert!(
                 !self.poisoned.load(Ordering::Relaxed),
                 "another simulation thread panicked"
             );
-            if spins < 2_000 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            held = self
+                .wake
+                .wait_timeout(held, std::time::Duration::from_millis(10))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 }
@@ -619,6 +635,7 @@ impl Drop for PoisonOnPanic<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.poisoned.store(true, Ordering::Relaxed);
+            self.0.wake.notify_all();
         }
     }
 }
