@@ -21,6 +21,13 @@ pub struct BenchArgs {
     /// Directory holding the bundled guest programs (default: the SDK's build directory).
     #[arg(long)]
     pub programs: Option<PathBuf>,
+    /// Simulate the network benchmarks partitioned on this many host
+    /// threads (default: the single event loop).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run the network benchmarks alone (no compute kernels, no idle node).
+    #[arg(long)]
+    pub net_only: bool,
 }
 
 pub use nanopu_experiments::sdk_build_dir;
@@ -37,6 +44,9 @@ fn program(dir: &std::path::Path, name: &str) -> Result<PathBuf> {
 }
 
 pub fn bench(a: BenchArgs) -> Result<()> {
+    if a.net_only {
+        return net_only(&a);
+    }
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
     let sim = nanopu_system::Config::default();
     let cfg = sim.node.clone();
@@ -59,9 +69,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let idle_cycles_per_s = one_second as f64 / idle_s;
 
-    let incast = incast_80(&sim.nic).context("the incast-80 benchmark")?;
-    let leaf_spine = leaf_spine_64(&sim.nic).context("the leaf-spine-64 benchmark")?;
-    let incast_big = incast_1024(&sim.nic).context("the incast-1024 benchmark")?;
+    let (incast, leaf_spine, incast_big) = net_benches(a.threads)?;
     let node16 = message_node(&sim, &dir).context("the 16-core message benchmark")?;
 
     for (k, (_, what)) in kernels.iter().zip(KERNELS) {
@@ -129,6 +137,43 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             j[format!("{}_wall_s", k.name)] = json!(k.wall_s);
         }
         std::fs::write(&path, serde_json::to_string_pretty(&j)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The three network benchmarks, on `threads` (see [`BenchArgs`]).
+fn net_benches(threads: Option<usize>) -> Result<(NetBench, NetBench, NetBench)> {
+    let nic = nanopu_system::Config::default().nic;
+    Ok((
+        incast_80(&nic, threads).context("the incast-80 benchmark")?,
+        leaf_spine_64(&nic, threads).context("the leaf-spine-64 benchmark")?,
+        incast_1024(&nic, threads).context("the incast-1024 benchmark")?,
+    ))
+}
+
+/// `nanopu bench --net-only`: the network benchmarks alone.
+fn net_only(a: &BenchArgs) -> Result<()> {
+    let (incast, leaf_spine, incast_big) = net_benches(a.threads)?;
+    incast.print("incast-80")?;
+    leaf_spine.print("leaf-spine-64")?;
+    incast_big.print("incast-1024")?;
+    if let Some(path) = &a.json {
+        let mut j = json!({ "net_threads": a.threads });
+        for (name, b) in [
+            ("incast80", &incast),
+            ("leafspine64", &leaf_spine),
+            ("incast1024", &incast_big),
+        ] {
+            j[format!("{name}_packets_per_s")] = json!(b.packets_per_s());
+            j[format!("{name}_sim_us_per_s")] = json!(b.sim_us_per_s());
+            j[format!("{name}_events_per_s")] = json!(b.events_per_s());
+            j[format!("{name}_packets")] = json!(b.frames);
+            j[format!("{name}_events")] = json!(b.events);
+            j[format!("{name}_runs")] = json!(b.runs);
+            j[format!("{name}_wall_s")] = json!(b.wall_s);
+        }
+        std::fs::write(path, serde_json::to_string_pretty(&j)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
@@ -273,7 +318,7 @@ impl NetBench {
         if c.unknown_deliveries != 0 || !c.unmatched_deliveries.is_empty() {
             bail!("{what}: deliveries that match no message of the workload");
         }
-        self.frames = c.network().stats().delivered_frames;
+        self.frames = c.network_stats().delivered_frames;
         self.events = c.events;
         self.messages = c.records.len();
         Ok(())
@@ -291,7 +336,7 @@ impl NetBench {
 /// time is the span from each incast's sends to its last delivery (the
 /// state timers that fire after it are handled, but add no simulated time
 /// to the figure).
-fn incast_80(nic: &NicConfig) -> Result<NetBench> {
+fn incast_80(nic: &NicConfig, threads: Option<usize>) -> Result<NetBench> {
     let clients = 80;
     let mut network = NetworkConfig {
         topology: TopologyConfig::SingleSwitch { hosts: clients + 1 },
@@ -299,7 +344,7 @@ fn incast_80(nic: &NicConfig) -> Result<NetBench> {
     };
     network.switch.buffer = BufferKind::PerPort;
     network.switch.buffer_bytes = 32 * 1024;
-    incast(nic, network, INCAST_MIN_WALL_S, "incast-80")
+    incast(nic, network, threads, INCAST_MIN_WALL_S, "incast-80")
 }
 
 /// 1,024 hosts on a leaf-spine (32 leaves x 8 spines x 32 hosts, NDP,
@@ -307,7 +352,7 @@ fn incast_80(nic: &NicConfig) -> Result<NetBench> {
 /// again and again as [`incast_80`] does until [`INCAST_1024_MIN_WALL_S`]
 /// have passed. Building the cluster (zeroing 1,024 transports' buffer
 /// pools) is not timed.
-fn incast_1024(nic: &NicConfig) -> Result<NetBench> {
+fn incast_1024(nic: &NicConfig, threads: Option<usize>) -> Result<NetBench> {
     let network = NetworkConfig {
         topology: TopologyConfig::LeafSpine {
             leaves: 32,
@@ -316,7 +361,7 @@ fn incast_1024(nic: &NicConfig) -> Result<NetBench> {
         },
         ..Default::default()
     };
-    incast(nic, network, INCAST_1024_MIN_WALL_S, "incast-1024")
+    incast(nic, network, threads, INCAST_1024_MIN_WALL_S, "incast-1024")
 }
 
 /// Every host but 0 sends one 1 KB message to host 0, again and again
@@ -324,6 +369,7 @@ fn incast_1024(nic: &NicConfig) -> Result<NetBench> {
 fn incast(
     nic: &NicConfig,
     network: NetworkConfig,
+    threads: Option<usize>,
     min_wall_s: f64,
     what: &str,
 ) -> Result<NetBench> {
@@ -337,6 +383,7 @@ fn incast(
             },
             ..nic.clone()
         },
+        threads,
         ..Default::default()
     };
     let mut c = Cluster::new(&cfg)?;
@@ -400,7 +447,7 @@ impl SplitMix {
 /// [`LEAF_SPINE_MIN_WALL_S`] have passed, then the network drains; all of
 /// it, generating the workload included, is timed (building the cluster is
 /// not), and simulated time runs from 0 to the last delivery.
-fn leaf_spine_64(nic: &NicConfig) -> Result<NetBench> {
+fn leaf_spine_64(nic: &NicConfig, threads: Option<usize>) -> Result<NetBench> {
     let cfg = ClusterConfig {
         network: NetworkConfig {
             topology: TopologyConfig::LeafSpine {
@@ -417,6 +464,7 @@ fn leaf_spine_64(nic: &NicConfig) -> Result<NetBench> {
             },
             ..nic.clone()
         },
+        threads,
         ..Default::default()
     };
     let mut c = Cluster::new(&cfg)?;

@@ -36,7 +36,7 @@ pub use config::{
     NetworkConfig, SwitchConfig, TopologyConfig,
 };
 pub use faults::FaultStats;
-pub use network::{NetAction, NetEvent, Network, NetworkError, NetworkStats};
+pub use network::{LinkDirection, NetAction, NetEvent, Network, NetworkError, NetworkStats};
 pub use port::PortStats;
 pub use switch::{trim_frame, DropStats, SwitchStats};
 pub use topology::{Endpoint, PortRef};

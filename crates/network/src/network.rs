@@ -48,6 +48,29 @@ pub enum NetworkError {
 #[derive(Debug)]
 pub struct NetEvent(Ev);
 
+impl NetEvent {
+    /// The switch the event happens at, if it is a frame reaching a switch
+    /// (the other events happen at the port or host that asked for them):
+    /// how a partitioned simulation routes it to the switch's owner.
+    pub fn arriving_at(&self) -> Option<usize> {
+        match &self.0 {
+            Ev::Arrive { switch, .. } => Some(*switch as usize),
+            _ => None,
+        }
+    }
+}
+
+/// One direction of a link, for partitioning a network: where it starts,
+/// where it leads, and the least simulated time from the moment a frame is
+/// handed to its sending end to the moment its far end acts on it (the
+/// propagation delay, plus the forwarding latency if that end is a switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkDirection {
+    pub from: Endpoint,
+    pub to: Endpoint,
+    pub least_latency: SimDuration,
+}
+
 #[derive(Debug)]
 enum Ev {
     /// A host's frame is ready for its uplink.
@@ -86,6 +109,35 @@ pub struct NetworkStats {
     pub total: SwitchStats,
     /// Faults injected on links.
     pub faults: FaultStats,
+}
+
+impl NetworkStats {
+    /// Adds the counters of `o`, the same network's other part (a
+    /// partitioned simulation's: each part counts what its own ports and
+    /// switches did, so the sum is the whole).
+    pub fn merge(&mut self, o: &NetworkStats) {
+        self.sent_frames += o.sent_frames;
+        self.delivered_frames += o.delivered_frames;
+        self.delivered_bytes += o.delivered_bytes;
+        if self.switches.len() < o.switches.len() {
+            self.switches
+                .resize(o.switches.len(), SwitchStats::default());
+        }
+        for (a, b) in self.switches.iter_mut().zip(&o.switches) {
+            a.add(b);
+        }
+        self.total = SwitchStats::default();
+        for s in &self.switches {
+            self.total.add(s);
+        }
+        let (f, g) = (&mut self.faults, &o.faults);
+        f.lost += g.lost;
+        f.trimmed += g.trimmed;
+        f.truncated += g.truncated;
+        f.duplicated += g.duplicated;
+        f.reordered += g.reordered;
+        f.stopped += g.stopped;
+    }
 }
 
 type PcapOut = PcapWriter<Box<dyn Write + Send>>;
@@ -228,6 +280,31 @@ impl Network {
     /// port (a direct link has no switch).
     pub fn peer(&self, port: PortRef) -> Option<Endpoint> {
         self.topo.peer(port.switch, port.port)
+    }
+
+    /// The switch host `h` is attached to (`None` on a direct link).
+    pub fn host_switch(&self, h: HostId) -> Option<usize> {
+        self.topo.attachment(h).map(|p| p.switch)
+    }
+
+    /// Every direction of every link (see [`LinkDirection`]).
+    pub fn link_directions(&self) -> impl Iterator<Item = LinkDirection> + '_ {
+        self.ports.iter().enumerate().map(|(i, p)| LinkDirection {
+            // Ports 0..hosts are the hosts' uplinks.
+            from: p.owner.map_or(Endpoint::Host(i), Endpoint::Switch),
+            to: p.peer,
+            least_latency: match p.peer {
+                Endpoint::Host(_) => p.propagation,
+                Endpoint::Switch(_) => p.propagation + self.forwarding,
+            },
+        })
+    }
+
+    /// Whether any link is captured or any port's occupancy watched.
+    pub fn observed(&self) -> bool {
+        self.ports
+            .iter()
+            .any(|p| p.capture.is_some() || p.samples.is_some())
     }
 
     /// A host's NIC hands a frame to its uplink; the first bit can leave at

@@ -1,6 +1,12 @@
 //! A deterministic event queue: events come out in time order, and events
 //! at the same time in the order they were scheduled (a sequence number
-//! breaks ties), so a run never depends on heap internals.
+//! breaks ties), so a run never depends on the queue's internals.
+//!
+//! The near future is a timing wheel: [`WHEEL_BUCKETS`] buckets of
+//! 2^[`TICK_SHIFT`] fs (about a nanosecond) each, so scheduling is a push
+//! and taking the next event looks at one small bucket (sorted when it
+//! becomes the current one). Events beyond the wheel's reach (timeouts)
+//! wait in a 4-ary heap and move onto the wheel as it turns.
 
 use crate::time::SimTime;
 use dary_heap::QuaternaryHeap;
@@ -35,13 +41,40 @@ impl Ord for Key {
     }
 }
 
+/// A wheel bucket spans 2^TICK_SHIFT fs (1.05 ns): a network's events are
+/// spread a few per nanosecond at the most.
+const TICK_SHIFT: u32 = 20;
+/// Buckets on the wheel: 4,096 ticks (4.3 us) ahead of the current one.
+const WHEEL_BUCKETS: usize = 4096;
+
+fn tick(t: SimTime) -> u64 {
+    t.0 >> TICK_SHIFT
+}
+
+/// Bits of a scheduling place below the origin ([`EventQueue::with_origin`]):
+/// 2^48 places per origin.
+const ORIGIN_SHIFT: u32 = 48;
+
 /// A place in scheduling order (see [`EventQueue::reserve`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reserved(u64);
 
 /// Events of type `E` ordered by (time, scheduling order).
 pub struct EventQueue<E> {
-    heap: QuaternaryHeap<Reverse<Key>>,
+    /// Keys due in ticks `tick .. tick + WHEEL_BUCKETS`, in bucket
+    /// `tick % WHEEL_BUCKETS` onwards (allocated on first use).
+    wheel: Vec<Vec<Key>>,
+    /// The current tick: no pending key is earlier.
+    tick: u64,
+    /// Whether the current tick's bucket is sorted (latest first).
+    sorted: bool,
+    /// Keys on the wheel.
+    on_wheel: usize,
+    /// One bit per bucket, set while it holds keys: the next key is found
+    /// 64 buckets at a time (a partitioned run has many sparse queues).
+    occupied: Vec<u64>,
+    /// Keys due at `tick + WHEEL_BUCKETS` or later.
+    far: QuaternaryHeap<Reverse<Key>>,
     /// Pending events, by slot; freed slots are reused (no allocation per
     /// event once the queue has reached its largest size).
     slots: Vec<Option<E>>,
@@ -56,7 +89,12 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: QuaternaryHeap::new(),
+            wheel: Vec::new(),
+            tick: 0,
+            sorted: false,
+            on_wheel: 0,
+            occupied: Vec::new(),
+            far: QuaternaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             seq: 0,
@@ -69,6 +107,18 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A queue whose scheduling order starts at `origin`'s own range: the
+    /// places it hands out ([`EventQueue::reserve`]) are
+    /// `(origin, 1), (origin, 2), ...`, so events several queues exchange
+    /// (a partitioned simulation's) keep one total order, by time, then
+    /// origin, then the origin's order, whichever queue holds them.
+    pub fn with_origin(origin: u16) -> Self {
+        EventQueue {
+            seq: (origin as u64) << ORIGIN_SHIFT,
+            ..Self::default()
+        }
     }
 
     /// The time of the last event taken.
@@ -113,24 +163,126 @@ impl<E> EventQueue<E> {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        self.heap.push(Reverse(Key {
+        self.insert(Key {
             time,
             seq: seq.0,
             slot,
-        }));
+        });
+    }
+
+    /// Puts `k` (not earlier than the current tick) on the wheel or in the
+    /// far heap.
+    fn insert(&mut self, k: Key) {
+        let t = tick(k.time);
+        debug_assert!(t >= self.tick, "a key before the current tick");
+        if t - self.tick >= WHEEL_BUCKETS as u64 {
+            self.far.push(Reverse(k));
+            return;
+        }
+        if self.wheel.is_empty() {
+            self.wheel = (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect();
+            self.occupied = vec![0; WHEEL_BUCKETS / 64];
+        }
+        let i = t as usize % WHEEL_BUCKETS;
+        self.occupied[i / 64] |= 1 << (i % 64);
+        let bucket = &mut self.wheel[i];
+        if t == self.tick && self.sorted {
+            // Latest first: the key goes before every later one.
+            let at = bucket.partition_point(|x| (x.time, x.seq) > (k.time, k.seq));
+            bucket.insert(at, k);
+        } else {
+            bucket.push(k);
+        }
+        self.on_wheel += 1;
+    }
+
+    /// The tick of the first non-empty bucket at or after the current one,
+    /// if any key is on the wheel.
+    fn next_tick(&self) -> Option<u64> {
+        if self.on_wheel == 0 {
+            return None;
+        }
+        // Buckets in tick order: from the current one round the wheel.
+        let start = self.tick as usize % WHEEL_BUCKETS;
+        let words = WHEEL_BUCKETS / 64;
+        let (w0, b0) = (start / 64, start % 64);
+        for k in 0..=words {
+            let w = (w0 + k) % words;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= !0u64 << b0;
+            } else if k == words {
+                // Back at the first word: the buckets before the current.
+                bits &= (1u64 << b0) - 1;
+            }
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (i + WHEEL_BUCKETS - start) % WHEEL_BUCKETS;
+                return Some(self.tick + ahead as u64);
+            }
+        }
+        None
     }
 
     /// The time of the next event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse(k)| k.time)
+        match self.next_tick() {
+            Some(t) => {
+                let b = &self.wheel[t as usize % WHEEL_BUCKETS];
+                if t == self.tick && self.sorted {
+                    b.last().map(|k| k.time)
+                } else {
+                    b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0)
+                }
+            }
+            None => self.far.peek().map(|Reverse(k)| k.time),
+        }
+    }
+
+    /// Makes tick `t` (no key is earlier) the current one: the wheel turns,
+    /// far keys it now reaches move onto it.
+    fn turn_to(&mut self, t: u64) {
+        if t != self.tick {
+            self.tick = t;
+            self.sorted = false;
+        }
+        let reach = self.tick + WHEEL_BUCKETS as u64;
+        while let Some(Reverse(k)) = self.far.peek() {
+            if tick(k.time) >= reach {
+                break;
+            }
+            let Reverse(k) = self.far.pop().expect("peeked");
+            self.insert(k);
+        }
     }
 
     /// Takes the next event if it is due at or before `until`.
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        if self.peek_time()? > until {
+        let t = match self.next_tick() {
+            Some(t) => t,
+            None => tick(self.far.peek()?.0.time),
+        };
+        // Every far key is past the wheel: the next key is in bucket `t`.
+        let next = match self.wheel.get(t as usize % WHEEL_BUCKETS) {
+            Some(b) if t == self.tick && self.sorted => b.last().map(|k| k.time),
+            Some(b) if !b.is_empty() => b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0),
+            _ => self.far.peek().map(|Reverse(k)| k.time),
+        };
+        if next? > until {
             return None;
         }
-        let Reverse(k) = self.heap.pop()?;
+        self.turn_to(t);
+        let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
+        if !self.sorted {
+            bucket.sort_unstable_by_key(|k| Reverse((k.time, k.seq)));
+            self.sorted = true;
+        }
+        let k = bucket.pop().expect("the next tick's bucket holds a key");
+        if bucket.is_empty() {
+            let i = t as usize % WHEEL_BUCKETS;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+        }
+        self.on_wheel -= 1;
         self.now = k.time;
         let event = self.slots[k.slot as usize]
             .take()
@@ -140,11 +292,11 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.on_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -161,6 +313,22 @@ mod tests {
         q.schedule(SimTime(10), "b");
         let out: Vec<_> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|e| e.1)).collect();
         assert_eq!(out, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn origins_order_ties_whichever_queue_holds_them() {
+        let (mut a, mut b) = (
+            EventQueue::<&str>::with_origin(1),
+            EventQueue::with_origin(2),
+        );
+        let from_b = b.reserve();
+        let from_a = a.reserve();
+        // Scheduled in b after its own later event, still ordered by origin.
+        b.schedule(SimTime(10), "b-late");
+        b.schedule_reserved(SimTime(10), from_a, "a");
+        b.schedule_reserved(SimTime(10), from_b, "b-early");
+        let out: Vec<_> = std::iter::from_fn(|| b.pop_until(SimTime::MAX).map(|e| e.1)).collect();
+        assert_eq!(out, ["a", "b-early", "b-late"]);
     }
 
     #[test]
@@ -186,6 +354,43 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// As `matches_a_stable_sort`, with times spread over the wheel,
+        /// past its reach (the far heap) and onto exact ties.
+        #[test]
+        fn matches_a_stable_sort_across_the_wheel(ops in proptest::collection::vec((0u64..6, 0u64..(1 << 34), proptest::bool::ANY), 1..400)) {
+            let mut q = EventQueue::new();
+            let mut pending: Vec<(u64, u64, usize)> = Vec::new();
+            let (mut seq, mut now) = (0u64, 0u64);
+            for (i, &(kind, x, pop)) in ops.iter().enumerate() {
+                if pop {
+                    pending.sort();
+                    let want = (!pending.is_empty()).then(|| pending.remove(0));
+                    let got = q.pop_until(SimTime::MAX);
+                    proptest::prop_assert_eq!(got.map(|(t, e)| (t.0, e)), want.map(|(t, _, e)| (t, e)));
+                    if let Some((t, _, _)) = want {
+                        now = t;
+                    }
+                } else {
+                    // Ties at now, the same tick, the next ticks, the whole
+                    // wheel, far beyond.
+                    let t = match kind {
+                        0 => now,
+                        1 => now + x % (1 << 20),
+                        2 => now + x % (1 << 23),
+                        3 => now + x % (1 << 32),
+                        4 => now + x,
+                        _ => x,
+                    };
+                    seq += 1;
+                    q.schedule(SimTime(t), i);
+                    pending.push((t.max(now), seq, i));
+                    proptest::prop_assert_eq!(q.len(), pending.len());
+                    let min = pending.iter().map(|p| (p.0, p.1)).min().map(|m| m.0);
+                    proptest::prop_assert_eq!(q.peek_time().map(|t| t.0), min);
+                }
+            }
+        }
+
         /// Any interleaving of schedules and pops gives the events in
         /// (time, scheduling order), late ones moved to `now`: the order a
         /// stable sort of what is pending gives.

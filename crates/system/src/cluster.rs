@@ -32,6 +32,7 @@ use crate::host::{BuiltinHost, ClientHost, Host, NodeHost};
 use crate::nics::icenic::IceNicPort;
 use crate::nics::nanopu::NanoPuNic;
 use crate::nics::{CustomNic, NicKind, NicNote, NodeNic, NodeNicEvent};
+use crate::partition::{Outcome, Parallel};
 use crate::SystemError;
 use nanopu_network::{host_ip, NetAction, NetEvent, Network, TopologyConfig};
 use nanopu_nic::mac::Mac;
@@ -238,6 +239,9 @@ pub struct Cluster {
     /// Consumed frame buffers, for the hosts that send to reuse (frames go
     /// from senders to receivers; this brings the buffers back).
     spare_frames: Vec<Vec<u8>>,
+    /// The partitioned simulation, when threads are set
+    /// ([`Cluster::set_threads`]).
+    par: Option<Box<Parallel>>,
 }
 
 /// What a node host runs: its program (image and name) and NIC design.
@@ -429,6 +433,9 @@ impl Cluster {
             }
         }
         let mut c = Cluster::from_hosts(net, hosts, Self::lookahead(cfg));
+        if let Some(threads) = cfg.threads {
+            c.set_threads(threads)?;
+        }
         for h in c.clients.clone() {
             let start = c.hosts[h]
                 .as_client()
@@ -465,6 +472,7 @@ impl Cluster {
             delivery_failures: 0,
             lookahead,
             spare_frames: Vec::new(),
+            par: None,
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
             horizons: vec![None; hosts.iter().filter(|h| h.as_node().is_some()).count()],
             node_index: {
@@ -507,6 +515,50 @@ impl Cluster {
         SimDuration::from_ps(ps.max(1_000))
     }
 
+    /// Simulates the network partitioned, on `threads` host threads, from
+    /// now on (docs/parallel-network.md): results are the same for any
+    /// number of threads, one included. Every host must be a built-in
+    /// traffic host, and nothing may have been scheduled, captured or
+    /// recorded yet.
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), SystemError> {
+        if let Some(h) = self
+            .hosts
+            .iter()
+            .position(|h| !matches!(h, Host::Builtin(_)))
+        {
+            return Err(SystemError::Config(format!(
+                "threads = {threads}: host {h} is not a built-in traffic host (only networks \
+                 of built-in hosts run on several threads)"
+            )));
+        }
+        if !self.queue.is_empty() || self.par.as_ref().is_some_and(|p| !p.is_idle()) {
+            return Err(SystemError::Config(format!(
+                "threads = {threads}: set before any message is sent"
+            )));
+        }
+        if self.record_transmits || self.net.observed() {
+            return Err(SystemError::Config(format!(
+                "threads = {threads}: a partitioned network records no transmit times, \
+                 captures or queue samples"
+            )));
+        }
+        self.par = Some(Box::new(Parallel::new(&self.net, threads)?));
+        Ok(())
+    }
+
+    /// The partitions and lookahead of the partitioned simulation, if on.
+    pub fn partitioning(&self) -> Option<(usize, SimDuration)> {
+        self.par.as_ref().map(|p| (p.partitions(), p.lookahead()))
+    }
+
+    /// Counters of the whole network.
+    pub fn network_stats(&self) -> nanopu_network::NetworkStats {
+        match &self.par {
+            Some(p) => p.network_stats(),
+            None => self.net.stats(),
+        }
+    }
+
     /// Starts load generator `h` at `at` (instead of at its server's boot).
     pub fn start_client_at(&mut self, h: usize, at: SimTime) {
         self.queue.schedule(at, Ev::ClientStart(h));
@@ -514,7 +566,7 @@ impl Cluster {
 
     /// Events scheduled in the past (a causality slip; should stay zero).
     pub fn late_events(&self) -> u64 {
-        self.queue.late
+        self.queue.late + self.par.as_ref().map_or(0, |p| p.late_events())
     }
 
     /// Host `h`.
@@ -627,7 +679,10 @@ impl Cluster {
         let i = self.specs.len();
         self.specs.push(m);
         self.records.push(MessageRecord::default());
-        self.queue.schedule(SimTime::ZERO + at, Ev::Send(i));
+        match &mut self.par {
+            Some(p) => p.send(i, m.from, SimTime::ZERO + at),
+            None => self.queue.schedule(SimTime::ZERO + at, Ev::Send(i)),
+        }
         Ok(i)
     }
 
@@ -638,6 +693,11 @@ impl Cluster {
                 "pcap host {host}: the network has hosts 0..{}",
                 self.hosts.len() - 1
             )));
+        }
+        if self.par.is_some() {
+            return Err(SystemError::Config(
+                "pcap: a network run on threads captures nothing".into(),
+            ));
         }
         let f = std::fs::File::create(path).map_err(SystemError::Pcap)?;
         let w: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(f));
@@ -655,11 +715,29 @@ impl Cluster {
     /// Runs until `until`, until nothing is left to do, or until what
     /// `stop` names happens.
     pub fn run_until(&mut self, until: SimTime, stop: StopWhen) -> Result<ClusterEnd, SystemError> {
+        if self.par.is_some() {
+            return self.run_partitioned(until, stop);
+        }
         // Nodes may have been changed from outside (`host_mut`).
         self.horizons.fill(None);
         let end = loop {
             if let Some(end) = self.stopped(stop) {
                 break end;
+            }
+            if self.nodes.is_empty() && (self.clients.is_empty() || !stop.clients_done) {
+                // No core to keep in step and nothing to stop for between
+                // events: every event up to `until` at once (the loop
+                // below would take them one instant per turn).
+                while let Some((t, ev)) = self.queue.pop_until(until) {
+                    self.now = t;
+                    self.events += 1;
+                    self.handle(t, ev);
+                }
+                break if self.queue.is_empty() {
+                    ClusterEnd::Idle
+                } else {
+                    ClusterEnd::TimeLimit
+                };
             }
             let next = self.queue.peek_time().unwrap_or(SimTime::MAX);
             // Nodes run no further than the next event, nor further past the
@@ -708,6 +786,31 @@ impl Cluster {
         };
         self.net.finish_capture().map_err(SystemError::Pcap)?;
         Ok(end)
+    }
+
+    /// [`Cluster::run_until`] on the partitions (built-in hosts only).
+    fn run_partitioned(
+        &mut self,
+        until: SimTime,
+        stop: StopWhen,
+    ) -> Result<ClusterEnd, SystemError> {
+        if let Some(end) = self.stopped(stop) {
+            return Ok(end);
+        }
+        let par = self.par.as_mut().expect("partitioned");
+        let mut out = Outcome {
+            records: &mut self.records,
+            unmatched: &mut self.unmatched_deliveries,
+            unknown: &mut self.unknown_deliveries,
+            events: &mut self.events,
+            now: &mut self.now,
+        };
+        par.run(&mut self.hosts, &self.specs, until, &mut out)?;
+        Ok(if par.is_idle() {
+            ClusterEnd::Idle
+        } else {
+            ClusterEnd::TimeLimit
+        })
     }
 
     /// What `stop` names, if it has happened.

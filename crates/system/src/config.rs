@@ -46,6 +46,11 @@ pub struct Config {
     pub programs: Vec<HostProgram>,
     /// Hosts that are load generators.
     pub clients: Vec<ClientSpec>,
+    /// Host threads simulating a network of built-in hosts: set, the
+    /// network runs partitioned (docs/parallel-network.md), with the same
+    /// results for any number; unset, in the single event loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
 }
 
 /// Why a configuration cannot be used.

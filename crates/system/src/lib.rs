@@ -15,6 +15,7 @@ pub mod config;
 pub mod host;
 pub mod memory;
 pub mod nics;
+mod partition;
 pub mod system;
 pub mod workload;
 

@@ -1,0 +1,641 @@
+//! A cluster of built-in traffic hosts simulated on several host threads,
+//! with results that do not depend on the thread count
+//! (docs/parallel-network.md).
+//!
+//! The network is cut into *partitions* by its topology alone: a switch
+//! with the hosts attached to it (a leaf and its hosts), the switches no
+//! host hangs off together (the spines), and a single switch's hosts in
+//! groups apart from the switch. Each partition has its own event queue
+//! and its own copy of the [`Network`] in which only its ports and
+//! switches ever see a frame. A frame leaving a partition becomes an event
+//! in the destination's queue, keyed by its sender's place in the sender's
+//! order ([`EventQueue::with_origin`]): so every partition handles exactly
+//! the same events in the same order (time, origin partition, origin's
+//! order) whatever thread runs it and whenever the event arrived.
+//!
+//! Threads advance in rounds (conservative synchronization): a round runs
+//! every event earlier than the earliest pending event plus the
+//! *lookahead*, the least latency of any link between two partitions, so
+//! nothing sent in a round can be due inside it. Between rounds, the
+//! frames that crossed partitions are handed over.
+
+use crate::cluster::{MessageRecord, MessageSpec};
+use crate::host::{BuiltinHost, Host};
+use crate::SystemError;
+use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, Network, NetworkStats};
+use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
+use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// Hosts per group when a single switch's hosts are split from it.
+const SINGLE_SWITCH_GROUPS: usize = 4;
+
+/// Frame buffers a partition keeps for its hosts.
+const SPARE_FRAMES: usize = 1024;
+
+enum Ev {
+    Net(NetEvent),
+    /// A frame's first bit reaches a host's NIC.
+    AtHost(usize, Vec<u8>),
+    Transport(usize, TransportEvent),
+    /// Workload message `i` enters its sender's transport.
+    Send(usize),
+}
+
+/// An event for another partition, with its place in the sender's order.
+struct Cross {
+    at: SimTime,
+    key: Reserved,
+    ev: Ev,
+}
+
+/// What a partition learned about a workload message.
+#[derive(Clone, Copy)]
+enum Update {
+    Sent(SimTime),
+    Delivered(SimTime),
+    Reply(SimTime),
+    Failed,
+}
+
+/// Which partition owns each host and switch.
+struct Layout {
+    host: Vec<u16>,
+    switch: Vec<u16>,
+}
+
+impl Layout {
+    fn of(&self, e: Endpoint) -> u16 {
+        match e {
+            Endpoint::Host(h) => self.host[h],
+            Endpoint::Switch(s) => self.switch[s],
+        }
+    }
+}
+
+struct Partition {
+    id: u16,
+    /// Its hosts (partitions hold consecutive ranges, in order).
+    hosts: Range<usize>,
+    net: Network,
+    queue: EventQueue<Ev>,
+    /// Events for other partitions sent this round, by destination.
+    outbox: Vec<Vec<Cross>>,
+    /// The end of the current round: no event for another partition may
+    /// be due before it.
+    round_end: SimTime,
+    /// Events for another partition due inside the round (zero unless the
+    /// lookahead is wrong).
+    early: u64,
+    actions: Vec<TransportAction>,
+    net_actions: Vec<NetAction>,
+    spare_frames: Vec<Vec<u8>>,
+    updates: Vec<(usize, Update)>,
+    unknown_deliveries: u64,
+    unmatched_deliveries: Vec<(usize, SimTime)>,
+    events: u64,
+    now: SimTime,
+}
+
+/// The partitioned simulation of a cluster of built-in hosts.
+pub(crate) struct Parallel {
+    threads: usize,
+    lookahead: SimDuration,
+    layout: Layout,
+    parts: Vec<Partition>,
+}
+
+impl Parallel {
+    /// Partitions of the network `cfg` describes (see the module
+    /// documentation), run on `threads` host threads.
+    pub(crate) fn new(net: &Network, threads: usize) -> Result<Parallel, SystemError> {
+        if threads == 0 {
+            return Err(SystemError::Config(
+                "threads = 0: at least one thread runs the simulation".into(),
+            ));
+        }
+        let (mut layout, mut ranges) = partitions(net);
+        let mut lookahead = net
+            .link_directions()
+            .filter(|l| layout.of(l.from) != layout.of(l.to))
+            .map(|l| l.least_latency)
+            .min()
+            .unwrap_or(SimDuration(u64::MAX));
+        if lookahead == SimDuration::ZERO {
+            // A link with no latency cannot separate partitions.
+            layout = Layout {
+                host: vec![0; net.hosts()],
+                switch: vec![0; net.switches()],
+            };
+            ranges = std::iter::once(0..net.hosts()).collect();
+            lookahead = SimDuration(u64::MAX);
+        }
+        let n = ranges.len();
+        let mut parts = Vec::with_capacity(n);
+        for (i, hosts) in ranges.into_iter().enumerate() {
+            let id = i as u16;
+            parts.push(Partition {
+                id,
+                hosts,
+                net: Network::new(net.config()).map_err(|e| SystemError::Config(e.to_string()))?,
+                queue: EventQueue::with_origin(id),
+                outbox: (0..n).map(|_| Vec::new()).collect(),
+                round_end: SimTime::ZERO,
+                early: 0,
+                actions: Vec::new(),
+                net_actions: Vec::new(),
+                spare_frames: Vec::new(),
+                updates: Vec::new(),
+                unknown_deliveries: 0,
+                unmatched_deliveries: Vec::new(),
+                events: 0,
+                now: SimTime::ZERO,
+            });
+        }
+        Ok(Parallel {
+            threads,
+            lookahead,
+            layout,
+            parts,
+        })
+    }
+
+    pub(crate) fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub(crate) fn lookahead(&self) -> SimDuration {
+        self.lookahead
+    }
+
+    /// Workload message `i` from `from` enters its transport at `at`.
+    pub(crate) fn send(&mut self, i: usize, from: usize, at: SimTime) {
+        let p = self.layout.host[from] as usize;
+        self.parts[p].queue.schedule(at, Ev::Send(i));
+    }
+
+    /// Counters of the whole network: the sum of the partitions'.
+    pub(crate) fn network_stats(&self) -> NetworkStats {
+        let mut total = NetworkStats::default();
+        for p in &self.parts {
+            total.merge(&p.net.stats());
+        }
+        total
+    }
+
+    pub(crate) fn late_events(&self) -> u64 {
+        self.parts.iter().map(|p| p.queue.late).sum()
+    }
+
+    pub(crate) fn is_idle(&self) -> bool {
+        self.parts.iter().all(|p| p.queue.is_empty())
+    }
+
+    /// Runs every event up to `until`; the outcome goes into `out`.
+    pub(crate) fn run(
+        &mut self,
+        hosts: &mut [Host],
+        specs: &[MessageSpec],
+        until: SimTime,
+        out: &mut Outcome<'_>,
+    ) -> Result<(), SystemError> {
+        let threads = self.threads.min(self.parts.len());
+        let shared = Shared {
+            mail: (0..self.parts.len())
+                .map(|_| Mutex::new(Vec::new()))
+                .collect(),
+            next: [
+                (0..threads).map(|_| AtomicU64::new(0)).collect(),
+                (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            ],
+            barrier: SpinBarrier::new(threads),
+            layout: &self.layout,
+            specs,
+            lookahead: self.lookahead,
+            until,
+        };
+        // Nodes are not `Send`: the threads get the built-in hosts alone.
+        let mut builtins: Vec<&mut BuiltinHost> = hosts
+            .iter_mut()
+            .map(|h| match h {
+                Host::Builtin(b) => &mut **b,
+                _ => unreachable!("a partitioned cluster has only built-in hosts"),
+            })
+            .collect();
+        let mut buckets: Vec<Vec<(&mut Partition, &mut [&mut BuiltinHost])>> =
+            (0..threads).map(|_| Vec::new()).collect();
+        let mut rest = &mut builtins[..];
+        for (i, p) in self.parts.iter_mut().enumerate() {
+            let (mine, later) = rest.split_at_mut(p.hosts.len());
+            rest = later;
+            buckets[i % threads].push((p, mine));
+        }
+        if threads == 1 {
+            let bucket = buckets.pop().expect("one bucket");
+            worker(0, bucket, &shared);
+        } else {
+            std::thread::scope(|s| {
+                for (k, bucket) in buckets.into_iter().enumerate() {
+                    let shared = &shared;
+                    s.spawn(move || worker(k, bucket, shared));
+                }
+            });
+        }
+        for p in &mut self.parts {
+            if p.early > 0 {
+                return Err(SystemError::Config(format!(
+                    "parallel simulation: {} events crossed partitions inside the lookahead \
+                     of {} ps (a partitioning error)",
+                    p.early,
+                    self.lookahead.0 / 1_000
+                )));
+            }
+            for (i, u) in p.updates.drain(..) {
+                let r = &mut out.records[i];
+                match u {
+                    Update::Sent(t) => r.sent_at = t,
+                    Update::Delivered(t) => {
+                        r.deliveries += 1;
+                        r.delivered_at.get_or_insert(t);
+                    }
+                    Update::Reply(t) => {
+                        r.reply_at.get_or_insert(t);
+                    }
+                    Update::Failed => r.failed = true,
+                }
+            }
+            out.unmatched.append(&mut p.unmatched_deliveries);
+            *out.unknown += std::mem::take(&mut p.unknown_deliveries);
+            *out.events += std::mem::take(&mut p.events);
+            *out.now = (*out.now).max(p.now);
+        }
+        Ok(())
+    }
+}
+
+/// Where [`Parallel::run`] leaves what the partitions found.
+pub(crate) struct Outcome<'a> {
+    pub records: &'a mut [MessageRecord],
+    pub unmatched: &'a mut Vec<(usize, SimTime)>,
+    pub unknown: &'a mut u64,
+    pub events: &'a mut u64,
+    pub now: &'a mut SimTime,
+}
+
+/// The partitions of `net` and their host ranges (see the module
+/// documentation); one partition if the hosts are not numbered switch by
+/// switch.
+fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
+    let (n, switches) = (net.hosts(), net.switches());
+    let one = || {
+        (
+            Layout {
+                host: vec![0; n],
+                switch: vec![0; switches],
+            },
+            std::iter::once(0..n).collect(),
+        )
+    };
+    if switches == 0 {
+        return one();
+    }
+    let attached: Vec<usize> = (0..n).filter_map(|h| net.host_switch(h)).collect();
+    if attached.len() != n {
+        return one();
+    }
+    let mut layout = Layout {
+        host: vec![0; n],
+        switch: vec![u16::MAX; switches],
+    };
+    let mut ranges = Vec::new();
+    if attached.iter().all(|&s| s == attached[0]) {
+        // One switch with every host: hosts in groups, the switches apart.
+        let per = n.div_ceil(SINGLE_SWITCH_GROUPS).max(1);
+        for start in (0..n).step_by(per) {
+            let end = (start + per).min(n);
+            for h in start..end {
+                layout.host[h] = ranges.len() as u16;
+            }
+            ranges.push(start..end);
+        }
+    } else {
+        // A partition per switch with hosts, which must come in order.
+        let mut h = 0;
+        while h < n {
+            let s = attached[h];
+            if layout.switch[s] != u16::MAX {
+                return one();
+            }
+            let id = ranges.len() as u16;
+            layout.switch[s] = id;
+            let start = h;
+            while h < n && attached[h] == s {
+                layout.host[h] = id;
+                h += 1;
+            }
+            ranges.push(start..h);
+        }
+    }
+    // The switches without hosts (spines; a single switch) together.
+    if layout.switch.contains(&u16::MAX) {
+        let id = ranges.len() as u16;
+        for s in &mut layout.switch {
+            if *s == u16::MAX {
+                *s = id;
+            }
+        }
+        ranges.push(n..n);
+    }
+    (layout, ranges)
+}
+
+/// What the threads share during a run.
+struct Shared<'a> {
+    /// Events handed over between rounds, by destination partition.
+    mail: Vec<Mutex<Vec<Cross>>>,
+    /// Each thread's earliest pending event (fs), for even and odd rounds.
+    next: [Vec<AtomicU64>; 2],
+    barrier: SpinBarrier,
+    layout: &'a Layout,
+    specs: &'a [MessageSpec],
+    lookahead: SimDuration,
+    until: SimTime,
+}
+
+/// Thread `k`'s rounds over its partitions.
+fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
+    // A panic here must not leave the other threads waiting for this one.
+    let _guard = PoisonOnPanic(&sh.barrier);
+    let mut round = 0usize;
+    loop {
+        let next = bucket
+            .iter()
+            .filter_map(|(p, _)| p.queue.peek_time())
+            .min()
+            .map_or(u64::MAX, SimTime::fs);
+        sh.next[round & 1][k].store(next, Ordering::Relaxed);
+        sh.barrier.wait();
+        let t0 = sh.next[round & 1]
+            .iter()
+            .map(|x| x.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(u64::MAX);
+        if t0 == u64::MAX || SimTime(t0) > sh.until {
+            break;
+        }
+        // Every event before t0 + lookahead, and none after `until`.
+        let round_end = SimTime(t0.saturating_add(sh.lookahead.0));
+        let last = SimTime(round_end.0 - 1).min(sh.until);
+        for (p, hosts) in bucket.iter_mut() {
+            p.round_end = round_end;
+            p.run_to(last, hosts, sh);
+            for (dest, out) in p.outbox.iter_mut().enumerate() {
+                if !out.is_empty() {
+                    sh.mail[dest]
+                        .lock()
+                        .expect("no thread panicked holding a mailbox")
+                        .append(out);
+                }
+            }
+        }
+        sh.barrier.wait();
+        for (p, _) in bucket.iter_mut() {
+            let mut mail = sh.mail[p.id as usize]
+                .lock()
+                .expect("no thread panicked holding a mailbox");
+            for c in mail.drain(..) {
+                p.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
+        }
+        round += 1;
+    }
+}
+
+impl Partition {
+    /// Handles every event due at or before `last`.
+    fn run_to(&mut self, last: SimTime, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
+        while let Some((t, ev)) = self.queue.pop_until(last) {
+            self.now = t;
+            self.events += 1;
+            self.handle(t, ev, hosts, sh);
+        }
+    }
+
+    fn builtin<'h>(&self, hosts: &'h mut [&mut BuiltinHost], h: usize) -> &'h mut BuiltinHost {
+        &mut *hosts[h - self.hosts.start]
+    }
+
+    /// Hands spare frame buffers to host `h`'s transport.
+    fn top_up(&mut self, hosts: &mut [&mut BuiltinHost], h: usize) {
+        let b = self.builtin(hosts, h);
+        if !b.transport.wants_frames() {
+            return;
+        }
+        while let Some(f) = self.spare_frames.pop() {
+            if let Some(f) = b.transport.recycle(f) {
+                self.spare_frames.push(f);
+                return;
+            }
+        }
+    }
+
+    fn handle(&mut self, t: SimTime, ev: Ev, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
+        let mut net_actions = std::mem::take(&mut self.net_actions);
+        match ev {
+            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
+            Ev::AtHost(h, frame) => {
+                self.top_up(hosts, h);
+                let b = self.builtin(hosts, h);
+                let in_nic = b.mac.received(t, frame.len());
+                b.transport.packet_in(&frame, in_nic, &mut self.actions);
+                self.builtin_actions(h, hosts, &mut net_actions, sh);
+                if self.spare_frames.len() < SPARE_FRAMES {
+                    self.spare_frames.push(frame);
+                }
+            }
+            Ev::Transport(h, e) => {
+                self.top_up(hosts, h);
+                let b = self.builtin(hosts, h);
+                b.transport.handle(e, t, &mut self.actions);
+                self.builtin_actions(h, hosts, &mut net_actions, sh);
+            }
+            Ev::Send(i) => {
+                let m = sh.specs[i];
+                self.top_up(hosts, m.from);
+                self.updates.push((i, Update::Sent(t)));
+                let b = self.builtin(hosts, m.from);
+                let words = (m.len as usize).div_ceil(8);
+                let mut payload = b.transport.payload_buffer();
+                payload.extend((0..words as u64).map(|w| if w == 0 { i as u64 } else { w }));
+                let msg = OutMessage {
+                    dst_ip: host_ip(m.to),
+                    dst_port: 0,
+                    src_port: 0,
+                    len: m.len,
+                    payload,
+                    tag: i as u64,
+                };
+                b.transport.send_message(msg, t, &mut self.actions);
+                self.builtin_actions(m.from, hosts, &mut net_actions, sh);
+            }
+        }
+        self.network_actions(&mut net_actions, sh);
+        self.net_actions = net_actions;
+    }
+
+    /// What built-in host `h`'s transport asked for.
+    fn builtin_actions(
+        &mut self,
+        h: usize,
+        hosts: &mut [&mut BuiltinHost],
+        net_actions: &mut Vec<NetAction>,
+        sh: &Shared<'_>,
+    ) {
+        let mut actions = std::mem::take(&mut self.actions);
+        for a in actions.drain(..) {
+            match a {
+                TransportAction::Deliver { msg, at } => {
+                    if msg.len < 8 {
+                        self.unmatched_deliveries.push((h, at));
+                    } else {
+                        self.match_delivery(h, msg.src_ip, msg.payload[0], at, sh);
+                    }
+                    self.builtin(hosts, h)
+                        .transport
+                        .recycle_payload(msg.payload);
+                }
+                TransportAction::Transmit { frame, at } => {
+                    let ready = self.builtin(hosts, h).mac.transmit_ready(at);
+                    self.net.send(h, frame, ready, net_actions);
+                }
+                TransportAction::Schedule { at, event } => {
+                    self.queue.schedule(at, Ev::Transport(h, event))
+                }
+                TransportAction::Sent { .. } => {}
+                TransportAction::Failed { outcome, .. } => {
+                    let i = outcome.tag as usize;
+                    if i < sh.specs.len() {
+                        self.updates.push((i, Update::Failed));
+                    }
+                }
+            }
+        }
+        self.actions = actions;
+    }
+
+    /// As the single loop's `match_delivery`: the message itself, or the
+    /// reply to it.
+    fn match_delivery(&mut self, host: usize, src: u32, index: u64, at: SimTime, sh: &Shared<'_>) {
+        let i = index as usize;
+        let Some(spec) = sh.specs.get(i) else {
+            self.unknown_deliveries += 1;
+            return;
+        };
+        if spec.to == host && src == host_ip(spec.from) {
+            self.updates.push((i, Update::Delivered(at)));
+        } else if spec.from == host && src == host_ip(spec.to) {
+            self.updates.push((i, Update::Reply(at)));
+        } else {
+            self.unknown_deliveries += 1;
+        }
+    }
+
+    fn network_actions(&mut self, net_actions: &mut Vec<NetAction>, sh: &Shared<'_>) {
+        for a in net_actions.drain(..) {
+            let (at, ev, owner) = match a {
+                NetAction::Deliver {
+                    host,
+                    frame,
+                    first_bit,
+                } => (first_bit, Ev::AtHost(host, frame), sh.layout.host[host]),
+                NetAction::Schedule { at, event } => {
+                    let owner = event.arriving_at().map_or(self.id, |s| sh.layout.switch[s]);
+                    (at, Ev::Net(event), owner)
+                }
+            };
+            if owner == self.id {
+                self.queue.schedule(at, ev);
+            } else {
+                if at < self.round_end {
+                    self.early += 1;
+                }
+                let key = self.queue.reserve();
+                self.outbox[owner as usize].push(Cross { at, key, ev });
+            }
+        }
+    }
+}
+
+/// A barrier for threads that meet often (every round): spins briefly
+/// (threads on cores of their own meet within microseconds), then sleeps
+/// until the last thread arrives (the host's cores may be shared, and a
+/// waiting thread must then leave its core to the one it waits for).
+struct SpinBarrier {
+    threads: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    poisoned: AtomicBool,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+/// Spins before a waiting thread sleeps.
+const BARRIER_SPINS: u32 = 4_000;
+
+impl SpinBarrier {
+    fn new(threads: usize) -> SpinBarrier {
+        SpinBarrier {
+            threads,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            poisoned: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        if self.threads == 1 {
+            return;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.wake.notify_all();
+            return;
+        }
+        for _ in 0..BARRIER_SPINS {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while self.generation.load(Ordering::Acquire) == generation {
+            assert!(
+                !self.poisoned.load(Ordering::Relaxed),
+                "another simulation thread panicked"
+            );
+            held = self
+                .wake
+                .wait_timeout(held, std::time::Duration::from_millis(10))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+struct PoisonOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::Relaxed);
+            self.0.wake.notify_all();
+        }
+    }
+}
