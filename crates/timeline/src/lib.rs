@@ -109,6 +109,16 @@ pub fn validate(opts: &TimelineOptions) -> Result<(), TimelineError> {
     Ok(())
 }
 
+/// The process (`pid`) of host `h`: hosts first, in order.
+pub fn host_pid(h: usize) -> u32 {
+    h as u32 + 1
+}
+
+/// The process of switch `s`: after every host.
+pub fn switch_pid(s: usize) -> u32 {
+    1_000_000 + s as u32
+}
+
 /// A track: a row in the viewer (a thread of a process in the format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Track(u32);
