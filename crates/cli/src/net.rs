@@ -29,6 +29,8 @@ pub struct NetArgs {
     /// Write one line per workload message (CSV).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub timeline: crate::timeline_args::TimelineArgs,
 }
 
 /// Exit status of a run that stopped (`--until-us`) with workload messages
@@ -109,6 +111,10 @@ pub fn net(args: NetArgs) -> Result<u8> {
     if let Some(p) = &args.pcap {
         c.capture(args.pcap_host, p)?;
     }
+    let timeline = args.timeline.open()?;
+    if let Some(tl) = &timeline {
+        nanopu_system::timeline::attach(&mut c, tl);
+    }
     let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let p = indicatif::ProgressBar::new_spinner();
         p.set_message(format!("simulating {} hosts", c.hosts()));
@@ -121,6 +127,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
     let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    if let Some(tl) = &timeline {
+        crate::timeline_args::finish(tl)?;
+    }
 
     let mut lat: Vec<f64> = c
         .records

@@ -497,10 +497,13 @@ impl Recorder {
                 } else {
                     't'
                 };
-                // Inside its slice, so the viewer binds it there.
+                // At its slice's start, on its thread, in its category:
+                // chrome://tracing binds a flow event to the slice with
+                // the same pid, tid, ts and cat, Perfetto to the slice
+                // open there (the slice is written first).
                 let rec = &self.records[i];
                 events.push(OutEvent {
-                    ts: rec.ts + rec.dur / 2,
+                    ts: rec.ts,
                     what: Out::Flow {
                         ph,
                         flow: rec.flow,
@@ -622,7 +625,7 @@ impl Recorder {
                     let r = &self.records[rec];
                     write!(
                         out,
-                        "{{\"ph\":\"{ph}\",\"cat\":\"request\",\"name\":\"request\",\"id\":{flow},\"pid\":{},\"tid\":{},\"ts\":",
+                        "{{\"ph\":\"{ph}\",\"cat\":\"nanopu\",\"name\":\"request\",\"id\":{flow},\"pid\":{},\"tid\":{},\"ts\":",
                         self.tracks[r.track as usize].pid,
                         tid(rec)
                     )?;
