@@ -11,8 +11,9 @@ use crate::topology::Endpoint;
 #[derive(Debug)]
 pub(crate) struct NetTimeline {
     tl: Timeline,
-    /// By port index (host uplinks first).
-    tracks: Vec<Track>,
+    /// By port index (host uplinks first): (serialization, queue). Frames
+    /// serialize one at a time; their waits overlap.
+    tracks: Vec<(Track, Track)>,
 }
 
 impl NetTimeline {
@@ -28,13 +29,17 @@ impl NetTimeline {
                     Endpoint::Host(h) => format!("host {h}"),
                     Endpoint::Switch(s) => format!("switch {s}"),
                 };
-                match owner {
-                    None => tl.track(host_pid(p), &format!("link to {to}")),
+                let (pid, name) = match owner {
+                    None => (host_pid(p), format!("link to {to}")),
                     Some((s, k)) => {
                         tl.process(switch_pid(s), &format!("switch {s}"));
-                        tl.track(switch_pid(s), &format!("port {k} to {to}"))
+                        (switch_pid(s), format!("port {k} to {to}"))
                     }
-                }
+                };
+                (
+                    tl.track(pid, &name),
+                    tl.track(pid, &format!("{name}: queue")),
+                )
             })
             .collect();
         NetTimeline { tl, tracks }
@@ -54,12 +59,12 @@ impl NetTimeline {
             return;
         };
         let flow = self.tl.flow_of_key(key, since);
-        let track = self.tracks[p];
+        let (wire_track, queue_track) = self.tracks[p];
         if since < at {
-            self.tl.span(track, "queued", since, at, flow, "", 0);
+            self.tl.span(queue_track, "queued", since, at, flow, "", 0);
         }
         self.tl.span(
-            track,
+            wire_track,
             "on the wire",
             at,
             at + wire,

@@ -159,10 +159,9 @@ impl NicTimeline {
     /// Message `flow` goes into `core`'s RX FIFO for `context`, visible at
     /// `visible`.
     pub(crate) fn delivered(&mut self, flow: FlowId, core: usize, context: u16, visible: SimTime) {
-        if flow == 0 {
-            return;
-        }
-        if let Some(ready) = self.ready_at.remove(&flow) {
+        // Untraced messages are queued too: a reply finds the request it
+        // answers (and stays untraced with it).
+        if let Some(ready) = self.ready_at.remove(&flow).filter(|_| flow != 0) {
             self.tl.span(
                 self.core_selection,
                 "core selection",
@@ -215,11 +214,9 @@ impl NicTimeline {
             Some(f) => f,
             None => self.tl.new_flow(),
         };
-        if flow == 0 {
-            return;
-        }
         self.tl
             .span(self.tx_queue, "tx queue", at, to_transport, flow, "", 0);
+        // Untraced too, so that its packets are known as untraced.
         self.pending_tx.push_back((context, flow, to_transport));
         // Nothing sent matched it (a message the transport refused).
         while self.pending_tx.len() > 64 {
@@ -255,6 +252,9 @@ impl NicTimeline {
                 (flow, t)
             }
         };
+        if flow == 0 {
+            return;
+        }
         let egress_start = SimTime(egress_done.fs().saturating_sub(egress.fs()));
         self.tl.span(
             self.packetization,

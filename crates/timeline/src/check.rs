@@ -93,13 +93,14 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
         let name = e.get("name").and_then(Value::as_str);
         let thread = (pid, tid);
         if ph != "M" {
-            let name = name.ok_or_else(|| bad("no name"))?;
+            if name.is_none() {
+                return Err(bad("no name"));
+            }
             let last = last_ts.entry(thread).or_insert(f64::MIN);
             if ts < *last {
                 return Err(bad("timestamp goes back on its thread"));
             }
             *last = ts;
-            let _ = name;
         }
         match ph {
             "M" => {

@@ -382,32 +382,63 @@ impl<W: Write> Write for CountingWriter<W> {
     }
 }
 
+/// `v` in decimal (no `fmt` machinery: the writer's hot path).
+fn write_u64(out: &mut impl Write, mut v: u64) -> io::Result<()> {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.write_all(&buf[i..])
+}
+
 /// `fs` femtoseconds as microseconds, exactly (the format's unit).
 fn write_us(out: &mut impl Write, fs: u64) -> io::Result<()> {
-    let (us, frac) = (fs / 1_000_000_000, fs % 1_000_000_000);
+    let (us, mut frac) = (fs / 1_000_000_000, fs % 1_000_000_000);
+    write_u64(out, us)?;
     if frac == 0 {
-        write!(out, "{us}")
-    } else {
-        let s = format!("{frac:09}");
-        write!(out, "{us}.{}", s.trim_end_matches('0'))
+        return Ok(());
     }
+    let mut digits = [b'0'; 10];
+    digits[0] = b'.';
+    for d in digits[1..].iter_mut().rev() {
+        *d = b'0' + (frac % 10) as u8;
+        frac /= 10;
+    }
+    let end = 1 + digits[1..]
+        .iter()
+        .rposition(|&d| d != b'0')
+        .map_or(0, |p| p + 1);
+    out.write_all(&digits[..end])
 }
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
-/// An event of the output, in time order.
-struct OutEvent {
-    ts: u64,
-    /// Index into the records, or a flow event.
-    what: Out,
+/// Writes `s` as a JSON string; the probes' names need no escaping, but
+/// any that does is escaped.
+fn write_str(out: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.write_all(b"\"")?;
+        out.write_all(s.as_bytes())?;
+        out.write_all(b"\"")
+    } else {
+        out.write_all(json_str(s).as_bytes())
+    }
 }
 
-enum Out {
-    Record(usize),
-    Flow { ph: char, flow: FlowId, rec: usize },
-}
+/// What an output event is (sorted after its time): a record, or a flow
+/// event of a record (after the record: its slice opens first).
+const OUT_RECORD: u8 = 0;
+const OUT_FLOW_START: u8 = 1;
+const OUT_FLOW_STEP: u8 = 2;
+const OUT_FLOW_END: u8 = 3;
 
 impl Recorder {
     fn new_flow(&mut self) -> FlowId {
@@ -434,17 +465,23 @@ impl Recorder {
     }
 
     fn write_json(&mut self, out: &mut impl Write) -> io::Result<Written> {
+        let records = &self.records;
         // Spans and instants in time order per track, then lanes.
-        let mut order: Vec<usize> = (0..self.records.len()).collect();
-        order.sort_by_key(|&i| (self.records[i].track, self.records[i].ts, i));
-        // (track, lane) -> tid, per record.
-        let mut lane_of = vec![0u32; self.records.len()];
+        let mut order: Vec<(u32, u64, u32)> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.track, r.ts, i as u32))
+            .collect();
+        order.sort_unstable();
+        let mut lane_of = vec![0u32; records.len()];
         let mut lanes: Vec<Vec<u64>> = vec![Vec::new(); self.tracks.len()];
-        for &i in &order {
-            let rec = &self.records[i];
-            let ends = &mut lanes[rec.track as usize];
-            let end = rec.ts + rec.dur;
-            // A lane whose last slice ended (instants take lane 0).
+        for &(track, _, i) in &order {
+            let rec = &records[i as usize];
+            let ends = &mut lanes[track as usize];
+            if ends.is_empty() {
+                ends.push(0);
+            }
+            // The first lane whose last slice has ended; instants take lane 0.
             let lane = match rec.kind {
                 Kind::Instant => 0,
                 Kind::Span => match ends.iter().position(|&e| e <= rec.ts) {
@@ -455,72 +492,58 @@ impl Recorder {
                     }
                 },
             };
-            if ends.is_empty() {
-                ends.push(0);
-            }
             if matches!(rec.kind, Kind::Span) {
-                ends[lane] = end;
+                ends[lane] = rec.ts + rec.dur;
             }
-            lane_of[i] = lane as u32;
+            lane_of[i as usize] = lane as u32;
         }
-        // tids: tracks in creation order, each lane after its track.
+        drop(order);
+        // tids: tracks in creation order, each one's lanes after it.
         let mut tid_base = Vec::with_capacity(self.tracks.len());
         let mut next_tid = 1u32;
         for l in &lanes {
             tid_base.push(next_tid);
             next_tid += l.len().max(1) as u32;
         }
-        let tid = |i: usize| tid_base[self.records[i].track as usize] + lane_of[i];
+        let tid = |i: usize| tid_base[records[i].track as usize] + lane_of[i];
 
         // Flows: each flow's spans in time order.
-        let mut by_flow: Vec<usize> = (0..self.records.len())
-            .filter(|&i| self.records[i].flow != 0)
+        let mut by_flow: Vec<(FlowId, u64, u32)> = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.flow != 0)
+            .map(|(i, r)| (r.flow, r.ts, i as u32))
             .collect();
-        by_flow.sort_by_key(|&i| (self.records[i].flow, self.records[i].ts, i));
-        let mut events: Vec<OutEvent> = (0..self.records.len())
-            .map(|i| OutEvent {
-                ts: self.records[i].ts,
-                what: Out::Record(i),
-            })
+        by_flow.sort_unstable();
+        // (ts, record, what): records, then their flow events.
+        let mut events: Vec<(u64, u32, u8)> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.ts, i as u32, OUT_RECORD))
             .collect();
         let mut flows = 0u64;
-        for group in by_flow.chunk_by(|&a, &b| self.records[a].flow == self.records[b].flow) {
+        for group in by_flow.chunk_by(|a, b| a.0 == b.0) {
             if group.len() < 2 {
                 continue;
             }
             flows += 1;
-            for (k, &i) in group.iter().enumerate() {
-                let ph = if k == 0 {
-                    's'
+            for (k, &(_, ts, i)) in group.iter().enumerate() {
+                let what = if k == 0 {
+                    OUT_FLOW_START
                 } else if k + 1 == group.len() {
-                    'f'
+                    OUT_FLOW_END
                 } else {
-                    't'
+                    OUT_FLOW_STEP
                 };
                 // At its slice's start, on its thread, in its category:
                 // chrome://tracing binds a flow event to the slice with
                 // the same pid, tid, ts and cat, Perfetto to the slice
                 // open there (the slice is written first).
-                let rec = &self.records[i];
-                events.push(OutEvent {
-                    ts: rec.ts,
-                    what: Out::Flow {
-                        ph,
-                        flow: rec.flow,
-                        rec: i,
-                    },
-                });
+                events.push((ts, i, what));
             }
         }
-        events.sort_by_key(|e| {
-            (
-                e.ts,
-                match e.what {
-                    Out::Record(i) => (i, 0),
-                    Out::Flow { rec, .. } => (rec, 1),
-                },
-            )
-        });
+        drop(by_flow);
+        events.sort_unstable();
 
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"nanopu\"")?;
         write!(
@@ -580,62 +603,52 @@ impl Recorder {
                 )?;
             }
         }
-        for e in &events {
+        for &(ts, i, what) in &events {
+            let i = i as usize;
+            let rec = &records[i];
+            let pid = self.tracks[rec.track as usize].pid;
             sep(out, &mut n)?;
-            match e.what {
-                Out::Record(i) => {
-                    let rec = &self.records[i];
-                    let pid = self.tracks[rec.track as usize].pid;
-                    match rec.kind {
-                        Kind::Span => {
-                            write!(
-                                out,
-                                "{{\"ph\":\"X\",\"cat\":\"nanopu\",\"name\":{},\"pid\":{pid},\"tid\":{},\"ts\":",
-                                json_str(rec.name),
-                                tid(i)
-                            )?;
-                            write_us(out, rec.ts)?;
-                            out.write_all(b",\"dur\":")?;
-                            write_us(out, rec.dur)?;
-                            write!(out, ",\"args\":{{\"flow\":{}", rec.flow)?;
-                        }
-                        Kind::Instant => {
-                            write!(
-                                out,
-                                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nanopu\",\"name\":{},\"pid\":{pid},\"tid\":{},\"ts\":",
-                                json_str(rec.name),
-                                tid(i)
-                            )?;
-                            write_us(out, rec.ts)?;
-                            out.write_all(b",\"args\":{")?;
-                            if rec.arg_name.is_empty() {
-                                out.write_all(b"}}")?;
-                                continue;
-                            }
-                            write!(out, "{}:{}}}}}", json_str(rec.arg_name), rec.arg)?;
-                            continue;
-                        }
-                    }
-                    if !rec.arg_name.is_empty() {
-                        write!(out, ",{}:{}", json_str(rec.arg_name), rec.arg)?;
-                    }
-                    out.write_all(b"}}")?;
-                }
-                Out::Flow { ph, flow, rec } => {
-                    let r = &self.records[rec];
-                    write!(
-                        out,
-                        "{{\"ph\":\"{ph}\",\"cat\":\"nanopu\",\"name\":\"request\",\"id\":{flow},\"pid\":{},\"tid\":{},\"ts\":",
-                        self.tracks[r.track as usize].pid,
-                        tid(rec)
-                    )?;
-                    write_us(out, e.ts)?;
-                    if ph == 'f' {
-                        out.write_all(b",\"bp\":\"e\"")?;
-                    }
-                    out.write_all(b"}")?;
-                }
+            let head: &[u8] = match (what, rec.kind) {
+                (OUT_RECORD, Kind::Span) => b"{\"ph\":\"X\",\"cat\":\"nanopu\",\"name\":",
+                (OUT_RECORD, Kind::Instant) => b"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nanopu\",\"name\":",
+                (OUT_FLOW_START, _) => b"{\"ph\":\"s\",\"cat\":\"nanopu\",\"name\":",
+                (OUT_FLOW_STEP, _) => b"{\"ph\":\"t\",\"cat\":\"nanopu\",\"name\":",
+                _ => b"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"nanopu\",\"name\":",
+            };
+            out.write_all(head)?;
+            if what == OUT_RECORD {
+                write_str(out, rec.name)?;
+            } else {
+                out.write_all(b"\"request\",\"id\":")?;
+                write_u64(out, rec.flow as u64)?;
             }
+            out.write_all(b",\"pid\":")?;
+            write_u64(out, pid as u64)?;
+            out.write_all(b",\"tid\":")?;
+            write_u64(out, tid(i) as u64)?;
+            out.write_all(b",\"ts\":")?;
+            write_us(out, ts)?;
+            if what != OUT_RECORD {
+                out.write_all(b"}")?;
+                continue;
+            }
+            if matches!(rec.kind, Kind::Span) {
+                out.write_all(b",\"dur\":")?;
+                write_us(out, rec.dur)?;
+                out.write_all(b",\"args\":{\"flow\":")?;
+                write_u64(out, rec.flow as u64)?;
+                if !rec.arg_name.is_empty() {
+                    out.write_all(b",")?;
+                }
+            } else {
+                out.write_all(b",\"args\":{")?;
+            }
+            if !rec.arg_name.is_empty() {
+                write_str(out, rec.arg_name)?;
+                out.write_all(b":")?;
+                write_u64(out, rec.arg)?;
+            }
+            out.write_all(b"}}")?;
         }
         out.write_all(b"\n]}\n")?;
         Ok(Written {
