@@ -143,12 +143,18 @@ fn thread_scheduler_switches_and_interrupts_are_instants() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = check(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    for name in ["context switch", "interrupt 16 raised", "interrupt 16 taken"] {
+    for name in [
+        "context switch",
+        "interrupt 16 raised",
+        "interrupt 16 taken",
+    ] {
         assert!(s.instant_names.contains(name), "{:?}", s.instant_names);
     }
     for ctx in ["core 0 context 0", "core 0 context 1"] {
         assert!(
-            s.span_names.iter().any(|(_, t, n)| t == ctx && n == "thread"),
+            s.span_names
+                .iter()
+                .any(|(_, t, n)| t == ctx && n == "thread"),
             "no thread span on {ctx}"
         );
     }
@@ -216,15 +222,37 @@ fn bad_timeline_options_are_one_line_errors() {
     let elf = elf.to_str().unwrap();
     for (args, what) in [
         (
-            vec!["run", elf, "--load", "--timeline", "/nonexistent/dir/t.json"],
+            vec![
+                "run",
+                elf,
+                "--load",
+                "--timeline",
+                "/nonexistent/dir/t.json",
+            ],
             "cannot write",
         ),
         (
-            vec!["run", elf, "--load", "--timeline", "t.json", "--timeline-sample", "0"],
+            vec![
+                "run",
+                elf,
+                "--load",
+                "--timeline",
+                "t.json",
+                "--timeline-sample",
+                "0",
+            ],
             "at least 1",
         ),
         (
-            vec!["run", elf, "--load", "--timeline", "t.json", "--timeline-window", "5:1"],
+            vec![
+                "run",
+                elf,
+                "--load",
+                "--timeline",
+                "t.json",
+                "--timeline-window",
+                "5:1",
+            ],
             "START_US:END_US",
         ),
         (vec!["run", elf, "--timeline", "t.json"], "needs --load"),

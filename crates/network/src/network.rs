@@ -194,16 +194,13 @@ impl Network {
         self.timeline = timeline.map(|tl| {
             let hosts = self.hosts();
             let ports = self.ports.iter().enumerate().map(|(p, port)| {
-                let owner = port
-                    .owner
-                    .map(|s| (s, p - self.switches[s].first_port));
+                let owner = port.owner.map(|s| (s, p - self.switches[s].first_port));
                 debug_assert!(owner.is_some() || p < hosts);
                 (p, owner, port.peer)
             });
             Box::new(NetTimeline::new(tl, ports))
         });
     }
-
 
     /// Stops `host` at `at` (a crash: see [`crate::faults`]); an earlier
     /// stop of the same host stays.

@@ -380,7 +380,7 @@ impl NanoNic {
         self.stats.tx_messages += 1;
         let to_transport = at + ps(self.cfg.tx_queue_ps);
         if let Some(tl) = &mut self.timeline {
-            tl.from_core(core, context, at, to_transport);
+            tl.sent_by_core(core, context, at, to_transport);
         }
         let msg = OutMessageRef {
             dst_ip: (header >> 32) as u32,

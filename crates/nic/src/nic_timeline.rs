@@ -196,7 +196,7 @@ impl NicTimeline {
 
     /// `context` on `core` wrote a message at `at`; it reaches the
     /// transport at `to_transport`.
-    pub(crate) fn from_core(
+    pub(crate) fn sent_by_core(
         &mut self,
         core: usize,
         context: u16,
@@ -265,8 +265,15 @@ impl NicTimeline {
             "",
             0,
         );
-        self.tl
-            .span(self.egress, "egress", egress_start, egress_done, flow, "", 0);
+        self.tl.span(
+            self.egress,
+            "egress",
+            egress_start,
+            egress_done,
+            flow,
+            "",
+            0,
+        );
         self.tl.span(
             self.wire_out,
             "wire out",

@@ -59,10 +59,7 @@ pub fn run(
     max_cycles: Option<u64>,
     echo: bool,
     progress: Option<PyObject>,
-    timeline: Option<PathBuf>,
-    timeline_sample: u32,
 ) -> PyResult<String> {
-    let timeline = crate::net::open_timeline(timeline, timeline_sample)?;
     let mut cfg = effective(config)?;
     if let Some(n) = cores {
         cfg.node.cores = n;

@@ -12,6 +12,11 @@
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// (pid, tid).
+type Thread = (u64, u64);
+/// (start, end, name).
+type Slice = (f64, f64, String);
+
 /// What is wrong with a trace file.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -78,7 +83,7 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
     let mut asyncs: HashMap<(String, String, String), i64> = HashMap::new();
     // Flow points by thread, resolved to slices once the threads are named.
     let mut flow_points: Vec<(u64, (u64, u64), f64)> = Vec::new();
-    let mut slices: HashMap<(u64, u64), Vec<(f64, f64, String)>> = HashMap::new();
+    let mut slices: HashMap<Thread, Vec<Slice>> = HashMap::new();
     const EPS: f64 = 1e-9;
     for (index, e) in events.iter().enumerate() {
         let bad = |what: &str| CheckError::Event {
@@ -86,10 +91,19 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
             what: what.to_string(),
             event: e.to_string(),
         };
-        let ph = e.get("ph").and_then(Value::as_str).ok_or_else(|| bad("no ph"))?;
+        let ph = e
+            .get("ph")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no ph"))?;
         let ts = num(e, "ts").ok_or_else(|| bad("no numeric ts"))?;
-        let pid = e.get("pid").and_then(Value::as_u64).ok_or_else(|| bad("no pid"))?;
-        let tid = e.get("tid").and_then(Value::as_u64).ok_or_else(|| bad("no tid"))?;
+        let pid = e
+            .get("pid")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad("no pid"))?;
+        let tid = e
+            .get("tid")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad("no tid"))?;
         let name = e.get("name").and_then(Value::as_str);
         let thread = (pid, tid);
         if ph != "M" {
@@ -140,10 +154,11 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
                 }
                 stack.push(ts + dur);
                 s.spans += 1;
-                slices
-                    .entry(thread)
-                    .or_default()
-                    .push((ts, ts + dur, name.unwrap_or_default().to_string()));
+                slices.entry(thread).or_default().push((
+                    ts,
+                    ts + dur,
+                    name.unwrap_or_default().to_string(),
+                ));
             }
             "B" => {
                 b_stack
@@ -169,7 +184,10 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
             "s" | "t" | "f" => {
                 let id = e.get("id").ok_or_else(|| bad("flow event without id"))?;
                 let key = (
-                    e.get("cat").and_then(Value::as_str).unwrap_or("").to_string(),
+                    e.get("cat")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                     name.unwrap_or_default().to_string(),
                     id.to_string(),
                 );
@@ -191,7 +209,10 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
             "b" | "e" | "n" => {
                 let id = e.get("id").ok_or_else(|| bad("async event without id"))?;
                 let key = (
-                    e.get("cat").and_then(Value::as_str).unwrap_or("").to_string(),
+                    e.get("cat")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                     name.unwrap_or_default().to_string(),
                     id.to_string(),
                 );
@@ -236,9 +257,7 @@ pub fn check(text: &str) -> Result<Summary, CheckError> {
             })
             .map(|(_, _, n)| n.clone())
             .ok_or_else(|| {
-                CheckError::Unbalanced(format!(
-                    "flow {id} at {ts} on {tname:?} is in no slice"
-                ))
+                CheckError::Unbalanced(format!("flow {id} at {ts} on {tname:?} is in no slice"))
             })?;
         s.flow_slices.entry(id).or_default().push((tname, slice));
     }

@@ -353,7 +353,9 @@ impl Timeline {
             inner: BufWriter::with_capacity(1 << 16, file),
             bytes: 0,
         };
-        let mut w = r.write_json(&mut counter).map_err(|e| with_path(e, &path))?;
+        let mut w = r
+            .write_json(&mut counter)
+            .map_err(|e| with_path(e, &path))?;
         counter.flush().map_err(|e| with_path(e, &path))?;
         w.bytes = counter.bytes;
         // The records are written: free them.
@@ -443,7 +445,7 @@ const OUT_FLOW_END: u8 = 3;
 impl Recorder {
     fn new_flow(&mut self) -> FlowId {
         self.messages += 1;
-        if (self.messages - 1) % self.opts.sample_every as u64 != 0 {
+        if !(self.messages - 1).is_multiple_of(self.opts.sample_every as u64) {
             return 0;
         }
         let f = self.next_flow;
@@ -610,7 +612,9 @@ impl Recorder {
             sep(out, &mut n)?;
             let head: &[u8] = match (what, rec.kind) {
                 (OUT_RECORD, Kind::Span) => b"{\"ph\":\"X\",\"cat\":\"nanopu\",\"name\":",
-                (OUT_RECORD, Kind::Instant) => b"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nanopu\",\"name\":",
+                (OUT_RECORD, Kind::Instant) => {
+                    b"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nanopu\",\"name\":"
+                }
                 (OUT_FLOW_START, _) => b"{\"ph\":\"s\",\"cat\":\"nanopu\",\"name\":",
                 (OUT_FLOW_STEP, _) => b"{\"ph\":\"t\",\"cat\":\"nanopu\",\"name\":",
                 _ => b"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"nanopu\",\"name\":",
@@ -720,7 +724,10 @@ mod tests {
         assert_eq!(s.flows, 10);
         assert_eq!(s.spans, 20);
         assert_eq!(s.instants, 1);
-        assert!(text.contains("\"ingress #3\""), "ingress spans overlap 3 deep");
+        assert!(
+            text.contains("\"ingress #3\""),
+            "ingress spans overlap 3 deep"
+        );
         assert_eq!(w.bytes, text.len() as u64);
     }
 
@@ -767,9 +774,6 @@ mod tests {
     fn zero_sampling_is_refused() {
         let mut o = TimelineOptions::new("x");
         o.sample_every = 0;
-        assert_eq!(
-            Timeline::new(o).unwrap_err(),
-            TimelineError::ZeroSample(0)
-        );
+        assert_eq!(Timeline::new(o).unwrap_err(), TimelineError::ZeroSample(0));
     }
 }

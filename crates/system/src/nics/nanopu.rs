@@ -10,10 +10,10 @@ use super::{Cores, NicDesign, NicIo, NicNote};
 use nanopu_core::netif::CoreToNic;
 use nanopu_core::HtsNote;
 use nanopu_nic::nic_timeline::NicTimeline;
-use nanopu_timeline::{Timeline, Track};
 use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent};
 use nanopu_node::CoreOutput;
 use nanopu_sim::SimTime;
+use nanopu_timeline::{Timeline, Track};
 use nanopu_transport::NanoTransport;
 
 /// The nanoPU NIC of one node.
