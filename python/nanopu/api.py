@@ -206,6 +206,8 @@ def load(
     max_sim_ms: int = 1000,
     echo: bool = False,
     progress: ProgressArg = None,
+    timeline: Optional[PathLike] = None,
+    timeline_sample: int = 1,
     **load_options: Any,
 ) -> LoadResult:
     """Drives ``program`` behind its NIC with the built-in load generator
@@ -215,6 +217,8 @@ def load(
     ``window``, ``pattern``, ``service``, ``app``, ``seed``, ``cores``...),
     on top of the configuration's ``[load]``. Wrong replies or lost requests
     are not exceptions: ``result.status`` says "failed" or "incomplete".
+    ``timeline`` writes a timeline of the run (``--timeline``, every
+    ``timeline_sample``-th message; docs/timeline.md).
     """
     cfg = load_config(config, **load_options)
     with Bar(progress, "load", "requests") as cb:
@@ -222,6 +226,7 @@ def load(
             _native.load(
                 str(program_path(program)), cfg.to_toml(), list(args), nic, node_ip, client_ip,
                 int(max_sim_ms), echo, cb,
+                None if timeline is None else str(timeline), int(timeline_sample),
             )
         )
     report = raw["load"]
@@ -235,11 +240,23 @@ def load(
     )
 
 
-def net(config: ConfigLike, *, until_us: int = 100_000, progress: ProgressArg = None) -> NetResult:
-    """Simulates a network of hosts from a configuration (``nanopu net``)."""
+def net(
+    config: ConfigLike,
+    *,
+    until_us: int = 100_000,
+    progress: ProgressArg = None,
+    timeline: Optional[PathLike] = None,
+    timeline_sample: int = 1,
+) -> NetResult:
+    """Simulates a network of hosts from a configuration (``nanopu net``);
+    ``timeline`` as in :func:`load`."""
     cfg = as_config(config)
     with Bar(progress, "net", "sim us") as cb:
-        raw = json.loads(_native.net(cfg.to_toml(), int(until_us), cb))
+        raw = json.loads(
+            _native.net(
+                cfg.to_toml(), int(until_us), cb, None if timeline is None else str(timeline), int(timeline_sample)
+            )
+        )
     records = pd.DataFrame(raw.pop("records"))
     for column in ("delivered_ns", "reply_ns"):  # NaN: never delivered, no reply
         records[column] = records[column].astype("float64")

@@ -116,3 +116,23 @@ def test_experiment_tables(cli, tmp_path):
     assert "w2w-8B" in set(r.targets.key)
     assert math.isfinite(r.targets.set_index("key").loc["w2w-8B", "measured"])
     assert list(nanopu.experiments().id)[0] == "w2w-8B"
+
+
+def test_timeline_argument_writes_the_commands_file(cli, tmp_path):
+    import json
+
+    mine, theirs = tmp_path / "api.json", tmp_path / "cli.json"
+    code, _, err = run_cli(
+        cli, "run", SDK / "loopback.elf", "--load", "--count", 50, "--timeline", theirs, "--timeline-sample", 5
+    )
+    assert code == 0, err
+    r = nanopu.load("loopback", count=50, timeline=mine, timeline_sample=5, progress=False)
+    assert r.ok
+    # the same seed and options: the same timeline, byte for byte
+    assert mine.read_bytes() == theirs.read_bytes()
+    events = json.loads(mine.read_text())["traceEvents"]
+    assert any(e["ph"] == "X" and e["name"] == "thread" for e in events)
+    net = tmp_path / "net.json"
+    nanopu.net(REPO / "configs" / "rpc-loopback.toml", timeline=net, timeline_sample=20, progress=False)
+    names = {e["args"]["name"] for e in json.loads(net.read_text())["traceEvents"] if e["name"] == "process_name"}
+    assert "switch 0" in names

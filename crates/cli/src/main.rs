@@ -7,6 +7,7 @@ mod gdb;
 mod net;
 mod output;
 mod run;
+mod timeline_args;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

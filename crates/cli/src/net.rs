@@ -38,6 +38,8 @@ pub struct NetArgs {
     /// JSON summary keeps it).
     #[arg(long)]
     pub no_console: bool,
+    #[command(flatten)]
+    pub timeline: crate::timeline_args::TimelineArgs,
 }
 
 /// What one node's program wrote and how it ended.
@@ -148,6 +150,13 @@ pub fn net(args: NetArgs) -> Result<u8> {
     if let Some(p) = &args.pcap {
         c.capture(args.pcap_host, p)?;
     }
+    if args.timeline.timeline.is_some() && c.partitioning().is_some() {
+        bail!("--timeline: a network partitioned on threads (--threads or `threads`) records no timeline; leave threads out");
+    }
+    let timeline = args.timeline.open()?;
+    if let Some(tl) = &timeline {
+        nanopu_system::timeline::attach(&mut c, tl);
+    }
     let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let p = indicatif::ProgressBar::new_spinner();
         p.set_message(format!("simulating {} hosts", c.hosts()));
@@ -160,6 +169,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
     let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    if let Some(tl) = &timeline {
+        crate::timeline_args::finish(tl)?;
+    }
 
     let mut lat: Vec<f64> = c
         .records

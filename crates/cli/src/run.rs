@@ -79,6 +79,8 @@ pub struct RunArgs {
     /// Write the frames on the node's link to this pcap file (with --load).
     #[arg(long, requires = "load")]
     pub pcap: Option<PathBuf>,
+    #[command(flatten)]
+    pub timeline: crate::timeline_args::TimelineArgs,
     /// Arguments passed to the program (argv[1..]) through HTIF.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -229,6 +231,9 @@ impl LoadOpts {
 
 /// Runs the program; returns its exit code (clamped to 1..=255 when non-zero).
 pub fn run(a: RunArgs) -> Result<u8> {
+    if a.timeline.timeline.is_some() && !a.load {
+        bail!("--timeline needs --load (it records the NIC, the cores' contexts and the network; without a NIC there is no request to follow)");
+    }
     let mut cfg = load_or_default(a.config.as_deref())?;
     if let Some(n) = a.cores {
         cfg.node.cores = n;
@@ -422,6 +427,10 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
     if let Some(p) = &a.pcap {
         sys.capture(p)?;
     }
+    let timeline = a.timeline.open()?;
+    if let Some(tl) = &timeline {
+        sys.set_timeline(tl);
+    }
     let start = Instant::now();
     let end = match sys.run(SimTime::ZERO + until) {
         Err(nanopu_system::SystemError::Node(NodeError::Interrupted(harts))) => {
@@ -430,6 +439,9 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         end => end?,
     };
     let wall_s = start.elapsed().as_secs_f64();
+    if let Some(tl) = &timeline {
+        crate::timeline_args::finish(tl)?;
+    }
     if let Some(mut t) = sys.node_mut().set_trace(None) {
         t.flush().context("writing the trace or commit log")?;
     }

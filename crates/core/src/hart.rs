@@ -739,6 +739,9 @@ impl Hart {
         self.stats.interrupts += 1;
         if cause == irq::THREAD_SCHEDULER {
             self.net.hts.stats.interrupts_taken += 1;
+            self.net
+                .hts
+                .note(self.cycle, crate::hts::HtsNote::InterruptTaken);
             // The interrupt is taken at the cycle it became pending (the
             // node ends slices there): the switch latency starts now.
             self.ctx_switch_from = Some(self.cycle);

@@ -149,6 +149,21 @@ pub struct HtsStats {
     pub switches: u64,
 }
 
+/// A scheduler event for the timeline (`--timeline`), at a core cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HtsNote {
+    /// `lcurcontext` changed to `to` (0xffff: no registered context).
+    Switch { to: u16 },
+    /// Interrupt 16 became pending.
+    InterruptRaised,
+    /// The hart took interrupt 16.
+    InterruptTaken,
+    /// The running priority-0 context was demoted (`lmsgcycles`).
+    Demoted,
+    /// The running context was marked idle by `lidlecycles`.
+    IdleTimeout,
+}
+
 /// What HTS needs from the network interface: the running slot, the
 /// running priority (`lcurpriority`, lowered by a demotion), the arrival
 /// cycle of the head word of every slot's RX FIFO, and the two timer CSRs.
@@ -217,6 +232,9 @@ pub struct Hts {
     /// Deadlines may have moved: the hart re-bounds its slice.
     pub(crate) dirty: bool,
     pub stats: HtsStats,
+    /// Scheduler events (cycle, what) for the timeline, when it records
+    /// them; `None` costs one branch per event.
+    pub notes: Option<Vec<(u64, HtsNote)>>,
 }
 
 impl Default for Hts {
@@ -251,6 +269,14 @@ impl Hts {
             bound: Cell::new(None),
             dirty: false,
             stats: HtsStats::default(),
+            notes: None,
+        }
+    }
+
+    /// Records `note` at `cycle` if notes are kept.
+    pub fn note(&mut self, cycle: u64, note: HtsNote) {
+        if let Some(n) = &mut self.notes {
+            n.push((cycle, note));
         }
     }
 
@@ -346,6 +372,8 @@ impl Hts {
             self.done = false;
             self.idle_timer_start = None;
             self.stats.switches += 1;
+            let to = to.map_or(0xffff, |i| self.ctx[i].context);
+            self.note(now, HtsNote::Switch { to });
         }
         self.touch();
     }
@@ -465,6 +493,7 @@ impl Hts {
                         self.ctx[i].idle_since = Some(t);
                         self.msg_timer_start = t;
                         self.stats.idle_timeouts += 1;
+                        self.note(t, HtsNote::IdleTimeout);
                     }
                 }
             }
@@ -474,6 +503,7 @@ impl Hts {
                 }
                 env.current_priority = 1;
                 self.stats.demotions += 1;
+                self.note(t, HtsNote::Demoted);
             }
         }
     }
@@ -546,6 +576,7 @@ impl Hts {
         let pending = self.choose(env, now).is_some();
         if pending && !self.raised {
             self.stats.interrupts_raised += 1;
+            self.note(now, HtsNote::InterruptRaised);
         }
         self.raised = pending;
         // Valid until the next thing that can change the decision.

@@ -26,7 +26,7 @@ pub use bus::{Bus, BusError, RefillKind};
 pub use debug::{MemoryPeek, Observer, TextTrace};
 pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
-pub use hts::{Hts, HtsStats};
+pub use hts::{Hts, HtsNote, HtsStats};
 pub use netif::{NetIf, NetIfConfig};
 pub use timing::{CoreConfigError, CoreTimingConfig};
 pub use trap::{Exception, GuestFault};

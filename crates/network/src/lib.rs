@@ -26,6 +26,7 @@
 
 pub mod config;
 pub mod faults;
+mod net_timeline;
 pub mod network;
 pub mod port;
 pub mod switch;

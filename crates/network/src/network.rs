@@ -25,6 +25,7 @@
 
 use crate::config::{FaultScope, NetworkConfig};
 use crate::faults::{self, Fate, FaultStats};
+use crate::net_timeline::NetTimeline;
 use crate::port::{wire_time, Capture, Charge, OutputPort, PortStats, Queued};
 use crate::switch::{classify, Admission, Switch, SwitchStats};
 use crate::topology::{Endpoint, LocalRoute, PortRef, Topology};
@@ -159,6 +160,8 @@ pub struct Network {
     sent: u64,
     delivered: u64,
     delivered_bytes: u64,
+    /// Timeline probes (`--timeline`); `None` costs one branch per frame.
+    timeline: Option<Box<NetTimeline>>,
 }
 
 impl fmt::Debug for Network {
@@ -230,11 +233,25 @@ impl Network {
             sent: 0,
             delivered: 0,
             delivered_bytes: 0,
+            timeline: None,
         };
         for stop in &cfg.faults.stops {
             net.stop_host(stop.host, SimTime::ZERO + SimDuration::from_ns(stop.at_ns));
         }
         Ok(net)
+    }
+
+    /// Records the ports' data frames into a timeline (`--timeline`), or stops.
+    pub fn set_timeline(&mut self, timeline: Option<nanopu_timeline::Timeline>) {
+        self.timeline = timeline.map(|tl| {
+            let hosts = self.hosts();
+            let ports = self.ports.iter().enumerate().map(|(p, port)| {
+                let owner = port.owner.map(|s| (s, p - self.switches[s].first_port));
+                debug_assert!(owner.is_some() || p < hosts);
+                (p, owner, port.peer)
+            });
+            Box::new(NetTimeline::new(tl, ports))
+        });
     }
 
     /// Stops `host` at `at` (a crash: see [`crate::faults`]); an earlier
@@ -320,6 +337,9 @@ impl Network {
         let port = &mut self.ports[host];
         if port.capture.is_none() && port.samples.is_none() && !port.queue_in_use() {
             let at = port.serialize_in_order(frame.len(), ready);
+            if let Some(tl) = &self.timeline {
+                tl.depart(host, &frame, ready, at, wire_time(frame.len(), port.gbps));
+            }
             return self.depart(host, frame, at, out);
         }
         out.push(NetAction::Schedule {
@@ -383,7 +403,11 @@ impl Network {
         if let Some(s) = port.owner {
             self.switches[s].hold(len, charge, port.held());
         }
-        let q = Queued { frame, charge };
+        let q = Queued {
+            frame,
+            charge,
+            since: now,
+        };
         if port.busy() {
             port.push(band, q);
         } else {
@@ -409,6 +433,9 @@ impl Network {
         let port = &mut self.ports[p];
         let len = q.frame.len();
         let last_bit = port.begin(len, q.charge, at, port.gbps);
+        if let Some(tl) = &self.timeline {
+            tl.depart(p, &q.frame, q.since, at, last_bit - at);
+        }
         out.push(NetAction::Schedule {
             at: last_bit,
             event: NetEvent(Ev::TxDone { port: p as u32 }),

@@ -48,6 +48,8 @@ pub(crate) enum Charge {
 pub(crate) struct Queued {
     pub frame: Vec<u8>,
     pub charge: Charge,
+    /// When it joined the queue (for the timeline).
+    pub since: SimTime,
 }
 
 /// What an output port did, for [`crate::Network::port_stats`].
@@ -235,6 +237,7 @@ mod tests {
         Queued {
             frame: vec![0; len],
             charge: Charge::Buffer,
+            since: SimTime::ZERO,
         }
     }
 

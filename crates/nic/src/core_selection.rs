@@ -160,6 +160,7 @@ mod tests {
             local_context: ctx,
             len: 8,
             payload: vec![tag],
+            flow: 0,
         }
     }
 

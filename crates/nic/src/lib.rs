@@ -9,6 +9,7 @@
 //! - [`core_selection`]: per-application global RX queues and JBSQ(n).
 //! - [`message`]: messages between the NIC and the cores.
 //! - [`nic`]: the stages put together, with their timing.
+//! - [`nic_timeline`]: the stages' timeline probes (`--timeline`).
 
 pub mod config;
 pub mod core_selection;
@@ -16,6 +17,7 @@ pub mod frames;
 pub mod mac;
 pub mod message;
 pub mod nic;
+pub mod nic_timeline;
 
 pub use config::{NicConfig, NicConfigError, NicKind};
 pub use message::{Message, PacketInfo};

@@ -20,7 +20,7 @@ pub struct PacketInfo {
 }
 
 /// A whole message between the NIC and a core.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Message {
     /// The other end: the source of a received message, the destination of
     /// a sent one.
@@ -33,6 +33,8 @@ pub struct Message {
     pub len: u16,
     /// Payload words (`len` rounded up to whole words).
     pub payload: Vec<u64>,
+    /// Its flow in the timeline (`--timeline`); 0 when not traced.
+    pub flow: u32,
 }
 
 impl Message {
@@ -63,6 +65,7 @@ impl Message {
             local_context,
             len: (header & LEN_MASK) as u16,
             payload: words.get(1..).unwrap_or(&[]).to_vec(),
+            flow: 0,
         }
     }
 }

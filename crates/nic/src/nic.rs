@@ -27,6 +27,7 @@ use crate::config::{NicConfig, NicConfigError};
 use crate::core_selection::CoreSelector;
 use crate::mac::Mac;
 use crate::message::{Message, LEN_MASK};
+use crate::nic_timeline::NicTimeline;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::program::TransportProgram;
 use nanopu_transport::protocols::lossless::Lossless;
@@ -109,6 +110,8 @@ pub struct NanoNic {
     /// deliveries.
     spare_words: Vec<Vec<u64>>,
     pub stats: NicStats,
+    /// Timeline probes (`--timeline`); `None` costs one branch per probe.
+    timeline: Option<Box<NicTimeline>>,
 }
 
 impl NanoNic {
@@ -167,7 +170,14 @@ impl NanoNic {
             cfg,
             ip,
             stats: NicStats::default(),
+            timeline: None,
         })
+    }
+
+    /// Records this NIC's stages into `timeline` (see
+    /// [`NicTimeline`](crate::nic_timeline::NicTimeline)), or stops.
+    pub fn set_timeline(&mut self, timeline: Option<NicTimeline>) {
+        self.timeline = timeline.map(Box::new);
     }
 
     /// The NIC's transport.
@@ -215,22 +225,32 @@ impl NanoNic {
         let mut actions = std::mem::take(&mut self.transport_actions);
         for a in actions.drain(..) {
             match a {
-                TransportAction::Deliver { msg, at } => out.push(NicAction::Schedule {
-                    at: at + self.transport_rx,
-                    event: NicEvent::MessageReady(Message {
-                        peer_ip: msg.src_ip,
-                        peer_context: msg.src_port,
-                        local_context: msg.dst_port,
-                        len: msg.len,
-                        payload: msg.payload,
-                    }),
-                }),
+                TransportAction::Deliver { msg, at } => {
+                    let ready = at + self.transport_rx;
+                    let flow = match &mut self.timeline {
+                        Some(tl) => tl.message_whole(at, ready, msg.len),
+                        None => 0,
+                    };
+                    out.push(NicAction::Schedule {
+                        at: ready,
+                        event: NicEvent::MessageReady(Message {
+                            peer_ip: msg.src_ip,
+                            peer_context: msg.src_port,
+                            local_context: msg.dst_port,
+                            len: msg.len,
+                            payload: msg.payload,
+                            flow,
+                        }),
+                    })
+                }
                 TransportAction::Transmit { frame, at } => {
                     self.stats.tx_frames += 1;
-                    out.push(NicAction::Transmit {
-                        frame,
-                        ready: self.mac.transmit_ready(at),
-                    })
+                    let ready = self.mac.transmit_ready(at);
+                    if let Some(tl) = &mut self.timeline {
+                        let egress = ps(self.transport.latencies().egress_ps);
+                        tl.transmit(&frame, egress, at, ready);
+                    }
+                    out.push(NicAction::Transmit { frame, ready })
                 }
                 TransportAction::Schedule { at, event } => out.push(NicAction::Schedule {
                     at,
@@ -247,6 +267,10 @@ impl NanoNic {
     pub fn frame_in(&mut self, frame: &[u8], first_bit: SimTime, out: &mut Vec<NicAction>) {
         self.stats.rx_frames += 1;
         let in_nic = self.mac.received(first_bit, frame.len());
+        if let Some(tl) = &mut self.timeline {
+            let ingress_done = in_nic + ps(self.transport.latencies().ingress_ps);
+            tl.frame_in(frame, first_bit, in_nic, ingress_done);
+        }
         let before = &self.transport.stats;
         let (malformed, not_for_us, duplicate) = (
             before.rx_malformed,
@@ -303,11 +327,15 @@ impl NanoNic {
         let mut words = self.spare_words.pop().unwrap_or_default();
         msg.rx_words_into(&mut words);
         self.transport.recycle_payload(msg.payload);
+        let at = now + ps(self.cfg.core_dispatch_ps);
+        if let Some(tl) = &mut self.timeline {
+            tl.delivered(msg.flow, core, msg.local_context, at);
+        }
         out.push(NicAction::Deliver {
             core,
             context: msg.local_context,
             words,
-            at: now + ps(self.cfg.core_dispatch_ps),
+            at,
         });
     }
 
@@ -322,6 +350,9 @@ impl NanoNic {
         match cmd {
             CoreCommand::Registered { context } => self.selector.register(context, core),
             CoreCommand::MessageDone { context } => {
+                if let Some(tl) = &mut self.timeline {
+                    tl.done(core, context, at);
+                }
                 if let Some((core, msg)) = self.selector.done(context, core) {
                     self.deliver(core, msg, at, out);
                 }
@@ -334,7 +365,7 @@ impl NanoNic {
     /// last word at `at`.
     pub fn message_from_core(
         &mut self,
-        _core: usize,
+        core: usize,
         context: u16,
         words: &[u64],
         at: SimTime,
@@ -347,6 +378,10 @@ impl NanoNic {
             return;
         }
         self.stats.tx_messages += 1;
+        let to_transport = at + ps(self.cfg.tx_queue_ps);
+        if let Some(tl) = &mut self.timeline {
+            tl.sent_by_core(core, context, at, to_transport);
+        }
         let msg = OutMessageRef {
             dst_ip: (header >> 32) as u32,
             dst_port: (header >> 16) as u16,
@@ -356,8 +391,7 @@ impl NanoNic {
             tag: 0,
         };
         let mut actions = std::mem::take(&mut self.transport_actions);
-        self.transport
-            .send(msg, at + ps(self.cfg.tx_queue_ps), &mut actions);
+        self.transport.send(msg, to_transport, &mut actions);
         self.transport_actions = actions;
         self.transport_out(out);
     }
@@ -535,6 +569,7 @@ mod tests {
                 local_context: 0,
                 len: 8,
                 payload: vec![id],
+                flow: 0,
             };
             n.handle(NicEvent::MessageReady(m), SimTime::ZERO, &mut out);
         }

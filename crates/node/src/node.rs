@@ -301,6 +301,27 @@ impl Node {
         self.harts[h].net()
     }
 
+    /// Keeps (or stops keeping) every core's thread-scheduler events, for
+    /// the timeline (see [`Node::drain_hts_notes`]).
+    pub fn keep_hts_notes(&mut self, on: bool) {
+        for h in &mut self.harts {
+            h.net_mut().hts.notes = on.then(Vec::new);
+        }
+    }
+
+    /// Hands over (core, cycle, event) every kept scheduler event, and
+    /// forgets them.
+    pub fn drain_hts_notes(&mut self, mut f: impl FnMut(usize, u64, nanopu_core::HtsNote)) {
+        for (i, h) in self.harts.iter_mut().enumerate() {
+            if let Some(notes) = &mut h.net_mut().hts.notes {
+                for &(cycle, note) in notes.iter() {
+                    f(i, cycle, note);
+                }
+                notes.clear();
+            }
+        }
+    }
+
     /// Core `h`'s thread scheduler decision (`ltargetcontext`,
     /// `ltargetpriority`) at the core's cycle; brings the scheduler there.
     pub fn hts_target(&mut self, h: usize) -> (u16, u8) {

@@ -29,15 +29,40 @@ fn system_error(e: SystemError) -> PyErr {
     simulation_error(e)
 }
 
+/// The timeline `timeline=` asks for (every `sample`th message).
+pub(crate) fn open_timeline(
+    path: Option<std::path::PathBuf>,
+    sample: u32,
+) -> PyResult<Option<nanopu_timeline::Timeline>> {
+    let Some(path) = path else { return Ok(None) };
+    let mut opts = nanopu_timeline::TimelineOptions::new(path);
+    opts.sample_every = sample;
+    nanopu_timeline::Timeline::new(opts)
+        .map(Some)
+        .map_err(|e| config_error(anyhow!("timeline: {e}")))
+}
+
+/// Writes a run's timeline, if it has one.
+pub(crate) fn finish_timeline(tl: &Option<nanopu_timeline::Timeline>) -> PyResult<()> {
+    if let Some(tl) = tl {
+        tl.finish()
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("timeline: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Simulates the network of `config` for at most `until_us`; JSON.
 #[pyfunction]
-#[pyo3(signature = (config, until_us=100_000, progress=None))]
+#[pyo3(signature = (config, until_us=100_000, progress=None, timeline=None, timeline_sample=1))]
 pub fn net(
     py: Python<'_>,
     config: &str,
     until_us: u64,
     progress: Option<PyObject>,
+    timeline: Option<std::path::PathBuf>,
+    timeline_sample: u32,
 ) -> PyResult<String> {
+    let timeline = open_timeline(timeline, timeline_sample)?;
     let until = SimDuration::try_from_us(until_us)
         .map_err(|e| config_error(anyhow!("until_us {until_us}: {e}")))?;
     let cfg = effective(config)?;
@@ -67,6 +92,9 @@ pub fn net(
     let mut c = Cluster::new(&cfg).map_err(system_error)?;
     for m in &messages {
         c.send(*m).map_err(system_error)?;
+    }
+    if let Some(tl) = &timeline {
+        nanopu_system::timeline::attach(&mut c, tl);
     }
     let until = SimTime::ZERO + until;
     let mut ticker = Ticker::new(progress, false);
@@ -98,6 +126,7 @@ pub fn net(
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();
+    finish_timeline(&timeline)?;
     let clients: Vec<_> = c
         .client_hosts()
         .to_vec()

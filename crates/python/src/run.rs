@@ -135,7 +135,7 @@ pub fn run(
 /// configuration's `[load]` table (as `nanopu run --load`); returns the
 /// report, the NIC's counters and every measured request as JSON.
 #[pyfunction]
-#[pyo3(signature = (program, config, args=Vec::new(), nic=None, node_ip=None, client_ip=None, max_sim_ms=1000, echo=false, progress=None))]
+#[pyo3(signature = (program, config, args=Vec::new(), nic=None, node_ip=None, client_ip=None, max_sim_ms=1000, echo=false, progress=None, timeline=None, timeline_sample=1))]
 #[allow(clippy::too_many_arguments)]
 pub fn load(
     py: Python<'_>,
@@ -148,7 +148,10 @@ pub fn load(
     max_sim_ms: u64,
     echo: bool,
     progress: Option<PyObject>,
+    timeline: Option<PathBuf>,
+    timeline_sample: u32,
 ) -> PyResult<String> {
+    let timeline = crate::net::open_timeline(timeline, timeline_sample)?;
     let mut cfg = effective(config)?;
     let node_ip = node_ip.map(|a| ipv4("node_ip", &a)).transpose()?;
     let client_ip = client_ip.map(|a| ipv4("client_ip", &a)).transpose()?;
@@ -192,6 +195,9 @@ pub fn load(
     if let Some(c) = sys.client_mut() {
         c.series = Some(Vec::new());
     }
+    if let Some(tl) = &timeline {
+        sys.set_timeline(tl);
+    }
     let until = SimTime::ZERO + until;
     let mut ticker = Ticker::new(progress, echo);
     let start = Instant::now();
@@ -225,6 +231,7 @@ pub fn load(
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();
+    crate::net::finish_timeline(&timeline)?;
     let report = sys.load_report().expect("a client is attached");
     match end {
         SystemEnd::ClientDone => {}

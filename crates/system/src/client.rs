@@ -1068,6 +1068,7 @@ impl Client {
                     local_context: m.dst_port,
                     len: m.len,
                     payload: m.payload,
+                    flow: 0,
                 };
                 self.reply(msg, last_bit_in, frame.len() as u64, out)
             }

@@ -8,6 +8,7 @@
 //! - [`system`]: the wiring and the run loop.
 //! - [`cluster`]: the co-simulation loop: hosts on a network.
 //! - [`config`]: the one configuration schema.
+//! - [`timeline`]: `--timeline` traces of a whole run.
 
 pub mod client;
 pub mod cluster;
@@ -17,6 +18,7 @@ pub mod memory;
 pub mod nics;
 mod partition;
 pub mod system;
+pub mod timeline;
 pub mod workload;
 
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};

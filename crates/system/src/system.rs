@@ -308,4 +308,9 @@ impl System {
     pub fn cluster(&self) -> &Cluster {
         &self.cluster
     }
+
+    /// Records the run into `timeline` (`--timeline`; see [`crate::timeline`]).
+    pub fn set_timeline(&mut self, timeline: &nanopu_timeline::Timeline) {
+        crate::timeline::attach(&mut self.cluster, timeline);
+    }
 }

@@ -8,15 +8,45 @@
 
 use super::{Cores, NicDesign, NicIo, NicNote};
 use nanopu_core::netif::CoreToNic;
+use nanopu_core::HtsNote;
+use nanopu_nic::nic_timeline::NicTimeline;
 use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent};
 use nanopu_node::CoreOutput;
 use nanopu_sim::SimTime;
+use nanopu_timeline::{Timeline, Track};
 use nanopu_transport::NanoTransport;
 
 /// The nanoPU NIC of one node.
 pub struct NanoPuNic {
     pub nic: NanoNic,
     actions: Vec<NicAction>,
+    /// The cores' scheduler tracks (`--timeline`).
+    timeline: Option<Box<SchedulerTimeline>>,
+}
+
+/// The thread schedulers' events as instants, one track per core.
+struct SchedulerTimeline {
+    tl: Timeline,
+    pid: u32,
+    tracks: Vec<Track>,
+}
+
+impl SchedulerTimeline {
+    fn note(&mut self, core: usize, at: SimTime, note: HtsNote) {
+        while self.tracks.len() <= core {
+            let name = format!("core {} scheduler", self.tracks.len());
+            self.tracks.push(self.tl.track(self.pid, &name));
+        }
+        let track = self.tracks[core];
+        let (name, arg_name, arg) = match note {
+            HtsNote::Switch { to } => ("context switch", "to_context", to as u64),
+            HtsNote::InterruptRaised => ("interrupt 16 raised", "", 0),
+            HtsNote::InterruptTaken => ("interrupt 16 taken", "", 0),
+            HtsNote::Demoted => ("demoted (lmsgcycles)", "", 0),
+            HtsNote::IdleTimeout => ("idle timeout (lidlecycles)", "", 0),
+        };
+        self.tl.instant(track, name, at, arg_name, arg);
+    }
 }
 
 /// The nanoPU NIC's events.
@@ -39,7 +69,23 @@ impl NanoPuNic {
         NanoPuNic {
             nic,
             actions: Vec::new(),
+            timeline: None,
         }
+    }
+
+    /// Records the NIC's stages and the cores' scheduler events into
+    /// `timeline` as process `pid`, or stops. The node must keep its
+    /// scheduler notes ([`nanopu_node::Node::keep_hts_notes`]).
+    pub fn set_timeline(&mut self, timeline: Option<(&Timeline, u32)>) {
+        self.nic
+            .set_timeline(timeline.map(|(tl, pid)| NicTimeline::new(tl.clone(), pid)));
+        self.timeline = timeline.map(|(tl, pid)| {
+            Box::new(SchedulerTimeline {
+                tl: tl.clone(),
+                pid,
+                tracks: Vec::new(),
+            })
+        });
     }
 
     /// What the NIC asked for, done.
@@ -92,6 +138,11 @@ impl NicDesign for NanoPuNic {
 
     fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NanoPuEvent>) {
         let period = cores.period;
+        if let Some(tl) = &mut self.timeline {
+            cores.node.drain_hts_notes(|core, cycle, note| {
+                tl.note(core, SimTime::from_cycle(cycle, period), note)
+            });
+        }
         cores.node.take_core_output(|core, out| match out {
             CoreOutput::Command(cmd) => {
                 let (command, cycle) = match cmd {
