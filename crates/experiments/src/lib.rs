@@ -10,6 +10,7 @@ mod apps;
 mod apps2;
 mod error;
 pub mod gopt;
+pub mod nebula;
 mod microbench;
 mod prototype_flow;
 pub mod replication;
@@ -134,6 +135,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(apps::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
+    all.extend(nebula::experiments());
     all
 }
 

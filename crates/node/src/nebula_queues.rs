@@ -123,6 +123,12 @@ impl NebulaQueues {
         !self.commands.is_empty()
     }
 
+    /// Software's receive buffer is at `base` (what a store to the global
+    /// register does).
+    pub fn register_buffer(&mut self, base: u64) {
+        self.buffer_base = Some(base);
+    }
+
     /// Where software put the receive buffer, once it has.
     pub fn buffer_base(&self) -> Option<u64> {
         self.buffer_base
