@@ -16,10 +16,10 @@ use crate::{fail, Result};
 use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::AppConfig;
 use nanopu_nic::core_selection::Policy;
-use nanopu_system::{LoadConfig, LoadMode, NicKind};
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::nics::nebula::load::{node_config_from_toml, run_mica, MicaLoad, MicaRun};
 use nanopu_system::nics::nebula::NebulaDesign;
+use nanopu_system::{LoadConfig, LoadMode, NicKind};
 
 pub fn experiments() -> Vec<Experiment> {
     vec![Experiment {
@@ -45,7 +45,13 @@ struct Point {
     swpref: bool,
 }
 
-fn point(label: &str, design: NebulaDesign, get_fraction: f64, value_bytes: u32, swpref: bool) -> Point {
+fn point(
+    label: &str,
+    design: NebulaDesign,
+    get_fraction: f64,
+    value_bytes: u32,
+    swpref: bool,
+) -> Point {
     Point {
         label: label.into(),
         design,
@@ -68,16 +74,13 @@ fn pairs(scale: Scale) -> u32 {
 fn loads(scale: Scale) -> (Vec<f64>, u64, u64) {
     match scale {
         Scale::Quick => (vec![2.0, 8.0, 14.0, 20.0, 24.0, 28.0, 32.0, 36.0], 800, 600),
-        Scale::Full => (
-            (1..=20).map(|i| 2.0 * i as f64).collect(),
-            4000,
-            4000,
-        ),
+        Scale::Full => ((1..=20).map(|i| 2.0 * i as f64).collect(), 4000, 4000),
     }
 }
 
 fn run_point(r: &Runner, p: &Point) -> Result<MicaRun> {
-    let node = node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
+    let node =
+        node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
     let program = r.program("nb_mica")?;
     let n = pairs(r.scale);
     let mut load = MicaLoad::small(p.design, node, program, n);
@@ -108,9 +111,15 @@ fn run_point(r: &Runner, p: &Point) -> Result<MicaRun> {
 /// The nanoPU on the same workload: `nb_nanopu_mica` on the same server,
 /// 16 cores, JBSQ, register-file delivery; one run per load. Returns
 /// (load, p99 ns, achieved MRPS) per load until one is not answered in full.
-fn nanopu_points(r: &Runner, rates: &[f64], per_stage: u64, warmup: u64) -> Result<Vec<(f64, f64, f64)>> {
+fn nanopu_points(
+    r: &Runner,
+    rates: &[f64],
+    per_stage: u64,
+    warmup: u64,
+) -> Result<Vec<(f64, f64, f64)>> {
     let mut cfg = r.cfg.clone();
-    cfg.node = node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
+    cfg.node =
+        node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
     cfg.network.link.gbps = 120;
     let runner = r.sequential_with(cfg);
     let program = r.program("nb_nanopu_mica")?;
@@ -131,7 +140,14 @@ fn nanopu_points(r: &Runner, rates: &[f64], per_stage: u64, warmup: u64) -> Resu
             ..LoadConfig::default()
         };
         let m = runner
-            .run_on_node(&program, &args, NicKind::Nanopu, Some(Policy::Jbsq), None, &load)
+            .run_on_node(
+                &program,
+                &args,
+                NicKind::Nanopu,
+                Some(Policy::Jbsq),
+                None,
+                &load,
+            )
             .map_err(|e| e.during(format!("nb-mica nanoPU at {rate} MRPS")))?;
         if m.load.wrong_replies > 0 {
             return Err(fail!(
@@ -164,7 +180,13 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         .iter()
         .map(|&d| point(d.name(), d, 0.5, 512, false))
         .collect();
-    points.push(point("NEBULA_SWPref", NebulaDesign::NebulaBase, 0.5, 512, true));
+    points.push(point(
+        "NEBULA_SWPref",
+        NebulaDesign::NebulaBase,
+        0.5,
+        512,
+        true,
+    ));
     if r.scale == Scale::Full {
         for d in [NebulaDesign::RpcValet, NebulaDesign::NebulaBase] {
             for (g, name) in [(0.0, "0/100"), (0.95, "95/5")] {
@@ -213,7 +235,10 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         "| design | throughput under SLO (MRPS) | p99 there (ns) | DRAM there (GB/s) | LLC miss rate there | NACKs |\n|---|---|---|---|---|---|\n",
     );
     let mut tput = std::collections::HashMap::new();
-    for p in points.iter().filter(|p| p.get_fraction == 0.5 && p.value_bytes == 512) {
+    for p in points
+        .iter()
+        .filter(|p| p.get_fraction == 0.5 && p.value_bytes == 512)
+    {
         let run = by(&p.label);
         p99.push(Series::new(
             &p.label,
@@ -224,7 +249,10 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         ));
         bw.push(Series::new(
             &p.label,
-            run.stages.iter().map(|s| (s.offered_mrps, s.dram_gb_s)).collect(),
+            run.stages
+                .iter()
+                .map(|s| (s.offered_mrps, s.dram_gb_s))
+                .collect(),
         ));
         let t = tput_under_slo(run, slo_ns);
         tput.insert(p.label.clone(), t);
@@ -240,7 +268,10 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
                     run.nacks_received
                 ));
             }
-            None => table.push_str(&format!("| {} | none | | | | {} |\n", p.label, run.nacks_received)),
+            None => table.push_str(&format!(
+                "| {} | none | | | | {} |\n",
+                p.label, run.nacks_received
+            )),
         }
     }
     p99.push(Series::new(
@@ -267,7 +298,11 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
     add(
         "nb-base-vs-rpcvalet-tput",
         ratio("NEBULA_base", "RPCValet"),
-        format!("{:.1} vs {:.1} MRPS under a {slo_ns:.0} ns SLO", t("NEBULA_base"), t("RPCValet")),
+        format!(
+            "{:.1} vs {:.1} MRPS under a {slo_ns:.0} ns SLO",
+            t("NEBULA_base"),
+            t("RPCValet")
+        ),
     );
     add(
         "nb-srq-vs-rpcvalet-tput",
@@ -299,10 +334,16 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
     let mut extra = String::new();
     if r.scale == Scale::Full {
         extra.push_str("\n\nTable III and Fig. 7 (throughput under the same SLO, MRPS; DRAM GB/s there):\n\n| run | MRPS | GB/s |\n|---|---|---|\n");
-        for p in points.iter().filter(|p| p.get_fraction != 0.5 || p.value_bytes != 512) {
+        for p in points
+            .iter()
+            .filter(|p| p.get_fraction != 0.5 || p.value_bytes != 512)
+        {
             let run = by(&p.label);
             match tput_under_slo(run, slo_ns) {
-                Some((rate, i)) => extra.push_str(&format!("| {} | {rate:.1} | {:.1} |\n", p.label, run.stages[i].dram_gb_s)),
+                Some((rate, i)) => extra.push_str(&format!(
+                    "| {} | {rate:.1} | {:.1} |\n",
+                    p.label, run.stages[i].dram_gb_s
+                )),
                 None => extra.push_str(&format!("| {} | none | |\n", p.label)),
             }
         }

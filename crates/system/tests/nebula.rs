@@ -55,24 +55,6 @@ fn nacked_requests_are_retried_and_answered() {
     assert_eq!(run.gave_up + run.answered, run.sent, "{run:?}");
 }
 
-#[test]
-#[ignore]
-fn probe() {
-    let pairs: u32 = std::env::var("PAIRS").map_or(20000, |v| v.parse().unwrap());
-    for design in NebulaDesign::ALL {
-        let mut l = MicaLoad::small(design, server(), program("nb_mica"), pairs);
-        l.rates_mrps = vec![1.0, 4.0, 8.0, 10.0, 12.0, 14.0, 16.0, 20.0];
-        l.requests_per_stage = 1500;
-        l.warmup_requests = 1000;
-        let t = std::time::Instant::now();
-        let run = run_mica(&l).unwrap();
-        println!("{} host {:.1}s boot {:.0}us wrong {} nacks {} unanswered {}", design.name(), t.elapsed().as_secs_f64(), run.boot_ns / 1e3, run.wrong, run.nacks_received, run.unanswered);
-        for s in &run.stages {
-            println!("  {:5.1} -> {:5.2} MRPS p50 {:?} p99 {:?} mean {:.0} dram {:.1} GB/s miss {:.3} nacks {}", s.offered_mrps, s.achieved_mrps, s.p50_ns, s.p99_ns, s.mean_ns, s.dram_gb_s, s.llc_miss_rate, s.nacks);
-        }
-    }
-}
-
 mod steering {
     use nanopu_nic::mac::Mac;
     use nanopu_node::{Node, NodeConfig};
@@ -107,16 +89,26 @@ mod steering {
             period,
         };
         nic.frame_in(&frame, SimTime::ZERO, &mut cores, &mut io);
-        let (at, ev) = io.drain().schedule.next().expect("the arrival is scheduled");
+        let (at, ev) = io
+            .drain()
+            .schedule
+            .next()
+            .expect("the arrival is scheduled");
         let mut io2 = NicIo::default();
         nic.handle(ev, at, &mut cores, &mut io2);
         let q = node.nebula_queues().unwrap();
-        let core = (0..2).find(|&c| q.queued(c) > 0).expect("assigned to a core");
+        let core = (0..2)
+            .find(|&c| q.queued(c) > 0)
+            .expect("assigned to a core");
         // Pop it as the core would, at a late cycle.
         let q = node.nebula_queues_mut().unwrap();
         use nanopu_node::BusDevice;
-        let addr = q.mmio_load(core as u64 * 0x100 + 8, 8, u64::MAX / 2).unwrap();
-        let len = q.mmio_load(core as u64 * 0x100 + 0x10, 8, u64::MAX / 2).unwrap();
+        let addr = q
+            .mmio_load(core as u64 * 0x100 + 8, 8, u64::MAX / 2)
+            .unwrap();
+        let len = q
+            .mmio_load(core as u64 * 0x100 + 0x10, 8, u64::MAX / 2)
+            .unwrap();
         let lines = (0..len.div_ceil(64))
             .map(|i| node.hart(core).l1d().contains(addr + 64 * i))
             .collect();
@@ -128,8 +120,14 @@ mod steering {
         let (addr, len, lines) = deliver(NebulaDesign::Nebula);
         assert_eq!((addr, len), (BUF, 544));
         assert_eq!(lines.len(), 9);
-        assert!(lines.iter().all(|&l| l), "every payload line in L1: {lines:?}");
+        assert!(
+            lines.iter().all(|&l| l),
+            "every payload line in L1: {lines:?}"
+        );
         let (_, _, lines) = deliver(NebulaDesign::NebulaBase);
-        assert!(lines.iter().all(|&l| !l), "NEBULA_base leaves it in the LLC");
+        assert!(
+            lines.iter().all(|&l| !l),
+            "NEBULA_base leaves it in the LLC"
+        );
     }
 }
