@@ -240,7 +240,7 @@ impl BusDevice for NebulaQueues {
     }
 
     fn is_status(&self, off: u64) -> bool {
-        off < GLOBAL_OFFSET && off % CORE_BLOCK == 0
+        off < GLOBAL_OFFSET && off.is_multiple_of(CORE_BLOCK)
     }
 
     fn peek_status(&self, off: u64, cycle: u64) -> u64 {

@@ -225,7 +225,7 @@ fn bytes_of(req: &Request) -> Vec<u8> {
 
 /// Runs `load`; see the module documentation.
 pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
-    if load.rates_mrps.is_empty() || load.rates_mrps.iter().any(|&r| !(r > 0.0)) {
+    if load.rates_mrps.is_empty() || load.rates_mrps.iter().any(|&r| !r.is_finite() || r <= 0.0) {
         return Err(LoadError::Config(
             "rates_mrps must be positive and not empty",
         ));
@@ -266,7 +266,7 @@ pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
         if t.fs() > SimDuration::from_ns(load.boot_limit_ns).fs() {
             return Err(LoadError::NoBoot(load.boot_limit_ns));
         }
-        t = t + step;
+        t += step;
         d.run_to(t)?;
     }
     let boot = t;
@@ -376,8 +376,7 @@ pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
                     conn_outstanding[key.0 as usize] -= 1;
                     run.answered += 1;
                     let words = words_of(payload);
-                    if let Verdict::Ok = mica.check(&p.req, &words, info.msg_len) {
-                    } else {
+                    if !matches!(mica.check(&p.req, &words, info.msg_len), Verdict::Ok) {
                         run.wrong += 1;
                         run.first_error.get_or_insert_with(|| {
                             format!("request {}: a wrong reply ({} B)", p.seq, info.msg_len)
