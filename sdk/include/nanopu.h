@@ -105,8 +105,11 @@
 #define NK_MTIME_HZ NANOPU_UL(1000000) /* mtime ticks per second: 1 per microsecond (ABI inference) */
 #endif
 
-/* The SDK supports up to this many harts (one stack each). */
+/* The SDK supports up to this many harts (one stack each); programs with
+ * more cores (sdk/programs/nb_mica) build their own runtime with it raised. */
+#ifndef NANOPU_MAX_HARTS
 #define NANOPU_MAX_HARTS 8
+#endif
 /* Per-hart stack + TLS area, bytes (log2). */
 #define NANOPU_STACK_SHIFT 16
 

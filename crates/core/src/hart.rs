@@ -1034,6 +1034,12 @@ impl Hart {
         self.l1d.invalidate_line(addr);
     }
 
+    /// Installs the line of `addr` in the L1 D-cache from outside (NEBULA's
+    /// NIC-to-core steering); returns the dirty line it evicted.
+    pub fn install_l1d_line(&mut self, addr: u64) -> Option<u64> {
+        self.l1d.install_line(addr)
+    }
+
     /// The core's register-file network interface: RX/TX queues, LNIC CSR
     /// state, thread scheduler.
     pub fn net(&self) -> &NetIf {

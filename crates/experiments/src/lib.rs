@@ -12,6 +12,7 @@ mod error;
 pub mod gopt;
 mod microbench;
 pub mod nb_queueing;
+pub mod nebula;
 mod prototype_flow;
 pub mod replication;
 mod scheduling;
@@ -136,6 +137,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
     all.extend(nb_queueing::experiments());
+    all.extend(nebula::experiments());
     all
 }
 

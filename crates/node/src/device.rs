@@ -14,6 +14,7 @@ use crate::dram::Dram;
 use crate::htif::Htif;
 use crate::icenic::IceNic;
 use crate::memory::MemorySystem;
+use crate::nebula_queues::NebulaQueues;
 use crate::uart::Uart;
 
 /// Where a device reaches memory by DMA (or, for HTIF, reads its requests):
@@ -100,6 +101,8 @@ pub enum Device {
     Uart(Uart),
     Htif(Box<Htif>),
     IceNic(Box<IceNic>),
+    /// NEBULA's NIC queues (`nebula_queues.rs`), attached by its NIC design.
+    NebulaQueues(Box<NebulaQueues>),
 }
 
 macro_rules! dispatch {
@@ -109,6 +112,7 @@ macro_rules! dispatch {
             Device::Uart($d) => $call,
             Device::Htif($d) => $call,
             Device::IceNic($d) => $call,
+            Device::NebulaQueues($d) => $call,
         }
     };
 }
@@ -186,6 +190,7 @@ pub struct DeviceMap {
     clint: Option<usize>,
     htif: Option<usize>,
     icenic: Option<usize>,
+    nebula: Option<usize>,
 }
 
 impl DeviceMap {
@@ -221,6 +226,7 @@ impl DeviceMap {
                 self.ram_window = (base, end);
             }
             Device::Uart(_) => {}
+            Device::NebulaQueues(_) => self.nebula = Some(index),
         }
         let lines = device.interrupt_lines();
         if lines != 0 {
@@ -359,6 +365,21 @@ impl DeviceMap {
     pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
         match &mut self.mapped.get_mut(self.icenic?)?.device {
             Device::IceNic(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// NEBULA's NIC queues, if attached.
+    pub fn nebula_queues(&self) -> Option<&NebulaQueues> {
+        match &self.mapped.get(self.nebula?)?.device {
+            Device::NebulaQueues(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
+        match &mut self.mapped.get_mut(self.nebula?)?.device {
+            Device::NebulaQueues(n) => Some(n),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ pub mod htif;
 pub mod icenic;
 pub mod loader;
 pub mod memory;
+pub mod nebula_queues;
 pub mod node;
 pub mod uart;
 

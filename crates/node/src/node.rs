@@ -18,6 +18,7 @@ use crate::htif::{Htif, HtifError, HtifRequest};
 use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::{MemoryStats, MemorySystem, NodeBus};
+use crate::nebula_queues::{NebulaQueues, NEBULA_SIZE};
 use crate::uart::{Uart, UART_SIZE};
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
 use std::path::Path;
@@ -702,7 +703,12 @@ impl Node {
             }
             if self.nic_attached
                 && (self.harts[h].net().has_output()
-                    || self.bus.devices().icenic().is_some_and(IceNic::has_tx))
+                    || self.bus.devices().icenic().is_some_and(IceNic::has_tx)
+                    || self
+                        .bus
+                        .devices()
+                        .nebula_queues()
+                        .is_some_and(NebulaQueues::has_commands))
             {
                 // The NIC (or the link, for the traditional NIC's frames)
                 // must see this before time moves on.
@@ -747,6 +753,104 @@ impl Node {
 
     pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
         self.bus.devices_mut().icenic_mut()
+    }
+
+    /// Attaches NEBULA's NIC queues (`nebula_queues.rs`) at `base`; a NIC
+    /// design does, when it is built for this node.
+    pub fn attach_nebula_queues(
+        &mut self,
+        base: u64,
+        queues: NebulaQueues,
+    ) -> Result<(), crate::device::OverlapError> {
+        self.bus.devices_mut().attach(
+            "nebula",
+            base,
+            NEBULA_SIZE,
+            Device::NebulaQueues(Box::new(queues)),
+        )
+    }
+
+    pub fn nebula_queues(&self) -> Option<&NebulaQueues> {
+        self.bus.devices().nebula_queues()
+    }
+
+    pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
+        self.bus.devices_mut().nebula_queues_mut()
+    }
+
+    /// A NIC design writes `bytes` at `addr` by DMA from core cycle `cycle`
+    /// (DRAM and the LLC, per `[node.llc] dma_allocation`), invalidating the
+    /// lines in every core's L1 D-cache: the cycle the last line is
+    /// written, or `None` if the range is not in DRAM.
+    pub fn nic_dma_write(
+        &mut self,
+        addr: u64,
+        bytes: &[u8],
+        cycle: u64,
+        outstanding: usize,
+    ) -> Option<u64> {
+        let done = self.bus.nic_write(addr, bytes, cycle, outstanding)?;
+        self.for_each_line(addr, bytes.len() as u64, |harts, a| {
+            for hart in harts.iter_mut() {
+                hart.invalidate_l1d_line(a);
+            }
+        });
+        Some(done)
+    }
+
+    /// A NIC design reads `len` bytes at `addr` into `out` by DMA from
+    /// `cycle`: the cycle the last line arrives, or `None` if not in DRAM.
+    pub fn nic_dma_read(
+        &mut self,
+        addr: u64,
+        len: u64,
+        cycle: u64,
+        outstanding: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<u64> {
+        self.bus.nic_read(addr, len, cycle, outstanding, out)
+    }
+
+    /// NIC-to-core steering (NEBULA §V-E): the lines of `[addr, addr + len)`
+    /// are read from the LLC (or DRAM) from `cycle` and installed in core
+    /// `core`'s L1 D-cache, their dirty victims written back. Returns the
+    /// cycle the last line is in, or `None` if the range is not in DRAM or
+    /// there is no such core.
+    pub fn nic_steer_to_l1d(
+        &mut self,
+        core: usize,
+        addr: u64,
+        len: u64,
+        cycle: u64,
+        outstanding: usize,
+    ) -> Option<u64> {
+        if core >= self.harts.len() {
+            return None;
+        }
+        let mut scratch = Vec::new();
+        let done = self
+            .bus
+            .nic_read(addr, len, cycle, outstanding, &mut scratch)?;
+        let mut victims = Vec::new();
+        self.for_each_line(addr, len, |harts, a| {
+            if let Some(v) = harts[core].install_l1d_line(a) {
+                victims.push(v);
+            }
+        });
+        for v in victims {
+            self.bus.l1_writeback(v, done);
+        }
+        Some(done)
+    }
+
+    fn for_each_line(&mut self, addr: u64, len: u64, mut f: impl FnMut(&mut [Hart], u64)) {
+        let line = self.cfg.core.l1d.line_bytes as u64;
+        let end = addr + len;
+        let mut a = addr & !(line - 1);
+        while a < end {
+            f(&mut self.harts, a);
+            a += line;
+        }
     }
 
     /// Register-file interface, NIC side: puts a message (RX header first)

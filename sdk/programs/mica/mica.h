@@ -50,11 +50,22 @@
 #define MICA_REQ_HEADER 32   /* tag, op, key */
 #define MICA_REPLY_HEADER 16 /* tag, status */
 
-#define MICA_PARTITIONS 4
+/* Partitions by the hash's top MICA_PARTITION_BITS bits; the sizes below
+ * may be raised by a program that holds more pairs (nb_mica). */
+#ifndef MICA_PARTITION_BITS
+#define MICA_PARTITION_BITS 2
+#endif
+#define MICA_PARTITIONS (1 << MICA_PARTITION_BITS)
+#ifndef MICA_BUCKETS
 #define MICA_BUCKETS 1024       /* per partition (power of two) */
+#endif
+#ifndef MICA_EXTRA_BUCKETS
 #define MICA_EXTRA_BUCKETS 256  /* per partition, for full buckets */
+#endif
 #define MICA_SLOTS 7
+#ifndef MICA_LOG_BYTES
 #define MICA_LOG_BYTES (4UL << 20) /* per partition */
+#endif
 #define MICA_OFFSET_MASK ((1UL << 48) - 1)
 
 struct mica_bucket {
@@ -76,15 +87,26 @@ struct mica_entry {
     uint64_t value[];
 };
 
-static struct mica_partition mica_parts[MICA_PARTITIONS];
 
 /* The logs live in the free memory above the per-hart areas (lib/link.ld),
  * not in .bss: a log needs no zeroing (what is live is what lies within
  * MICA_LOG_BYTES of the tail), and start-up code zeroing megabytes of .bss
  * would take milliseconds. */
 extern char _end[];
-#define MICA_LOGS_BASE \
+#define MICA_FREE_BASE \
     ((((uintptr_t)_end + ((uintptr_t)NANOPU_MAX_HARTS << NANOPU_STACK_SHIFT)) + 4095) & ~4095UL)
+#ifdef MICA_INDEX_IN_FREE_MEMORY
+/* The index lives in free memory below the logs, not in .bss: a program
+ * holding millions of pairs (nb_mica) skips clearing tens of megabytes at
+ * start-up. It relies on memory above the image being zero at start, as
+ * the simulator's DRAM is. */
+#define mica_parts ((struct mica_partition *)MICA_FREE_BASE)
+#define MICA_LOGS_BASE \
+    ((MICA_FREE_BASE + sizeof(struct mica_partition) * MICA_PARTITIONS + 4095) & ~4095UL)
+#else
+static struct mica_partition mica_parts[MICA_PARTITIONS];
+#define MICA_LOGS_BASE MICA_FREE_BASE
+#endif
 
 static inline uint64_t mica_splitmix64(uint64_t x)
 {
@@ -102,7 +124,7 @@ static inline uint64_t mica_hash(uint64_t k0, uint64_t k1)
 
 static inline struct mica_partition *mica_part(uint64_t h)
 {
-    return &mica_parts[h >> 62];
+    return &mica_parts[h >> (64 - MICA_PARTITION_BITS)];
 }
 
 static inline struct mica_entry *mica_at(struct mica_partition *p, uint64_t off)

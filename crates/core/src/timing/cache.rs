@@ -223,6 +223,26 @@ impl Cache {
         }
     }
 
+    /// Puts the line holding `addr` in the cache as the most recent of its
+    /// set without counting an access (a line pushed in from outside, e.g.
+    /// NEBULA's NIC-to-core steering); returns the dirty line it evicted.
+    pub fn install_line(&mut self, addr: u64) -> Option<u64> {
+        let line = addr >> self.line_shift;
+        // The fast path assumes the last line accessed is its set's most
+        // recent: no longer true.
+        self.last_line = INVALID;
+        let set = (line & self.set_mask) as usize * self.ways;
+        let ways = &mut self.tags[set..set + self.ways];
+        if let Some(i) = ways.iter().position(|&t| t & !DIRTY == line) {
+            ways[..=i].rotate_right(1);
+            return None;
+        }
+        let victim = ways[self.ways - 1];
+        ways.rotate_right(1);
+        ways[0] = line;
+        (victim != INVALID && victim & DIRTY != 0).then(|| (victim & !DIRTY) << self.line_shift)
+    }
+
     /// Forgets every line (`fence.i` on the instruction cache).
     pub fn invalidate_all(&mut self) {
         self.tags.fill(INVALID);

@@ -20,6 +20,7 @@
 //! |---|---|
 //! | [`nanopu`] | the nanoPU NIC: messages straight into the register file (nanoPU Fig. 1) |
 //! | [`icenic`] | a traditional DMA NIC (IceNIC), a device on the node's bus |
+//! | [`nebula`] | NEBULA's integrated NIC and RSS, RPCValet, SRQ_emu, NEBULA_base (NEBULA §VI) |
 //!
 //! Adding a design is one module that implements [`NicDesign`] plus one arm
 //! of [`NodeNic`] (and of [`NicKind`], if configuration files should name
@@ -29,6 +30,7 @@
 
 pub mod icenic;
 pub mod nanopu;
+pub mod nebula;
 
 use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
@@ -229,6 +231,7 @@ pub enum NodeNic {
     Nanopu(Box<Wrapped<nanopu::NanoPuNic>>),
     Icenic(Box<Wrapped<icenic::IceNicPort>>),
     Custom(Box<Wrapped<CustomNic>>),
+    Nebula(Box<Wrapped<nebula::NebulaNic>>),
 }
 
 /// An event of one of [`NodeNic`]'s designs.
@@ -237,6 +240,7 @@ pub enum NodeNicEvent {
     Nanopu(nanopu::NanoPuEvent),
     Icenic(icenic::IceNicEvent),
     Custom(u64),
+    Nebula(nebula::NebulaEvent),
 }
 
 impl NicDesign for CustomNic {
@@ -272,6 +276,7 @@ macro_rules! each_design {
             NodeNic::Nanopu(w) => w.call($io, NodeNicEvent::Nanopu, |$n, $inner| $body),
             NodeNic::Icenic(w) => w.call($io, NodeNicEvent::Icenic, |$n, $inner| $body),
             NodeNic::Custom(w) => w.call($io, NodeNicEvent::Custom, |$n, $inner| $body),
+            NodeNic::Nebula(w) => w.call($io, NodeNicEvent::Nebula, |$n, $inner| $body),
         }
     };
 }
@@ -289,12 +294,32 @@ impl NodeNic {
         NodeNic::Custom(Box::new(Wrapped::new(nic)))
     }
 
+    pub fn nebula(nic: nebula::NebulaNic) -> NodeNic {
+        NodeNic::Nebula(Box::new(Wrapped::new(nic)))
+    }
+
+    /// NEBULA's NIC, if that is the design.
+    pub fn as_nebula(&self) -> Option<&nebula::NebulaNic> {
+        match self {
+            NodeNic::Nebula(w) => Some(&w.nic),
+            _ => None,
+        }
+    }
+
+    pub fn as_nebula_mut(&mut self) -> Option<&mut nebula::NebulaNic> {
+        match self {
+            NodeNic::Nebula(w) => Some(&mut w.nic),
+            _ => None,
+        }
+    }
+
     /// The design's name, for reports.
     pub fn kind_name(&self) -> &'static str {
         match self {
             NodeNic::Nanopu(_) => NicKind::Nanopu.name(),
             NodeNic::Icenic(_) => NicKind::Icenic.name(),
             NodeNic::Custom(_) => "custom",
+            NodeNic::Nebula(w) => w.nic.design().name(),
         }
     }
 
@@ -338,6 +363,9 @@ impl NodeNic {
             (NodeNic::Custom(w), NodeNicEvent::Custom(e)) => {
                 w.call(io, NodeNicEvent::Custom, |n, i| n.handle(e, now, cores, i))
             }
+            (NodeNic::Nebula(w), NodeNicEvent::Nebula(e)) => {
+                w.call(io, NodeNicEvent::Nebula, |n, i| n.handle(e, now, cores, i))
+            }
             _ => unreachable!("an event goes back to the design that scheduled it"),
         }
     }
@@ -347,6 +375,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.stats(),
             NodeNic::Icenic(w) => w.nic.stats(),
             NodeNic::Custom(w) => w.nic.stats(),
+            NodeNic::Nebula(w) => w.nic.stats(),
         }
     }
 
@@ -355,6 +384,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.transport(),
             NodeNic::Icenic(w) => w.nic.transport(),
             NodeNic::Custom(w) => w.nic.transport(),
+            NodeNic::Nebula(w) => w.nic.transport(),
         }
     }
 
@@ -363,6 +393,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.recycle(frame),
             NodeNic::Icenic(w) => w.nic.recycle(frame),
             NodeNic::Custom(w) => w.nic.recycle(frame),
+            NodeNic::Nebula(w) => w.nic.recycle(frame),
         }
     }
 
@@ -371,6 +402,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.wants_frames(),
             NodeNic::Icenic(w) => w.nic.wants_frames(),
             NodeNic::Custom(w) => w.nic.wants_frames(),
+            NodeNic::Nebula(w) => w.nic.wants_frames(),
         }
     }
 }

@@ -1,0 +1,563 @@
+//! A node with NEBULA's NIC (any design) driven by a built-in client: many
+//! connections, Poisson arrivals at a staircase of rates, MICA requests
+//! made and checked by `nanopu_apps::mica` (every reply against the
+//! oracle), NACKs answered by a retry after a backoff (and counted). The
+//! client and the node share a link of `link_gbps` each way.
+//!
+//! Each stage of the staircase is measured on its own: server-side
+//! latency of the RPCs received during it (NACKs count as infinite,
+//! NEBULA §VI), and the memory system's DRAM bytes and LLC hits and misses
+//! over it.
+
+use super::{NebulaConfig, NebulaDesign, NebulaError, NebulaNic};
+use crate::host::NodeHost;
+use crate::nics::NodeNic;
+use nanopu_apps::mica::{MicaClient, MicaConfig};
+use nanopu_apps::{App, AppContext, AppRng, Request, Verdict};
+use nanopu_nic::mac::Mac;
+use nanopu_node::{Node, NodeConfig, NodeError};
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_wire::Flags;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
+
+/// The server's and the client's addresses.
+const SERVER_IP: u32 = 0x0a00_0001;
+const CLIENT_IP: u32 = 0x0a00_0002;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct MicaLoad {
+    pub design: NebulaDesign,
+    pub nic: NebulaConfig,
+    pub node: NodeConfig,
+    pub program: PathBuf,
+    /// The program's arguments after its name.
+    pub args: Vec<String>,
+    pub mica: MicaConfig,
+    /// Offered load of each stage, million requests per second.
+    pub rates_mrps: Vec<f64>,
+    pub requests_per_stage: u64,
+    /// Requests before the first stage (at its rate), not measured.
+    pub warmup_requests: u64,
+    /// Client connections (§VI: 1024 nodes); requests pick one uniformly.
+    pub connections: u32,
+    /// Link rate each way (§VI: a 120 Gb/s NIC).
+    pub link_gbps: u64,
+    /// MAC and serial I/O each way, ps.
+    pub mac_ps: u64,
+    /// A NACKed request is sent again `backoff_ns * attempts` later.
+    pub backoff_ns: u64,
+    /// Attempts before the client gives up on a request (reported).
+    pub max_attempts: u32,
+    /// Stop offering load when this many requests are unanswered (the
+    /// server is saturated; later stages are not run).
+    pub max_backlog: u64,
+    /// How long the program may take to register its receive buffer.
+    pub boot_limit_ns: u64,
+    /// After the last request, how long replies may still come.
+    pub drain_ns: u64,
+    pub seed: u64,
+}
+
+/// One stage's measurements.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageResult {
+    pub offered_mrps: f64,
+    /// RPCs received in the stage and finished, and NACKs in it.
+    pub finished: u64,
+    pub nacks: u64,
+    pub mean_ns: f64,
+    pub p50_ns: Option<u64>,
+    /// `None`: over 1% NACKed (infinite, §VI).
+    pub p99_ns: Option<u64>,
+    /// Finished RPCs per second over the stage, millions.
+    pub achieved_mrps: f64,
+    pub dram_gb_s: f64,
+    pub dram_read_bytes: u64,
+    pub dram_write_bytes: u64,
+    pub llc_hits: u64,
+    pub llc_misses: u64,
+    pub llc_miss_rate: f64,
+    pub duration_ns: f64,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MicaRun {
+    pub design: String,
+    pub stages: Vec<StageResult>,
+    /// Stages not run: the server was saturated before.
+    pub stages_skipped: usize,
+    pub sent: u64,
+    pub answered: u64,
+    pub wrong: u64,
+    pub first_error: Option<String>,
+    pub nacks_received: u64,
+    pub retries: u64,
+    /// Requests the client gave up on after `max_attempts` NACKs.
+    pub gave_up: u64,
+    /// Requests without an answer when the run ended.
+    pub unanswered: u64,
+    pub boot_ns: f64,
+    pub sim_ns: f64,
+    pub nic: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    #[error(transparent)]
+    Nic(#[from] NebulaError),
+    #[error("the program did not register its receive buffer within {0} ns (nebula_init)")]
+    NoBoot(u64),
+    #[error("the program exited with code {0} while serving")]
+    Exited(u64),
+    #[error("bad load: {0}")]
+    Config(&'static str),
+}
+
+enum Ev {
+    Nic(crate::nics::NodeNicEvent),
+    ToNic(Vec<u8>),
+    ToClient(Vec<u8>),
+    Retry((u16, u16)),
+}
+
+struct Pending {
+    seq: u64,
+    req: Request,
+    attempts: u32,
+}
+
+struct Snapshot {
+    at: SimTime,
+    read: u64,
+    write: u64,
+    hits: u64,
+    misses: u64,
+}
+
+fn snapshot(node: &Node, at: SimTime) -> Snapshot {
+    let m = node.memory_stats();
+    Snapshot {
+        at,
+        read: m.dram_read_bytes,
+        write: m.dram_write_bytes,
+        hits: m.llc.hits,
+        misses: m.llc.misses,
+    }
+}
+
+struct Driver {
+    host: NodeHost,
+    events: BTreeMap<(SimTime, u64), Ev>,
+    seq: u64,
+    to_nic_free: SimTime,
+    to_client_free: SimTime,
+    link_gbps: u64,
+}
+
+impl Driver {
+    fn push(&mut self, at: SimTime, ev: Ev) {
+        self.seq += 1;
+        self.events.insert((at, self.seq), ev);
+    }
+
+    fn drain_io(&mut self) {
+        let mut sends = Vec::new();
+        let mut evs = Vec::new();
+        {
+            let r = self.host.io.drain();
+            sends.extend(r.transmit);
+            evs.extend(r.schedule);
+        }
+        for (at, e) in evs {
+            self.push(at, Ev::Nic(e));
+        }
+        for (frame, ready) in sends {
+            let first = ready.max(self.to_client_free);
+            let last = first + SimDuration::serialization(frame.len() as u64, self.link_gbps);
+            self.to_client_free = last;
+            self.push(last, Ev::ToClient(frame));
+        }
+    }
+
+    /// Runs the cores to `t`, letting the NIC take what they give it.
+    fn run_to(&mut self, t: SimTime) -> Result<(), LoadError> {
+        loop {
+            self.host.advance(t)?;
+            self.drain_io();
+            if let Some((code, _)) = self.host.node.exit() {
+                return Err(LoadError::Exited(code));
+            }
+            let next = self.events.keys().next().map_or(t, |k| k.0.min(t));
+            if !self.host.can_run(next) || next < t && !self.host.can_run(t) {
+                return Ok(());
+            }
+            if next < t {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn words_of(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+fn bytes_of(req: &Request) -> Vec<u8> {
+    let mut b: Vec<u8> = req.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+    b.resize(req.len as usize, 0);
+    b
+}
+
+/// Runs `load`; see the module documentation.
+pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
+    if load.rates_mrps.is_empty() || load.rates_mrps.iter().any(|&r| !r.is_finite() || r <= 0.0) {
+        return Err(LoadError::Config(
+            "rates_mrps must be positive and not empty",
+        ));
+    }
+    if load.connections == 0 || load.connections > u16::MAX as u32 {
+        return Err(LoadError::Config("connections must be in 1..=65535"));
+    }
+    let mut node = Node::with_program(load.node.clone(), &load.program)?;
+    if let Some(h) = node.htif_mut() {
+        let mut args = vec![nanopu_node::loader::argv0(&load.program)];
+        args.extend(load.args.iter().cloned());
+        h.args = args;
+    }
+    let mac = Mac {
+        link_gbps: load.link_gbps,
+        rx_latency: SimDuration::from_ps(load.mac_ps),
+        tx_latency: SimDuration::from_ps(load.mac_ps),
+    };
+    let nic = NebulaNic::new(load.design, load.nic.clone(), mac, SERVER_IP, &mut node)?;
+    let mut d = Driver {
+        host: NodeHost::new(node, NodeNic::nebula(nic)),
+        events: BTreeMap::new(),
+        seq: 0,
+        to_nic_free: SimTime::ZERO,
+        to_client_free: SimTime::ZERO,
+        link_gbps: load.link_gbps,
+    };
+    // Boot: until the program registers its receive buffer.
+    let step = SimDuration::from_ns(2_000);
+    let mut t = SimTime::ZERO;
+    while d
+        .host
+        .node
+        .nebula_queues()
+        .and_then(|q| q.buffer_base())
+        .is_none()
+    {
+        if t.fs() > SimDuration::from_ns(load.boot_limit_ns).fs() {
+            return Err(LoadError::NoBoot(load.boot_limit_ns));
+        }
+        t += step;
+        d.run_to(t)?;
+    }
+    let boot = t;
+
+    let mut rng = AppRng::seed_from_u64(load.seed);
+    let mut mica = MicaClient::new(load.mica.clone(), AppContext::SINGLE);
+    let mut run = MicaRun {
+        design: load.design.name().into(),
+        boot_ns: boot.fs() as f64 / 1e6,
+        ..MicaRun::default()
+    };
+    let mut pending: HashMap<(u16, u16), Pending> = HashMap::new();
+    let mut next_tid = vec![0u16; load.connections as usize];
+    let mut backlog: VecDeque<Request> = VecDeque::new();
+    let per_conn_limit = load.nic.per_connection_messages as usize;
+    let mut conn_outstanding = vec![0usize; load.connections as usize];
+
+    // Stage boundaries: request numbers.
+    let total_stages = load.rates_mrps.len();
+    let mut stage_starts: Vec<Snapshot> = Vec::new();
+    let stage_of_seq = |seq: u64| -> Option<usize> {
+        if seq < load.warmup_requests {
+            None
+        } else {
+            Some(((seq - load.warmup_requests) / load.requests_per_stage) as usize)
+        }
+    };
+    let total_requests = load.warmup_requests + load.requests_per_stage * total_stages as u64;
+    let mut next_seq = 0u64;
+    let mut next_arrival = boot;
+    let mut stopped_at_stage: Option<usize> = None;
+    let mut last_arrival = boot;
+    let mut clock = boot;
+
+    let send = |d: &mut Driver, conn: u16, tid: u16, req: &Request, at: SimTime| {
+        let frame = super::wire::frame(
+            CLIENT_IP,
+            SERVER_IP,
+            conn,
+            req.context,
+            tid,
+            req.len,
+            Flags::DATA,
+            &bytes_of(req),
+        );
+        let first = at.max(d.to_nic_free);
+        d.to_nic_free = first + SimDuration::serialization(frame.len() as u64, d.link_gbps);
+        d.push(first, Ev::ToNic(frame));
+    };
+
+    loop {
+        let arrivals_left = next_seq < total_requests && stopped_at_stage.is_none();
+        let next_event = d.events.keys().next().map(|k| k.0);
+        let now = match (arrivals_left.then_some(next_arrival), next_event) {
+            (Some(a), Some(e)) => a.min(e),
+            (Some(a), None) => a,
+            (None, Some(e)) => e,
+            // Requests still in the node: let its cores run on.
+            (None, None) if !pending.is_empty() => clock + SimDuration::from_ns(1_000),
+            (None, None) => break,
+        };
+        clock = now;
+        if !arrivals_left && now.since(last_arrival) > SimDuration::from_ns(load.drain_ns) {
+            break;
+        }
+        d.run_to(now)?;
+        // Events due now (running the cores may have added earlier ones).
+        while let Some(entry) = d.events.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let ((at, _), ev) = entry.remove_entry();
+            match ev {
+                Ev::Nic(e) => d.host.handle(e, at.max(now)),
+                Ev::ToNic(frame) => d.host.frame_in(&frame, at),
+                Ev::Retry(key) => {
+                    if let Some(p) = pending.get(&key) {
+                        run.retries += 1;
+                        let req = p.req.clone();
+                        send(&mut d, key.0, key.1, &req, at);
+                    }
+                }
+                Ev::ToClient(frame) => {
+                    let Some((info, flags, payload)) = super::wire::parse(&frame) else {
+                        continue;
+                    };
+                    let key = (info.dst_context, info.tx_msg_id);
+                    if flags.contains(Flags::NACK) {
+                        run.nacks_received += 1;
+                        if let Some(p) = pending.get_mut(&key) {
+                            p.attempts += 1;
+                            if p.attempts >= load.max_attempts {
+                                pending.remove(&key);
+                                conn_outstanding[key.0 as usize] -= 1;
+                                run.gave_up += 1;
+                            } else {
+                                let back =
+                                    SimDuration::from_ns(load.backoff_ns * p.attempts as u64);
+                                d.push(at + back, Ev::Retry(key));
+                            }
+                        }
+                        continue;
+                    }
+                    let Some(p) = pending.remove(&key) else {
+                        continue;
+                    };
+                    conn_outstanding[key.0 as usize] -= 1;
+                    run.answered += 1;
+                    let words = words_of(payload);
+                    if !matches!(mica.check(&p.req, &words, info.msg_len), Verdict::Ok) {
+                        run.wrong += 1;
+                        run.first_error.get_or_insert_with(|| {
+                            format!("request {}: a wrong reply ({} B)", p.seq, info.msg_len)
+                        });
+                    }
+                    if let Some(req) = backlog.pop_front() {
+                        let conn = key.0;
+                        let tid = next_tid[conn as usize];
+                        next_tid[conn as usize] = tid.wrapping_add(1);
+                        conn_outstanding[conn as usize] += 1;
+                        send(&mut d, conn, tid, &req, at);
+                        pending.insert(
+                            (conn, tid),
+                            Pending {
+                                seq: p.seq,
+                                req,
+                                attempts: 0,
+                            },
+                        );
+                    }
+                }
+            }
+            d.drain_io();
+        }
+        if arrivals_left && next_arrival <= now {
+            let seq = next_seq;
+            next_seq += 1;
+            let stage = stage_of_seq(seq);
+            if let Some(s) = stage {
+                if stage_starts.len() == s {
+                    // Saturated: stop offering load.
+                    let backlog_now = run.sent - run.answered - run.gave_up;
+                    if backlog_now > load.max_backlog {
+                        stopped_at_stage = Some(s);
+                        continue;
+                    }
+                    stage_starts.push(snapshot(&d.host.node, now));
+                }
+            }
+            let req = mica.next_request(seq, &mut rng);
+            run.sent += 1;
+            let mut conn = None;
+            for _ in 0..load.connections {
+                let c = rng.random_range(0..load.connections) as usize;
+                if conn_outstanding[c] < per_conn_limit {
+                    conn = Some(c as u16);
+                    break;
+                }
+            }
+            match conn {
+                Some(c) => {
+                    let tid = next_tid[c as usize];
+                    next_tid[c as usize] = tid.wrapping_add(1);
+                    conn_outstanding[c as usize] += 1;
+                    send(&mut d, c, tid, &req, now);
+                    pending.insert(
+                        (c, tid),
+                        Pending {
+                            seq,
+                            req,
+                            attempts: 0,
+                        },
+                    );
+                }
+                None => backlog.push_back(req),
+            }
+            last_arrival = now;
+            let rate = load.rates_mrps[stage.unwrap_or(0).min(total_stages - 1)];
+            let gap_ns: f64 = Exp::new(rate * 1e-3)
+                .expect("positive rate")
+                .sample(&mut rng);
+            next_arrival = now + SimDuration::from_ps((gap_ns * 1000.0).round() as u64);
+        }
+    }
+    let end = snapshot(&d.host.node, last_arrival);
+    let nic = d.host.nic.as_nebula().expect("a NEBULA NIC");
+    // Stage windows: [start of stage s, start of s + 1) by reception time.
+    let n = stage_starts.len();
+    for s in 0..n {
+        let a = &stage_starts[s];
+        let b = stage_starts.get(s + 1).unwrap_or(&end);
+        let mut lat: Vec<u64> = nic
+            .completions
+            .iter()
+            .filter(|(r, _)| *r >= a.at && *r < b.at)
+            .map(|&(_, ns)| ns)
+            .collect();
+        lat.sort_unstable();
+        let nacks = nic
+            .nacked_at
+            .iter()
+            .filter(|&&t| t >= a.at && t < b.at)
+            .count() as u64;
+        let total = lat.len() as u64 + nacks;
+        let pct = |q: f64| -> Option<u64> {
+            if total == 0 {
+                return Some(0);
+            }
+            let rank = ((q * total as f64).ceil() as usize).max(1);
+            lat.get(rank - 1).copied()
+        };
+        let dur_ns = b.at.since(a.at).fs() as f64 / 1e6;
+        let bytes = (b.read - a.read) + (b.write - a.write);
+        let (hits, misses) = (b.hits - a.hits, b.misses - a.misses);
+        run.stages.push(StageResult {
+            offered_mrps: load.rates_mrps[s],
+            finished: lat.len() as u64,
+            nacks,
+            mean_ns: if lat.is_empty() {
+                0.0
+            } else {
+                lat.iter().sum::<u64>() as f64 / lat.len() as f64
+            },
+            p50_ns: pct(0.5),
+            p99_ns: pct(0.99),
+            achieved_mrps: if dur_ns > 0.0 {
+                lat.len() as f64 / dur_ns * 1e3
+            } else {
+                0.0
+            },
+            dram_gb_s: if dur_ns > 0.0 {
+                bytes as f64 / dur_ns
+            } else {
+                0.0
+            },
+            dram_read_bytes: b.read - a.read,
+            dram_write_bytes: b.write - a.write,
+            llc_hits: hits,
+            llc_misses: misses,
+            llc_miss_rate: if hits + misses > 0 {
+                misses as f64 / (hits + misses) as f64
+            } else {
+                0.0
+            },
+            duration_ns: dur_ns,
+        });
+    }
+    run.stages_skipped = total_stages - n;
+    run.unanswered = pending.len() as u64 + backlog.len() as u64;
+    run.nic = d.host.nic_stats();
+    run.sim_ns = d.events.keys().next().map_or(last_arrival, |k| k.0).fs() as f64 / 1e6;
+    Ok(run)
+}
+
+/// The `[node]` table of a configuration file such as
+/// `configs/nebula-server.toml`.
+pub fn node_config_from_toml(text: &str) -> Result<NodeConfig, toml::de::Error> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        node: NodeConfig,
+    }
+    toml::from_str::<File>(text).map(|f| f.node)
+}
+
+impl MicaLoad {
+    /// A small load of `design` on `node` running `program`: a few stages,
+    /// few requests (what tests and the quick scale start from).
+    pub fn small(design: NebulaDesign, node: NodeConfig, program: PathBuf, pairs: u32) -> MicaLoad {
+        MicaLoad {
+            design,
+            nic: NebulaConfig::default(),
+            node,
+            program,
+            args: vec![pairs.to_string(), "512".into()],
+            mica: MicaConfig {
+                pairs,
+                ..MicaConfig::default()
+            },
+            rates_mrps: vec![2.0],
+            requests_per_stage: 200,
+            warmup_requests: 50,
+            connections: 1024,
+            link_gbps: 120,
+            mac_ps: 26_000,
+            backoff_ns: 1_000,
+            max_attempts: 50,
+            max_backlog: 20_000,
+            boot_limit_ns: 1_000_000_000,
+            drain_ns: 500_000,
+            seed: 1,
+        }
+    }
+}
