@@ -8,6 +8,7 @@
 
 mod apps;
 mod apps2;
+pub mod erpc;
 mod error;
 pub mod gopt;
 mod microbench;
@@ -134,6 +135,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(apps::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
+    all.extend(erpc::experiments());
     all
 }
 
