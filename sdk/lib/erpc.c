@@ -9,7 +9,7 @@
 /* Requests waiting for a slot or a credit, per session. */
 #define BACKLOG 64
 /* Message buffers of the pool (erpc_alloc_msgbuf). */
-#define POOL 96
+#define POOL 160
 /* A buffer's stride: ERPC_BUF_BYTES rounded up to whole cache lines. */
 #define BUF_STRIDE (((ERPC_BUF_BYTES) + 63) & ~63)
 /* Bytes of a session's control frame (connect handshake). */

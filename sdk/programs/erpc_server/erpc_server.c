@@ -6,7 +6,8 @@
  *   2 EXEC   u64 id               -> id, times id was executed (a counter:
  *                                    executing a request twice shows)
  *   3 TOTAL  (nothing)            -> executions in all, the largest count of
- *                                    one id
+ *                                    one id (and prints the library's
+ *                                    counters: `server handled= resent= ...`)
  *   4 DEFER  (nothing)            -> answered only once no DEFER request has
  *                                    arrived for DEFER_IDLE_US: the most
  *                                    requests it held unanswered at once
@@ -65,6 +66,10 @@ static void on_total(struct erpc_rpc *rpc, erpc_handle h, const uint8_t *req, ui
     out[0] = total_exec;
     out[1] = max_count;
     erpc_enqueue_response(rpc, h, 16);
+    const struct erpc_stats *st = erpc_stats(rpc);
+    printf("server handled=%lu resent=%lu stale=%lu malformed=%lu\n", (unsigned long)st->requests_handled,
+           (unsigned long)st->responses_resent, (unsigned long)st->dropped_stale,
+           (unsigned long)st->dropped_malformed);
 }
 
 static void on_defer(struct erpc_rpc *rpc, erpc_handle h, const uint8_t *req, uint32_t size, void *ctx)
