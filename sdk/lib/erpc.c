@@ -568,7 +568,9 @@ static void process(struct erpc_rpc *rpc, const uint8_t *f, unsigned len)
     }
     const struct erpc_pkthdr *ph = (const struct erpc_pkthdr *)(f + FRAME_HEADER_LEN);
     unsigned payload = get_be16(f + NT_MSG_LEN);
-    if (ph->magic != ERPC_MAGIC || payload < ERPC_PKTHDR_BYTES || FRAME_HEADER_LEN + payload > len) {
+    /* A message longer than a msgbuf holds is no eRPC packet of ours. */
+    if (ph->magic != ERPC_MAGIC || payload < ERPC_PKTHDR_BYTES || FRAME_HEADER_LEN + payload > len ||
+        payload - ERPC_PKTHDR_BYTES > ERPC_MAX_DATA) {
         rpc->stats.dropped_malformed++;
         return;
     }

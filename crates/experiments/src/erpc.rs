@@ -57,9 +57,7 @@ impl GuestRun {
     /// The value of `key=` in the first line of host `host` starting with
     /// `prefix`.
     pub fn field(&self, host: usize, prefix: &str, key: &str) -> Option<u64> {
-        let line = self.outputs[host]
-            .lines()
-            .find(|l| l.starts_with(prefix))?;
+        let line = self.outputs[host].lines().find(|l| l.starts_with(prefix))?;
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
             .and_then(|v| v.parse().ok())
@@ -152,10 +150,7 @@ pub fn client_server(
         r,
         network,
         2,
-        &[
-            ("0", "erpc_server", Vec::new()),
-            ("1", "erpc_client", args),
-        ],
+        &[("0", "erpc_server", Vec::new()), ("1", "erpc_client", args)],
     )
 }
 
@@ -226,7 +221,10 @@ fn rate_cluster(r: &Runner, nodes: usize, cc: bool) -> Result<ClusterConfig> {
         ],
     )?;
     let depth = (rq as u32).max(cfg.node.icenic.recv_req_depth);
-    ensure!(depth <= 255, "{nodes} nodes need {rq} receive buffers; the IceNIC takes 255");
+    ensure!(
+        depth <= 255,
+        "{nodes} nodes need {rq} receive buffers; the IceNIC takes 255"
+    );
     cfg.node.icenic.recv_req_depth = depth;
     cfg.node.icenic.recv_comp_depth = depth;
     Ok(cfg)
@@ -290,7 +288,10 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
     let n = count.to_string();
     let raft_app = nanopu_apps::AppConfig::Raft(nanopu_apps::raft::RaftConfig::default());
     let points = vec![
-        Point::Guests(client_server(r, network.clone(), &["latency", &n, &size])?, 1),
+        Point::Guests(
+            client_server(r, network.clone(), &["latency", &n, &size])?,
+            1,
+        ),
         Point::Guests(rate_cluster(r, nodes, true)?, 0),
         Point::Guests(rate_cluster(r, nodes, false)?, 0),
         Point::Guests(raft_cluster(r, r.cfg.network.clone(), raft_count)?, 3),
@@ -317,7 +318,11 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
         }
     };
     let lat = guest(0)?;
-    ensure!(lat.code == 0, "the latency client failed: {}", lat.output(1));
+    ensure!(
+        lat.code == 0,
+        "the latency client failed: {}",
+        lat.output(1)
+    );
     let (p50, p99, samples) = latency_ns(lat, 1, clock)?;
     let rate_cc = rate_mrps(guest(1)?, nodes, clock)?;
     let rate_nocc = rate_mrps(guest(2)?, nodes, clock)?;

@@ -52,7 +52,11 @@ fn at_most_once_under_loss_duplication_and_reordering() {
     // The faults bit: requests were re-sent, and lost responses came back
     // from the server's saved copies (its handler did not run again).
     assert!(run.field(1, "stats", "retransmissions").unwrap() > 0);
-    assert!(run.field(0, "server", "resent").unwrap() > 0, "{}", run.output(0));
+    assert!(
+        run.field(0, "server", "resent").unwrap() > 0,
+        "{}",
+        run.output(0)
+    );
     assert_eq!(run.field(0, "server", "handled"), Some(301));
 }
 
@@ -94,3 +98,13 @@ fn raft_over_erpc_answers_correctly() {
     assert!(run.field(3, "stats", "reads_checked").unwrap() > 0);
 }
 
+#[test]
+fn runs_repeat_bit_for_bit() {
+    let mut net = NetworkConfig::default();
+    net.faults.loss = 0.05;
+    let a = pair(net.clone(), &["latency", "40", "32", "rto_us=30"]);
+    let b = pair(net, &["latency", "40", "32", "rto_us=30"]);
+    assert_ok(&a, 1);
+    assert_eq!(a.outputs, b.outputs);
+    assert_eq!(a.sim_us, b.sim_us);
+}
