@@ -182,10 +182,18 @@ pub const RATE_BATCH: u32 = 3;
 /// congestion control, Mrps.
 pub const PAPER_RATE_CC_MRPS: f64 = 4.96;
 pub const PAPER_RATE_NOCC_MRPS: f64 = 5.44;
+/// eRPC Table 3's congestion-control rows: the `erpc_rate` option, what it
+/// disables (§5.2.2), the paper's rate with it and the rows above it
+/// disabled (CX4, B = 3, Mrps).
+pub const RATE_ABLATION: [(&str, &str, f64); 3] = [
+    ("no-batched-timestamps", "batched RTT timestamps", 4.84),
+    ("no-timely-bypass", "Timely bypass", 4.52),
+    ("no-rate-limiter-bypass", "rate limiter bypass", 4.30),
+];
 
 /// The rate benchmark (`erpc_rate`) on `nodes` nodes: every node a client
 /// and a server; host 0 exits once done (the others serve on).
-fn rate_cluster(r: &Runner, nodes: usize, cc: bool) -> Result<ClusterConfig> {
+fn rate_cluster(r: &Runner, nodes: usize, options: &[&str]) -> Result<ClusterConfig> {
     let (warm_us, measure_us) = match r.scale {
         Scale::Quick => (20, 40),
         Scale::Full => (50, 200),
@@ -206,9 +214,7 @@ fn rate_cluster(r: &Runner, nodes: usize, cc: bool) -> Result<ClusterConfig> {
         ];
         a.extend(ips.iter().cloned());
         a.push(format!("rq={rq}"));
-        if !cc {
-            a.push("nocc".into());
-        }
+        a.extend(options.iter().map(|o| o.to_string()));
         a
     };
     let mut cfg = icenic_cluster(
@@ -274,7 +280,11 @@ enum Point {
 
 enum Outcome {
     Guests(GuestRun),
-    NanoPuRaft(nanopu_system::LoadReport),
+    /// Median and p99 at the client, ns.
+    NanoPuRaft {
+        p50_ns: f64,
+        p99_ns: f64,
+    },
 }
 
 fn erpc(r: &Runner) -> Result<ExperimentResult> {
@@ -287,13 +297,13 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
     let size = SMALL_RPC_BYTES.to_string();
     let n = count.to_string();
     let raft_app = nanopu_apps::AppConfig::Raft(nanopu_apps::raft::RaftConfig::default());
-    let points = vec![
+    let mut points = vec![
         Point::Guests(
             client_server(r, network.clone(), &["latency", &n, &size])?,
             1,
         ),
-        Point::Guests(rate_cluster(r, nodes, true)?, 0),
-        Point::Guests(rate_cluster(r, nodes, false)?, 0),
+        Point::Guests(rate_cluster(r, nodes, &[])?, 0),
+        Point::Guests(rate_cluster(r, nodes, &["nocc"])?, 0),
         Point::Guests(raft_cluster(r, r.cfg.network.clone(), raft_count)?, 3),
         Point::NanoPuRaft(crate::replication::app_cluster(
             r,
@@ -305,16 +315,25 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
             1_000_000,
         )?),
     ];
+    // eRPC Table 3: its three congestion-control optimizations disabled one
+    // after another (cumulatively, as the paper's rows are).
+    for i in 0..RATE_ABLATION.len() {
+        let options: Vec<&str> = RATE_ABLATION[..=i].iter().map(|a| a.0).collect();
+        points.push(Point::Guests(rate_cluster(r, nodes, &options)?, 0));
+    }
     let runs = r.par_map("erpc", &points, |p| match p {
         Point::Guests(c, watch) => run_until_exit(c, *watch, 1_000_000).map(Outcome::Guests),
         Point::NanoPuRaft(c) => {
-            crate::replication::run_app(c, false).map(|a| Outcome::NanoPuRaft(a.report))
+            crate::replication::run_app(c, false).map(|a| Outcome::NanoPuRaft {
+                p50_ns: a.report.client_p50_ns,
+                p99_ns: a.report.client_p99_ns,
+            })
         }
     })?;
     let guest = |i: usize| -> Result<&GuestRun> {
         match &runs[i] {
             Outcome::Guests(g) => Ok(g),
-            Outcome::NanoPuRaft(_) => Err(fail!("point {i} is not a guest run")),
+            Outcome::NanoPuRaft { .. } => Err(fail!("point {i} is not a guest run")),
         }
     };
     let lat = guest(0)?;
@@ -329,10 +348,21 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
     let raft = guest(3)?;
     ensure!(raft.code == 0, "the Raft client failed: {}", raft.output(3));
     let (raft_p50, raft_p99, raft_n) = latency_ns(raft, 3, clock)?;
-    let Outcome::NanoPuRaft(nano) = &runs[4] else {
+    let &Outcome::NanoPuRaft {
+        p50_ns: nano_p50,
+        p99_ns: nano_p99,
+    } = &runs[4]
+    else {
         return Err(fail!("point 4 is not the nanoPU Raft"));
     };
-    let ratio = raft_p50 / nano.client_p50_ns;
+    let ratio = raft_p50 / nano_p50;
+    let mut ablation_rows = Vec::new();
+    for (i, &(_, what, paper)) in RATE_ABLATION.iter().enumerate() {
+        let m = rate_mrps(guest(5 + i)?, nodes, clock)?;
+        ablation_rows.push(format!(
+            "| + disable {what} | {m:.2} Mrps | {paper:.2} Mrps |"
+        ));
+    }
     let cc_cost = 100.0 * (1.0 - rate_cc / rate_nocc);
     let extra = |key: &str, measured: f64, unit: &str, published: f64, note: String| Target {
         key: key.into(),
@@ -374,7 +404,7 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
             format!(
                 "Raft over eRPC {:.2} us / Raft on the nanoPU {:.2} us, medians at the client, same network",
                 raft_p50 / 1e3,
-                nano.client_p50_ns / 1e3
+                nano_p50 / 1e3
             ),
         )
         .unwrap_or_default(),
@@ -403,13 +433,18 @@ fn erpc(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes: vec![
             format!(
+                "eRPC Table 3, congestion-control optimizations disabled one after another (B = 3, {nodes} nodes):\n\n\
+                 | configuration | ours | paper (CX4) |\n|---|---|---|\n| baseline (cc on) | {rate_cc:.2} Mrps | 4.96 Mrps |\n{}",
+                ablation_rows.join("\n")
+            ),
+            format!(
                 "| measurement | ours | paper |\n|---|---|---|\n| 32 B RPC median / p99 | {p50:.0} / {p99:.0} ns | 2.3 us median (CX5) |\n\
                  | rate per core, B = 3, cc on | {rate_cc:.2} Mrps | 4.96 Mrps (CX4) |\n| rate per core, cc off | {rate_nocc:.2} Mrps | 5.44 Mrps |\n\
                  | Raft median / p99 over eRPC | {:.2} / {:.2} us | 5.5 / 6.3 us |\n| Raft median / p99 on the nanoPU | {:.2} / {:.2} us | 3.08 / 3.26 us |",
                 raft_p50 / 1e3,
                 raft_p99 / 1e3,
-                nano.client_p50_ns / 1e3,
-                nano.client_p99_ns / 1e3
+                nano_p50 / 1e3,
+                nano_p99 / 1e3
             ),
             "What our model leaves out: the PCIe bus between core and NIC (the IceNIC does its DMA straight into \
              the L2, and an MMIO costs the node's `mmio_cycles`), so each NIC crossing is cheaper than on a \

@@ -5,6 +5,9 @@
  * to 60 requests in flight across its sessions; the servers echo.
  *
  *   erpc_rate SELF_INDEX B WARM_US MEASURE_US LINGER_US IP... [nocc] [rq=N]
+ *             [no-batched-timestamps] [no-timely-bypass] [no-rate-limiter-bypass]
+ *
+ * The last three disable one of eRPC §5.2.2's optimizations each (Table 3).
  *
  * Counts the requests completed during MEASURE_US after WARM_US, prints
  * `rate completed=N cycles=C` and the library's counters, then serves for
@@ -62,6 +65,12 @@ int main(int argc, char **argv)
     for (int i = 6; i < argc; i++) {
         if (!strcmp(argv[i], "nocc"))
             cfg.congestion_control = 0;
+        else if (!strcmp(argv[i], "no-batched-timestamps"))
+            cfg.batch_timestamps = 0;
+        else if (!strcmp(argv[i], "no-timely-bypass"))
+            cfg.timely_bypass = 0;
+        else if (!strcmp(argv[i], "no-rate-limiter-bypass"))
+            cfg.rate_limiter_bypass = 0;
         else if (!strncmp(argv[i], "rq=", 3))
             cfg.rq_size = (uint32_t)atoi(argv[i] + 3);
         else if (n < MAX_NODES && (ips[n] = replica_parse_ip(argv[i])) != 0)
