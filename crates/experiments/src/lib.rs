@@ -8,6 +8,7 @@
 
 mod apps;
 mod apps2;
+pub mod erpc;
 mod error;
 pub mod gopt;
 mod microbench;
@@ -138,6 +139,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(apps2::experiments());
     all.extend(nb_queueing::experiments());
     all.extend(nebula::experiments());
+    all.extend(erpc::experiments());
     all
 }
 

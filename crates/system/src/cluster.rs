@@ -353,6 +353,10 @@ impl Cluster {
             if let Some((elf, name, kind, args)) = program {
                 let mut node_cfg = cfg.node.clone();
                 node_cfg.icenic.enabled = kind == NicKind::Icenic;
+                // The device's MAC (02:00 and the IPv4 address) is how a
+                // program learns its own address: the host's, not the
+                // single-node default every host would otherwise share.
+                node_cfg.icenic.ipv4 = std::net::Ipv4Addr::from(host_ip(h));
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
                 if !args.is_empty() {

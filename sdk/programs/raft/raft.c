@@ -12,12 +12,20 @@
  * Arguments: own IPv4 address, then every server's (replica.h).
  * Message formats: README.md in this directory.
  * Never exits: it is driven by the simulator's NIC (exit 2 on bad arguments).
+ *
+ * Messages go through a thin layer (raft_net.h: the register file);
+ * ../erpc_raft builds this same file over eRPC on the traditional NIC.
  */
 #include <nanopu.h>
 #include <kv_table.h>
 #include <replica.h>
 #include <stdio.h>
 #include <stdlib.h>
+/* The messaging layer: the register file here; eRPC's when erpc_raft
+ * includes this file (it defines RAFT_ERPC and its layer first). */
+#ifndef RAFT_ERPC
+#include "raft_net.h"
+#endif
 
 /* Timing, in microseconds of mtime. */
 #ifndef HEARTBEAT_US
@@ -118,12 +126,14 @@ static int peer_of(uint32_t ip)
     return -1;
 }
 
+#ifndef RAFT_ERPC
 static uint64_t peer_hdr(int p, uint32_t words) { return lnic_hdr(ips[p], 0, (uint16_t)(words * 8)); }
+#endif
 
 static void drain(uint32_t left)
 {
     for (; left > 0; left--)
-        (void)lnic_read();
+        (void)net_rx();
 }
 
 static void become_follower(uint64_t new_term)
@@ -144,19 +154,20 @@ static void send_append(int p)
     uint64_t n = last_index >= from ? last_index - from + 1 : 0;
     if (n > MAX_ENTRIES_PER_APPEND)
         n = MAX_ENTRIES_PER_APPEND;
-    lnic_write_r(peer_hdr(p, APPEND_HEADER_WORDS + (uint32_t)n * ENTRY_WORDS));
-    lnic_write_i(MSG_APPEND);
-    lnic_write_r(term);
-    lnic_write_r((uint64_t)self);
-    lnic_write_r(from - 1);
-    lnic_write_r(log_[from - 1].term);
-    lnic_write_r(commit_index);
-    lnic_write_r(n);
+    net_request(p, APPEND_HEADER_WORDS + (uint32_t)n * ENTRY_WORDS);
+    net_tx_i(MSG_APPEND);
+    net_tx(term);
+    net_tx((uint64_t)self);
+    net_tx(from - 1);
+    net_tx(log_[from - 1].term);
+    net_tx(commit_index);
+    net_tx(n);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t *w = (const uint64_t *)&log_[from + i];
         for (int k = 0; k < ENTRY_WORDS; k++)
-            lnic_write_r(w[k]);
+            net_tx(w[k]);
     }
+    net_end();
     /* Optimistically: the next append starts after these (a failure
      * resets it). */
     next_index[p] = from + n;
@@ -177,21 +188,23 @@ static void apply(struct entry *e, int answer)
             for (int i = 0; i < KV_VALUE_WORDS; i++)
                 s->value[i] = e->value[i];
         if (answer) {
-            lnic_write_r(lnic_reply_hdr(e->client, 16));
-            lnic_write_r(e->id);
-            lnic_write_r(s ? KV_OK : KV_FULL);
+            net_reply(e->client, 16);
+            net_tx(e->id);
+            net_tx(s ? KV_OK : KV_FULL);
+            net_end();
         }
     } else if (e->op == KV_OP_READ && answer) {
         struct kv_slot *s = kv_slot(&table, e->k0, e->k1, 0);
-        lnic_write_r(lnic_reply_hdr(e->client, s ? 16 + 8 * KV_VALUE_WORDS : 16));
-        lnic_write_r(e->id);
+        net_reply(e->client, s ? 16 + 8 * KV_VALUE_WORDS : 16);
+        net_tx(e->id);
         if (!s) {
-            lnic_write_i(KV_NOT_FOUND);
+            net_tx_i(KV_NOT_FOUND);
         } else {
-            lnic_write_i(KV_OK);
+            net_tx_i(KV_OK);
             for (int i = 0; i < KV_VALUE_WORDS; i++)
-                lnic_write_r(s->value[i]);
+                net_tx(s->value[i]);
         }
+        net_end();
     }
 }
 
@@ -270,12 +283,13 @@ static void start_election(uint64_t now)
     for (int p = 0; p < n_servers; p++) {
         if (p == self)
             continue;
-        lnic_write_r(peer_hdr(p, 5));
-        lnic_write_i(MSG_REQUEST_VOTE);
-        lnic_write_r(term);
-        lnic_write_r((uint64_t)self);
-        lnic_write_r(last_index);
-        lnic_write_r(log_[last_index].term);
+        net_request(p, 5);
+        net_tx_i(MSG_REQUEST_VOTE);
+        net_tx(term);
+        net_tx((uint64_t)self);
+        net_tx(last_index);
+        net_tx(log_[last_index].term);
+        net_end();
     }
     if (2 * votes > n_servers)
         become_leader(now);
@@ -302,7 +316,7 @@ static void on_request_vote(int p, uint32_t words)
         drain(words - 1);
         return;
     }
-    uint64_t t = lnic_read(), cand = lnic_read(), li = lnic_read(), lt = lnic_read();
+    uint64_t t = net_rx(), cand = net_rx(), li = net_rx(), lt = net_rx();
     if (t > term)
         become_follower(t);
     uint64_t my_lt = log_[last_index].term;
@@ -313,10 +327,11 @@ static void on_request_vote(int p, uint32_t words)
         voted_for = p;
         reset_election_deadline(now_ticks());
     }
-    lnic_write_r(peer_hdr(p, 3));
-    lnic_write_i(MSG_VOTE);
-    lnic_write_r(term);
-    lnic_write_r((uint64_t)granted);
+    net_reply_peer(p, 3);
+    net_tx_i(MSG_VOTE);
+    net_tx(term);
+    net_tx((uint64_t)granted);
+    net_end();
 }
 
 static void on_vote(uint32_t words)
@@ -325,7 +340,7 @@ static void on_vote(uint32_t words)
         drain(words - 1);
         return;
     }
-    uint64_t t = lnic_read(), granted = lnic_read();
+    uint64_t t = net_rx(), granted = net_rx();
     if (t > term) {
         become_follower(t);
         return;
@@ -340,8 +355,8 @@ static void on_append(int p, uint32_t words)
         drain(words - 1);
         return;
     }
-    uint64_t t = lnic_read(), from = lnic_read(), prev = lnic_read(), prev_term = lnic_read();
-    uint64_t leader_commit = lnic_read(), n = lnic_read();
+    uint64_t t = net_rx(), from = net_rx(), prev = net_rx(), prev_term = net_rx();
+    uint64_t leader_commit = net_rx(), n = net_rx();
     uint32_t left = words - APPEND_HEADER_WORDS;
     if (left != n * ENTRY_WORDS || (int)from != p) {
         drain(left);
@@ -355,7 +370,7 @@ static void on_append(int p, uint32_t words)
         if (prev <= last_index && log_[prev].term == prev_term && prev + n < LOG_CAPACITY) {
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t idx = prev + 1 + i;
-                uint64_t et = lnic_read();
+                uint64_t et = net_rx();
                 if (idx <= last_index && log_[idx].term == et) {
                     drain(ENTRY_WORDS - 1); /* already held */
                     continue;
@@ -364,7 +379,7 @@ static void on_append(int p, uint32_t words)
                 uint64_t *w = (uint64_t *)&log_[idx];
                 w[0] = et;
                 for (int k = 1; k < ENTRY_WORDS; k++)
-                    w[k] = lnic_read();
+                    w[k] = net_rx();
             }
             left = 0;
             success = 1;
@@ -379,11 +394,12 @@ static void on_append(int p, uint32_t words)
         }
     }
     drain(left);
-    lnic_write_r(peer_hdr(p, 4));
-    lnic_write_i(MSG_APPENDED);
-    lnic_write_r(term);
-    lnic_write_r(success);
-    lnic_write_r(match);
+    net_reply_peer(p, 4);
+    net_tx_i(MSG_APPENDED);
+    net_tx(term);
+    net_tx(success);
+    net_tx(match);
+    net_end();
     follower_apply();
 }
 
@@ -393,7 +409,7 @@ static void on_appended(int p, uint32_t words)
         drain(words - 1);
         return;
     }
-    uint64_t t = lnic_read(), success = lnic_read(), match = lnic_read();
+    uint64_t t = net_rx(), success = net_rx(), match = net_rx();
     if (t > term) {
         become_follower(t);
         return;
@@ -419,19 +435,20 @@ static void on_appended(int p, uint32_t words)
 
 static void on_client(uint64_t hdr, uint32_t words)
 {
-    uint64_t id = words ? lnic_read() : 0;
-    uint64_t op = words > 1 ? lnic_read() : 0;
+    uint64_t id = words ? net_rx() : 0;
+    uint64_t op = words > 1 ? net_rx() : 0;
     int ok = (op == KV_OP_WRITE && words == 4 + KV_VALUE_WORDS) || (op == KV_OP_READ && words == 4);
     if (!ok || role != LEADER || last_index + 1 >= LOG_CAPACITY) {
         drain(words > 2 ? words - 2 : 0);
         uint64_t status = !ok ? KV_MALFORMED : role != LEADER ? KV_WRONG_NODE : KV_FULL;
-        lnic_write_r(lnic_reply_hdr(hdr, status == KV_WRONG_NODE ? 32 : 16));
-        lnic_write_r(id);
-        lnic_write_r(status);
+        net_reply(hdr, status == KV_WRONG_NODE ? 32 : 16);
+        net_tx(id);
+        net_tx(status);
         if (status == KV_WRONG_NODE) {
-            lnic_write_r(leader >= 0 ? ips[leader] : 0);
-            lnic_write_r(leader >= 0 ? (uint64_t)leader : UINT64_MAX);
+            net_tx(leader >= 0 ? ips[leader] : 0);
+            net_tx(leader >= 0 ? (uint64_t)leader : UINT64_MAX);
         }
+        net_end();
         return;
     }
     struct entry *e = &log_[++last_index];
@@ -439,11 +456,11 @@ static void on_client(uint64_t hdr, uint32_t words)
     e->client = hdr;
     e->id = id;
     e->op = op;
-    e->k0 = lnic_read();
-    e->k1 = lnic_read();
+    e->k0 = net_rx();
+    e->k1 = net_rx();
     if (op == KV_OP_WRITE)
         for (int i = 0; i < KV_VALUE_WORDS; i++)
-            e->value[i] = lnic_read();
+            e->value[i] = net_rx();
     broadcast_append();
     if (n_servers == 1) {
         commit_index = last_index;
@@ -451,6 +468,7 @@ static void on_client(uint64_t hdr, uint32_t words)
     }
 }
 
+#ifndef RAFT_ERPC
 int main(int argc, char **argv)
 {
     n_servers = replica_args(argc, argv, ips, &self);
@@ -500,3 +518,4 @@ int main(int argc, char **argv)
         arm_timer();
     }
 }
+#endif /* !RAFT_ERPC */
