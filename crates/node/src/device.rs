@@ -14,6 +14,7 @@ use crate::dram::Dram;
 use crate::htif::Htif;
 use crate::icenic::IceNic;
 use crate::memory::MemorySystem;
+use crate::rdma_doorbell::RdmaDoorbell;
 use crate::uart::Uart;
 
 /// Where a device reaches memory by DMA (or, for HTIF, reads its requests):
@@ -100,6 +101,7 @@ pub enum Device {
     Uart(Uart),
     Htif(Box<Htif>),
     IceNic(Box<IceNic>),
+    RdmaDoorbell(Box<RdmaDoorbell>),
 }
 
 macro_rules! dispatch {
@@ -109,6 +111,7 @@ macro_rules! dispatch {
             Device::Uart($d) => $call,
             Device::Htif($d) => $call,
             Device::IceNic($d) => $call,
+            Device::RdmaDoorbell($d) => $call,
         }
     };
 }
@@ -186,6 +189,7 @@ pub struct DeviceMap {
     clint: Option<usize>,
     htif: Option<usize>,
     icenic: Option<usize>,
+    rdma_doorbell: Option<usize>,
 }
 
 impl DeviceMap {
@@ -221,6 +225,7 @@ impl DeviceMap {
                 self.ram_window = (base, end);
             }
             Device::Uart(_) => {}
+            Device::RdmaDoorbell(_) => self.rdma_doorbell = Some(index),
         }
         let lines = device.interrupt_lines();
         if lines != 0 {
@@ -359,6 +364,23 @@ impl DeviceMap {
     pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
         match &mut self.mapped.get_mut(self.icenic?)?.device {
             Device::IceNic(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl DeviceMap {
+    /// The RDMA NIC's doorbell page, if attached.
+    pub fn rdma_doorbell(&self) -> Option<&RdmaDoorbell> {
+        match &self.mapped.get(self.rdma_doorbell?)?.device {
+            Device::RdmaDoorbell(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
+        match &mut self.mapped.get_mut(self.rdma_doorbell?)?.device {
+            Device::RdmaDoorbell(d) => Some(d),
             _ => None,
         }
     }

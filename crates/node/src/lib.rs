@@ -13,6 +13,7 @@ pub mod icenic;
 pub mod loader;
 pub mod memory;
 pub mod node;
+pub mod rdma_doorbell;
 pub mod uart;
 
 pub use config::{DeviceMapConfig, NodeConfig, NodeConfigError};

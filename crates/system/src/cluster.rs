@@ -349,6 +349,7 @@ impl Cluster {
             if let Some((elf, name, kind, args)) = program {
                 let mut node_cfg = cfg.node.clone();
                 node_cfg.icenic.enabled = kind == NicKind::Icenic;
+                node_cfg.rdma_doorbell = kind == NicKind::Rdma;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
                 if !args.is_empty() {
@@ -1090,6 +1091,11 @@ pub fn node_nic(
             NodeNic::nanopu(NanoPuNic::new(nic))
         }
         NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps))),
+        NicKind::Rdma => NodeNic::rdma(crate::nics::rdma::RdmaNic::new(
+            crate::nics::rdma::RdmaParams::default(),
+            ip,
+            mac(cfg, link.gbps),
+        )),
     })
 }
 

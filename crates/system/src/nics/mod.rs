@@ -20,6 +20,7 @@
 //! |---|---|
 //! | [`nanopu`] | the nanoPU NIC: messages straight into the register file (nanoPU Fig. 1) |
 //! | [`icenic`] | a traditional DMA NIC (IceNIC), a device on the node's bus |
+//! | [`rdma`] | an RDMA NIC behind PCIe: queue pairs and verbs (HERD §2-3) |
 //!
 //! Adding a design is one module that implements [`NicDesign`] plus one arm
 //! of [`NodeNic`] (and of [`NicKind`], if configuration files should name
@@ -29,6 +30,7 @@
 
 pub mod icenic;
 pub mod nanopu;
+pub mod rdma;
 
 use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
@@ -229,6 +231,7 @@ pub enum NodeNic {
     Nanopu(Box<Wrapped<nanopu::NanoPuNic>>),
     Icenic(Box<Wrapped<icenic::IceNicPort>>),
     Custom(Box<Wrapped<CustomNic>>),
+    Rdma(Box<Wrapped<rdma::RdmaNic>>),
 }
 
 /// An event of one of [`NodeNic`]'s designs.
@@ -237,6 +240,7 @@ pub enum NodeNicEvent {
     Nanopu(nanopu::NanoPuEvent),
     Icenic(icenic::IceNicEvent),
     Custom(u64),
+    Rdma(rdma::RdmaEvent),
 }
 
 impl NicDesign for CustomNic {
@@ -272,6 +276,7 @@ macro_rules! each_design {
             NodeNic::Nanopu(w) => w.call($io, NodeNicEvent::Nanopu, |$n, $inner| $body),
             NodeNic::Icenic(w) => w.call($io, NodeNicEvent::Icenic, |$n, $inner| $body),
             NodeNic::Custom(w) => w.call($io, NodeNicEvent::Custom, |$n, $inner| $body),
+            NodeNic::Rdma(w) => w.call($io, NodeNicEvent::Rdma, |$n, $inner| $body),
         }
     };
 }
@@ -289,12 +294,32 @@ impl NodeNic {
         NodeNic::Custom(Box::new(Wrapped::new(nic)))
     }
 
+    pub fn rdma(nic: rdma::RdmaNic) -> NodeNic {
+        NodeNic::Rdma(Box::new(Wrapped::new(nic)))
+    }
+
+    /// The RDMA NIC, if that is the design.
+    pub fn as_rdma(&self) -> Option<&rdma::RdmaNic> {
+        match self {
+            NodeNic::Rdma(w) => Some(&w.nic),
+            _ => None,
+        }
+    }
+
+    pub fn as_rdma_mut(&mut self) -> Option<&mut rdma::RdmaNic> {
+        match self {
+            NodeNic::Rdma(w) => Some(&mut w.nic),
+            _ => None,
+        }
+    }
+
     /// The design's name, for reports.
     pub fn kind_name(&self) -> &'static str {
         match self {
             NodeNic::Nanopu(_) => NicKind::Nanopu.name(),
             NodeNic::Icenic(_) => NicKind::Icenic.name(),
             NodeNic::Custom(_) => "custom",
+            NodeNic::Rdma(_) => NicKind::Rdma.name(),
         }
     }
 
@@ -338,6 +363,9 @@ impl NodeNic {
             (NodeNic::Custom(w), NodeNicEvent::Custom(e)) => {
                 w.call(io, NodeNicEvent::Custom, |n, i| n.handle(e, now, cores, i))
             }
+            (NodeNic::Rdma(w), NodeNicEvent::Rdma(e)) => {
+                w.call(io, NodeNicEvent::Rdma, |n, i| n.handle(e, now, cores, i))
+            }
             _ => unreachable!("an event goes back to the design that scheduled it"),
         }
     }
@@ -347,6 +375,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.stats(),
             NodeNic::Icenic(w) => w.nic.stats(),
             NodeNic::Custom(w) => w.nic.stats(),
+            NodeNic::Rdma(w) => w.nic.stats(),
         }
     }
 
@@ -355,6 +384,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.transport(),
             NodeNic::Icenic(w) => w.nic.transport(),
             NodeNic::Custom(w) => w.nic.transport(),
+            NodeNic::Rdma(w) => w.nic.transport(),
         }
     }
 
@@ -363,6 +393,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.recycle(frame),
             NodeNic::Icenic(w) => w.nic.recycle(frame),
             NodeNic::Custom(w) => w.nic.recycle(frame),
+            NodeNic::Rdma(w) => w.nic.recycle(frame),
         }
     }
 
@@ -371,6 +402,7 @@ impl NodeNic {
             NodeNic::Nanopu(w) => w.nic.wants_frames(),
             NodeNic::Icenic(w) => w.nic.wants_frames(),
             NodeNic::Custom(w) => w.nic.wants_frames(),
+            NodeNic::Rdma(w) => w.nic.wants_frames(),
         }
     }
 }
