@@ -12,6 +12,7 @@ mod error;
 pub mod gopt;
 mod microbench;
 mod prototype_flow;
+mod rdma;
 pub mod replication;
 mod scheduling;
 mod table1;
@@ -134,6 +135,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(apps::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
+    all.extend(rdma::experiments());
     all
 }
 

@@ -101,6 +101,11 @@ pub trait VerbsClient {
     fn latencies_ns(&self) -> &[f64];
     /// Wrong answers, described (the first few).
     fn wrong(&self) -> &[String];
+    /// Measured operations and the window they span (first measured post
+    /// to last completion), for throughput.
+    fn measured(&self) -> Option<(u64, SimTime, SimTime)> {
+        None
+    }
 }
 
 /// Where a client keeps its local buffers: 32 MB into its node's DRAM.

@@ -11,6 +11,8 @@
 //! | [`verbs`] | WQE and CQE layouts in host memory (`sdk/include/verbs.h`) |
 //! | [`engine`] | queue pairs, the verbs, RC reliability, the QP-context cache |
 //! | [`client`] | built-in verbs clients (traffic hosts that post verbs from Rust) |
+//! | [`kv_clients`] | HERD's client and a READ-based (Pilaf-style) store's client |
+//! | [`run`] | running built-in clients in a cluster |
 //!
 //! A program rings the doorbell page (`nanopu_node::rdma_doorbell`) with
 //! the address of a WQE; the NIC reads it by DMA, executes it, and writes
@@ -20,9 +22,11 @@
 
 pub mod client;
 pub mod engine;
+pub mod kv_clients;
 pub mod packet;
 pub mod params;
 pub mod pcie;
+pub mod run;
 pub mod verbs;
 
 pub use client::VerbsClient;
