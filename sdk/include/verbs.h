@@ -108,10 +108,10 @@ struct verbs_cq {
 /* The WQEs a hart posts from: a ring much longer than the NIC takes to
  * fetch one, so a slot is never rewritten before the NIC has read it. */
 #ifndef VERBS_WQE_SLOTS
-#define VERBS_WQE_SLOTS 64
+#define VERBS_WQE_SLOTS 32
 #endif
 #ifndef VERBS_MAX_HARTS
-#define VERBS_MAX_HARTS 8
+#define VERBS_MAX_HARTS 4
 #endif
 static struct verbs_wqe verbs_wqes[VERBS_MAX_HARTS][VERBS_WQE_SLOTS] __attribute__((aligned(64)));
 static uint32_t verbs_wqe_next[VERBS_MAX_HARTS];

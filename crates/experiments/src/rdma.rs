@@ -18,9 +18,11 @@ use nanopu_network::{host_ip, NetworkConfig, TopologyConfig};
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram};
-use nanopu_system::nics::rdma::client::{OneSidedClient, OneSidedOp, RemoteRegion, StreamClient, VerbsClient};
+use nanopu_system::nics::rdma::client::{
+    OneSidedClient, OneSidedOp, RemoteRegion, StreamClient, VerbsClient,
+};
 use nanopu_system::nics::rdma::kv_clients::{HerdClient, HerdServer, ReadKvClient};
-use nanopu_system::nics::rdma::run::{attach_client, client_of, run_clients};
+use nanopu_system::nics::rdma::run::{attach_client, client_of, run_clients, run_until_ready};
 use nanopu_system::nics::rdma::verbs::op;
 use nanopu_system::NicKind;
 
@@ -42,9 +44,6 @@ pub fn experiments() -> Vec<Experiment> {
 /// `verbs.h`'s `VERBS_SHARED_BASE`: where the servers put what clients reach.
 const SHARED_BASE: u64 = 0x8800_0000;
 const REGION_WORDS: u64 = 4096;
-/// When clients start: after every server has set up (tens of us of
-/// initialization at most).
-const START_US: u64 = 60;
 
 fn ip_str(h: usize) -> String {
     std::net::Ipv4Addr::from(host_ip(h)).to_string()
@@ -53,7 +52,14 @@ fn ip_str(h: usize) -> String {
 /// Host 0 runs `program` (`args`) on `server_cores` cores; hosts
 /// 1..=clients idle (their built-in clients do the work); all RDMA NICs on
 /// one switch.
-fn rdma_cluster(r: &Runner, network: &NetworkConfig, program: &str, args: Vec<String>, server_cores: usize, clients: usize) -> Result<ClusterConfig> {
+fn rdma_cluster(
+    r: &Runner,
+    network: &NetworkConfig,
+    program: &str,
+    args: Vec<String>,
+    server_cores: usize,
+    clients: usize,
+) -> Result<ClusterConfig> {
     // The cluster has one node configuration: client nodes get the
     // server's cores too, and their harts sleep in `idle_wait`.
     let mut node = r.cfg.node.clone();
@@ -85,18 +91,38 @@ fn rdma_cluster(r: &Runner, network: &NetworkConfig, program: &str, args: Vec<St
     })
 }
 
-/// Runs `clients` (client i on host i + 1) on `cfg` until done.
-fn run(cfg: &ClusterConfig, clients: Vec<Box<dyn VerbsClient>>) -> Result<Cluster> {
+/// Runs `clients` (client i on host i + 1) on `cfg` until done, started
+/// once the server has created `server_qps` queue pairs.
+fn run(
+    cfg: &ClusterConfig,
+    server_qps: usize,
+    clients: Vec<Box<dyn VerbsClient>>,
+) -> Result<Cluster> {
     let mut c = Cluster::new(cfg)?;
     let hosts: Vec<usize> = (1..=clients.len()).collect();
+    let start = run_until_ready(
+        &mut c,
+        0,
+        server_qps,
+        SimTime::ZERO + SimDuration::from_us(20_000),
+    )
+    .map_err(|e| fail!("{e}"))?;
     for (i, cl) in clients.into_iter().enumerate() {
-        attach_client(&mut c, i + 1, cl, SimTime::ZERO + SimDuration::from_us(START_US)).map_err(|e| fail!("{e}"))?;
+        attach_client(&mut c, i + 1, cl, start).map_err(|e| fail!("{e}"))?;
     }
-    run_clients(&mut c, &hosts, SimTime::ZERO + SimDuration::from_us(200_000)).map_err(|e| fail!("{e}"))?;
+    run_clients(
+        &mut c,
+        &hosts,
+        SimTime::ZERO + SimDuration::from_us(200_000),
+    )
+    .map_err(|e| fail!("{e}"))?;
     for &h in &hosts {
         let cl = client_of(&c, h).ok_or_else(|| fail!("host {h} lost its client"))?;
         if let Some(w) = cl.wrong().first() {
-            return Err(fail!("host {h}: {} wrong replies; first: {w}", cl.wrong().len()));
+            return Err(fail!(
+                "host {h}: {} wrong replies; first: {w}",
+                cl.wrong().len()
+            ));
         }
     }
     Ok(c)
@@ -148,7 +174,14 @@ fn one_sided(r: &Runner) -> Result<ExperimentResult> {
         Scale::Full => 2000,
     };
     let network = rdma_network(r)?;
-    let cfg = rdma_cluster(r, &network, "rnic_region", vec!["1".into(), ip_str(1), "1".into()], 1, 1)?;
+    let cfg = rdma_cluster(
+        r,
+        &network,
+        "rnic_region",
+        vec!["1".into(), ip_str(1), "1".into()],
+        1,
+        1,
+    )?;
     let region = RemoteRegion {
         ip: host_ip(0),
         qpn: 1,
@@ -158,9 +191,19 @@ fn one_sided(r: &Runner) -> Result<ExperimentResult> {
     };
     let seed = r.seed;
     let rnic = r.par_map("one-sided (RDMA NIC)", &OPS, |&(op, ..)| {
-        let client = OneSidedClient::new(op, region, initial_word, count, (count / 20).max(1), seed, false);
-        let c = run(&cfg, vec![Box::new(client)])?;
-        let lat = client_of(&c, 1).map(|x| x.latencies_ns().to_vec()).unwrap_or_default();
+        let client = OneSidedClient::new(
+            op,
+            region,
+            initial_word,
+            count,
+            (count / 20).max(1),
+            seed,
+            false,
+        );
+        let c = run(&cfg, 1, vec![Box::new(client)])?;
+        let lat = client_of(&c, 1)
+            .map(|x| x.latencies_ns().to_vec())
+            .unwrap_or_default();
         Ok((quantile(&lat, 0.5), quantile(&lat, 0.9)))
     })?;
     // The nanoPU's software read on the same topology (as the `rdma`
@@ -272,7 +315,14 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
     let results = r.par_map("herd", &points, |&(kind, n)| {
         let (cfg, clients): (ClusterConfig, Vec<Box<dyn VerbsClient>>) = match kind {
             Kind::Herd => {
-                let cfg = rdma_cluster(r, &network, "herd", vec![n.to_string(), ip_str(1), window.to_string()], 4, n)?;
+                let cfg = rdma_cluster(
+                    r,
+                    &network,
+                    "herd",
+                    vec![n.to_string(), ip_str(1), window.to_string()],
+                    4,
+                    n,
+                )?;
                 let server = HerdServer {
                     ip: host_ip(0),
                     region: SHARED_BASE,
@@ -281,23 +331,53 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
                     window,
                 };
                 let cl = (0..n)
-                    .map(|i| Box::new(HerdClient::new(i as u32, server, 64, 0.95, count, count / 10, seed + i as u64)) as Box<dyn VerbsClient>)
+                    .map(|i| {
+                        Box::new(HerdClient::new(
+                            i as u32,
+                            server,
+                            64,
+                            0.95,
+                            count,
+                            count / 10,
+                            seed + i as u64,
+                        )) as Box<dyn VerbsClient>
+                    })
                     .collect();
                 (cfg, cl)
             }
             Kind::ReadKv => {
                 let keys = 1024;
-                let cfg = rdma_cluster(r, &network, "herd_readkv", vec![keys.to_string(), ip_str(1), n.to_string()], 1, n)?;
+                let cfg = rdma_cluster(
+                    r,
+                    &network,
+                    "herd_readkv",
+                    vec![keys.to_string(), ip_str(1), n.to_string()],
+                    1,
+                    n,
+                )?;
                 let cl = (0..n)
                     .map(|i| {
-                        Box::new(ReadKvClient::new(i as u32, host_ip(0), SHARED_BASE, 3, keys, window, count, count / 10, seed + i as u64))
-                            as Box<dyn VerbsClient>
+                        Box::new(ReadKvClient::new(
+                            i as u32,
+                            host_ip(0),
+                            SHARED_BASE,
+                            3,
+                            keys,
+                            window,
+                            count,
+                            count / 10,
+                            seed + i as u64,
+                        )) as Box<dyn VerbsClient>
                     })
                     .collect();
                 (cfg, cl)
             }
         };
-        let c = run(&cfg, clients)?;
+        let qps = match kind {
+            Kind::Herd => n + 4,
+            Kind::ReadKv => n,
+        };
+        let c = run(&cfg, qps, clients)?;
         let (mops, lat) = aggregate(&c, n);
         let reads = match kind {
             Kind::ReadKv => client_of(&c, 1)
@@ -314,7 +394,14 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
         Scale::Full => 8000,
     };
     let stream = r.par_map("verbs vs connections", conns, |&q| {
-        let cfg = rdma_cluster(r, &network, "rnic_region", vec![q.to_string(), ip_str(1), "1".into()], 1, 1)?;
+        let cfg = rdma_cluster(
+            r,
+            &network,
+            "rnic_region",
+            vec![q.to_string(), ip_str(1), "1".into()],
+            1,
+            1,
+        )?;
         let region = RemoteRegion {
             ip: host_ip(0),
             qpn: 1,
@@ -323,7 +410,7 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             rkey: 1,
         };
         let cl = StreamClient::new(op::WRITE, region, q, 1, 32, stream_count);
-        let c = run(&cfg, vec![Box::new(cl)])?;
+        let c = run(&cfg, q as usize, vec![Box::new(cl)])?;
         let mops = client_of(&c, 1)
             .and_then(|x| x.report()["mops"].as_f64())
             .unwrap_or(f64::NAN);
@@ -343,9 +430,16 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
         readkv_pts.push((rm, rl / 1e3));
         herd_max = herd_max.max(hm);
         readkv_max = readkv_max.max(rm);
-        table.push(format!("| {n} | {hm:.2} | {:.2} | {rm:.2} | {:.2} | {reads:.2} |", hl / 1e3, rl / 1e3));
+        table.push(format!(
+            "| {n} | {hm:.2} | {:.2} | {rm:.2} | {:.2} | {reads:.2} |",
+            hl / 1e3,
+            rl / 1e3
+        ));
     }
-    let mut conn_table = vec!["| connections | WRITE Mops |".to_string(), "|---|---|".to_string()];
+    let mut conn_table = vec![
+        "| connections | WRITE Mops |".to_string(),
+        "|---|---|".to_string(),
+    ];
     let mut conn_pts = Vec::new();
     for (&q, &m) in conns.iter().zip(&stream) {
         conn_table.push(format!("| {q} | {m:.2} |"));

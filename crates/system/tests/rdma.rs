@@ -6,7 +6,7 @@ use nanopu_network::{host_ip, TopologyConfig};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram};
 use nanopu_system::nics::rdma::client::{OneSidedClient, OneSidedOp, RemoteRegion};
-use nanopu_system::nics::rdma::run::{attach_client, client_of, run_clients};
+use nanopu_system::nics::rdma::run::{attach_client, client_of, run_clients, run_until_ready};
 use nanopu_system::NicKind;
 use nanopu_testkit::program;
 
@@ -62,12 +62,24 @@ fn region(client: usize) -> RemoteRegion {
 
 fn run_one(op: OneSidedOp, count: u64, loss: f64) -> (Vec<f64>, Cluster) {
     let mut c = cluster(1, loss);
+    let start = run_until_ready(&mut c, 0, 1, limit()).unwrap();
     let client = OneSidedClient::new(op, region(0), initial_word, count, 5, 7, false);
-    attach_client(&mut c, 1, Box::new(client), SimTime::ZERO + SimDuration::from_us(40)).unwrap();
-    run_clients(&mut c, &[1], SimTime::ZERO + SimDuration::from_us(20_000)).unwrap();
+    attach_client(&mut c, 1, Box::new(client), start).unwrap();
+    run_clients(&mut c, &[1], limit()).unwrap();
     let cl = client_of(&c, 1).unwrap();
-    assert!(cl.wrong().is_empty(), "{op:?}: {:?}", cl.wrong());
+    assert!(
+        cl.wrong().is_empty(),
+        "{op:?}: {:?}\nserver NIC: {}\nclient NIC: {}\nserver console: {}",
+        cl.wrong(),
+        c.host(0).as_node().unwrap().nic.stats(),
+        c.host(1).as_node().unwrap().nic.stats(),
+        String::from_utf8_lossy(c.host(0).as_node().unwrap().node.uart_output())
+    );
     (cl.latencies_ns().to_vec(), c)
+}
+
+fn limit() -> SimTime {
+    SimTime::ZERO + SimDuration::from_us(20_000)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -88,10 +100,18 @@ fn every_one_sided_verb_does_what_it_says() {
         let (lat, c) = run_one(op, 60, 0.0);
         assert_eq!(lat.len(), 60, "{op:?}");
         let m = median(&lat);
+        eprintln!("{op:?}: median {m:.0} ns");
         // Two PCIe crossings each way on both hosts, two 300 ns network
         // legs: well above the nanoPU's 0.7 us, around 2 us.
-        let rtts = if op == OneSidedOp::IndirectRead { 2.0 } else { 1.0 };
-        assert!(m > 1200.0 * rtts && m < 3000.0 * rtts, "{op:?}: median {m} ns");
+        let rtts = if op == OneSidedOp::IndirectRead {
+            2.0
+        } else {
+            1.0
+        };
+        assert!(
+            m > 1200.0 * rtts && m < 3000.0 * rtts,
+            "{op:?}: median {m} ns"
+        );
         let stats = c.host(0).as_node().unwrap().nic.stats();
         assert_eq!(stats["retransmissions"], 0, "{op:?}");
     }
@@ -109,7 +129,8 @@ fn writes_land_in_the_servers_memory() {
             u64::from_le_bytes(b.try_into().unwrap()) != initial_word(i)
         })
         .count();
-    assert_eq!(changed, 40);
+    // 45 writes (5 of warm-up) to random words: a repeat changes one word twice.
+    assert!((40..=45).contains(&changed), "{changed} words changed");
 }
 
 #[test]
@@ -117,14 +138,23 @@ fn atomics_from_several_clients_are_serialized() {
     let clients = 4;
     let per = 50;
     let mut c = cluster(clients, 0.0);
+    let start = run_until_ready(&mut c, 0, clients, limit()).unwrap();
     for k in 0..clients {
         // All on the same 8 words (slot = random % 256 would spread them:
         // the shared model skips value checks, the sum below is exact).
-        let cl = OneSidedClient::new(OneSidedOp::Faa, region(k), initial_word, per, 0, 11 + k as u64, true);
-        attach_client(&mut c, 1 + k, Box::new(cl), SimTime::ZERO + SimDuration::from_us(40)).unwrap();
+        let cl = OneSidedClient::new(
+            OneSidedOp::Faa,
+            region(k),
+            initial_word,
+            per,
+            0,
+            11 + k as u64,
+            true,
+        );
+        attach_client(&mut c, 1 + k, Box::new(cl), start).unwrap();
     }
     let hosts: Vec<usize> = (1..=clients).collect();
-    run_clients(&mut c, &hosts, SimTime::ZERO + SimDuration::from_us(20_000)).unwrap();
+    run_clients(&mut c, &hosts, limit()).unwrap();
     let node = &c.host(0).as_node().unwrap().node;
     let total: u64 = (0..256)
         .map(|i| {
@@ -132,7 +162,11 @@ fn atomics_from_several_clients_are_serialized() {
             u64::from_le_bytes(b.try_into().unwrap()).wrapping_sub(initial_word(i))
         })
         .fold(0u64, |a, b| a.wrapping_add(b));
-    assert_eq!(total, clients as u64 * per, "every fetch-and-add applied exactly once");
+    assert_eq!(
+        total,
+        clients as u64 * per,
+        "every fetch-and-add applied exactly once"
+    );
 }
 
 #[test]

@@ -215,6 +215,12 @@ impl RdmaNic {
         }
     }
 
+    /// Queue pairs created so far (a server is ready once it has made its
+    /// connections).
+    pub fn qp_count(&self) -> usize {
+        self.qps.len()
+    }
+
     pub fn params(&self) -> &RdmaParams {
         &self.p
     }
@@ -777,20 +783,19 @@ impl RdmaNic {
                     src_ip: pk.src_ip,
                     seq: 0,
                 };
-                let mut t = done;
                 if payload.len() as u32 > r.len {
                     cqe.status = status::LENGTH;
                     self.stats.error_completions += 1;
                 } else {
                     let mut data = self.buf();
                     data.extend_from_slice(payload);
-                    t = self.dma_write_later(io, done, r.addr, data);
+                    self.dma_write_later(io, done, r.addr, data);
                     self.stats.completions += 1;
                 }
                 if transport == Transport::Rc {
                     self.send_ack(io, done, peer_ip, peer_qp, h.psn, syndrome::ACK);
                 }
-                self.complete(io, t, cqn, cqe);
+                self.complete(io, done, cqn, cqe);
             }
             opcode::RC_READ_REQUEST => {
                 let done = self.process(at, Work::InboundRead, touch);
@@ -969,7 +974,10 @@ impl RdmaNic {
                 self.complete(io, t, cqn, cqe);
                 return self.drain_waiting(qpn, at, cores, io);
             } else {
-                self.dma_write_later(io, t, wqe.local_addr, data)
+                // The CQE's write may follow the data's at once: posted
+                // writes stay in order on PCIe, so it lands after the data.
+                self.dma_write_later(io, t, wqe.local_addr, data);
+                t
             };
             if wqe.signaled() {
                 self.stats.completions += 1;
@@ -1112,13 +1120,21 @@ impl RdmaNic {
             self.client_wqe_slot += 1;
             self.stats.doorbells += 1;
             let at_nic = self.pcie.doorbell(*at);
+            // The client's CPU has just written the WQE: it is in the
+            // cache hierarchy when the NIC reads it.
             let mut scratch = [0u8; WQE_BYTES + 256];
+            scratch[..WQE_BYTES].copy_from_slice(&wqe.to_bytes());
             let n = WQE_BYTES
                 + if wqe.inline() {
-                    (wqe.len as usize).min(256)
+                    inline.len().min(256)
                 } else {
                     0
                 };
+            scratch[WQE_BYTES..n].copy_from_slice(&inline[..n - WQE_BYTES]);
+            let cycle = cores.cycle_at(*at);
+            cores
+                .node
+                .dma_write(slot, &scratch[..n], cycle, self.p.dma_outstanding_lines);
             let fetched = self
                 .dma_read(cores, at_nic, slot, &mut scratch[..n])
                 .unwrap_or(at_nic);

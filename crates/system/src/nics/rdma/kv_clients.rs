@@ -103,7 +103,15 @@ pub struct HerdClient {
 }
 
 impl HerdClient {
-    pub fn new(me: u32, server: HerdServer, keys: u64, get_fraction: f64, count: u64, warmup: u64, seed: u64) -> HerdClient {
+    pub fn new(
+        me: u32,
+        server: HerdServer,
+        keys: u64,
+        get_fraction: f64,
+        count: u64,
+        warmup: u64,
+        seed: u64,
+    ) -> HerdClient {
         HerdClient {
             me,
             server,
@@ -173,7 +181,15 @@ impl HerdClient {
         req[104..112].copy_from_slice(&id.to_le_bytes());
         req[112..120].copy_from_slice(&k0.to_le_bytes());
         req[120..128].copy_from_slice(&k1.to_le_bytes());
-        self.out.insert(id, HerdRequest { posted: now, buf, expect, put });
+        self.out.insert(
+            id,
+            HerdRequest {
+                posted: now,
+                buf,
+                expect,
+                put,
+            },
+        );
         // HERD: inlined, unsignaled WRITE over UC.
         posts.post_inline(
             now,
@@ -206,28 +222,45 @@ impl VerbsClient for HerdClient {
 
     fn completion(&mut self, now: SimTime, cqe: &Cqe, mem: &Dram, posts: &mut Posts) {
         let Some(req) = self.out.remove(&cqe.wr_id) else {
-            self.m.wrong(format!("a completion for request {} that is not outstanding", cqe.wr_id));
+            self.m.wrong(format!(
+                "a completion for request {} that is not outstanding",
+                cqe.wr_id
+            ));
             return;
         };
         if cqe.status != 0 {
-            self.m.wrong(format!("request {}: receive failed with status {}", cqe.wr_id, cqe.status));
+            self.m.wrong(format!(
+                "request {}: receive failed with status {}",
+                cqe.wr_id, cqe.status
+            ));
         } else {
             let buf = req.buf;
             let id = word(mem, buf);
             let status = word(mem, buf + 8);
             if id != cqe.wr_id {
-                self.m.wrong(format!("request {}: reply carries id {id}", cqe.wr_id));
+                self.m
+                    .wrong(format!("request {}: reply carries id {id}", cqe.wr_id));
             } else if req.put {
                 if status != 0 {
                     self.m.wrong(format!("PUT {}: status {status}", cqe.wr_id));
                 }
             } else {
                 match req.expect {
-                    None if status != 1 => self.m.wrong(format!("GET {}: expected not found, status {status}", cqe.wr_id)),
+                    None if status != 1 => self.m.wrong(format!(
+                        "GET {}: expected not found, status {status}",
+                        cqe.wr_id
+                    )),
                     Some(v) => {
-                        let got: Vec<u64> = (0..HERD_VALUE_WORDS as u64).map(|j| word(mem, buf + 16 + 8 * j)).collect();
+                        let got: Vec<u64> = (0..HERD_VALUE_WORDS as u64)
+                            .map(|j| word(mem, buf + 16 + 8 * j))
+                            .collect();
                         if status != 0 || got != v {
-                            self.m.wrong(format!("GET {}: status {status}, value {:x?}, expected {:x?}", cqe.wr_id, &got[..2], &v[..2]));
+                            self.m.wrong(format!(
+                                "GET {}: status {status}, value {:x?}, expected {:x?}",
+                                cqe.wr_id,
+                                &got[..2],
+                                &v[..2]
+                            ));
                         }
                     }
                     None => {}
@@ -302,7 +335,17 @@ pub struct ReadKvClient {
 
 impl ReadKvClient {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(me: u32, server_ip: u32, region: u64, rkey: u32, keys: u64, window: u32, count: u64, warmup: u64, seed: u64) -> ReadKvClient {
+    pub fn new(
+        me: u32,
+        server_ip: u32,
+        region: u64,
+        rkey: u32,
+        keys: u64,
+        window: u32,
+        count: u64,
+        warmup: u64,
+        seed: u64,
+    ) -> ReadKvClient {
         ReadKvClient {
             me,
             server_ip,
@@ -357,7 +400,13 @@ impl ReadKvClient {
             posted: now,
             value: false,
         });
-        self.read(now, slot, self.region + bucket * BUCKET_BYTES, BUCKET_BYTES as u32, posts);
+        self.read(
+            now,
+            slot,
+            self.region + bucket * BUCKET_BYTES,
+            BUCKET_BYTES as u32,
+            posts,
+        );
     }
 }
 
@@ -373,12 +422,16 @@ impl VerbsClient for ReadKvClient {
     fn completion(&mut self, now: SimTime, cqe: &Cqe, mem: &Dram, posts: &mut Posts) {
         let slot = cqe.wr_id as usize;
         let Some(Some(mut g)) = self.slots.get(slot).copied() else {
-            self.m.wrong(format!("a completion for slot {slot} with no GET"));
+            self.m
+                .wrong(format!("a completion for slot {slot} with no GET"));
             return;
         };
         let buf = CLIENT_BUFFERS + slot as u64 * 128;
         if cqe.status != 0 {
-            self.m.wrong(format!("GET {}: READ failed with status {}", g.key, cqe.status));
+            self.m.wrong(format!(
+                "GET {}: READ failed with status {}",
+                g.key, cqe.status
+            ));
             self.m.done(now, g.posted, self.warmup);
             return self.start_get(now, slot, posts);
         }
@@ -386,7 +439,12 @@ impl VerbsClient for ReadKvClient {
             let got: Vec<u64> = (0..8).map(|j| word(mem, buf + 8 * j)).collect();
             let want: Vec<u64> = (0..8).map(|j| readkv_value(g.key, j)).collect();
             if got != want {
-                self.m.wrong(format!("GET {}: value {:x?}, expected {:x?}", g.key, &got[..2], &want[..2]));
+                self.m.wrong(format!(
+                    "GET {}: value {:x?}, expected {:x?}",
+                    g.key,
+                    &got[..2],
+                    &want[..2]
+                ));
             }
             self.m.done(now, g.posted, self.warmup);
             return self.start_get(now, slot, posts);
@@ -404,7 +462,13 @@ impl VerbsClient for ReadKvClient {
         } else {
             g.bucket = (g.bucket + 1) % READKV_BUCKETS;
             self.slots[slot] = Some(g);
-            self.read(now, slot, self.region + g.bucket * BUCKET_BYTES, BUCKET_BYTES as u32, posts);
+            self.read(
+                now,
+                slot,
+                self.region + g.bucket * BUCKET_BYTES,
+                BUCKET_BYTES as u32,
+                posts,
+            );
         }
     }
 
