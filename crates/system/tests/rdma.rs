@@ -180,3 +180,155 @@ fn rc_retransmits_under_loss() {
     let slow = lat.iter().filter(|&&l| l > 8000.0).count();
     assert!(slow > 0, "some operations waited for the 8.2 us timeout");
 }
+
+#[test]
+fn cq_overflow_is_reported() {
+    let mut cfg = ClusterConfig::default();
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 2 };
+    cfg.nic.kind = NicKind::Rdma;
+    cfg.node.cores = 1;
+    cfg.programs = vec![
+        HostProgram {
+            hosts: "0".into(),
+            program: program("rnic_cq_overflow"),
+            nic: None,
+            args: vec![std::net::Ipv4Addr::from(host_ip(1)).to_string()],
+        },
+        HostProgram {
+            hosts: "1".into(),
+            program: program("idle_wait"),
+            nic: None,
+            args: vec![],
+        },
+    ];
+    let mut c = Cluster::new(&cfg).unwrap();
+    let end = c
+        .run_until(
+            limit(),
+            nanopu_system::cluster::StopWhen {
+                clients_done: false,
+                node_exits: true,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        end,
+        nanopu_system::cluster::ClusterEnd::Exited { host: 0, code: 1 },
+        "the program read VERBS_ERR_CQ_OVERFLOW"
+    );
+    let stats = c.host(0).as_node().unwrap().nic.stats();
+    assert_eq!(stats["cq_overflows"], 1, "{stats}");
+    let err = stats["errors"][0].as_str().unwrap();
+    assert!(err.contains("CQ 1 overflowed: 4 entries"), "{err}");
+    // The peer has no QP 9: its NIC counts the SENDs and drops them.
+    let peer = c.host(1).as_node().unwrap().nic.stats();
+    assert_eq!(peer["rx_no_such_qp"], 8, "{peer}");
+}
+
+#[test]
+fn herd_answers_like_its_model_and_ud_never_retransmits() {
+    use nanopu_system::nics::rdma::kv_clients::{HerdClient, HerdServer};
+    let run = |loss: f64| {
+        let clients = 2;
+        let mut cfg = ClusterConfig::default();
+        cfg.network.topology = TopologyConfig::SingleSwitch { hosts: clients + 1 };
+        cfg.network.faults.loss = loss;
+        cfg.nic.kind = NicKind::Rdma;
+        cfg.node.cores = 4;
+        cfg.programs = vec![
+            HostProgram {
+                hosts: "0".into(),
+                program: program("herd"),
+                nic: None,
+                args: vec![
+                    clients.to_string(),
+                    std::net::Ipv4Addr::from(host_ip(1)).to_string(),
+                    "2".into(),
+                ],
+            },
+            HostProgram {
+                hosts: format!("1-{clients}"),
+                program: program("idle_wait"),
+                nic: None,
+                args: vec![],
+            },
+        ];
+        let mut c = Cluster::new(&cfg).unwrap();
+        let start = run_until_ready(&mut c, 0, clients + 4, limit()).unwrap();
+        let server = HerdServer {
+            ip: host_ip(0),
+            region: SHARED_BASE,
+            rkey: 2,
+            clients: clients as u32,
+            window: 2,
+        };
+        for k in 0..clients {
+            // Half PUTs on 8 keys: GETs read back what was PUT.
+            let cl = HerdClient::new(k as u32, server, 8, 0.5, 120, 0, 3 + k as u64);
+            attach_client(&mut c, 1 + k, Box::new(cl), start).unwrap();
+        }
+        let hosts: Vec<usize> = (1..=clients).collect();
+        let end = SimTime::ZERO + SimDuration::from_us(3_000);
+        let r = run_clients(&mut c, &hosts, end);
+        (r.is_ok(), c)
+    };
+    let (done, c) = run(0.0);
+    assert!(done, "HERD finished without loss");
+    for h in 1..=2 {
+        let cl = client_of(&c, h).unwrap();
+        assert!(cl.wrong().is_empty(), "{:?}", cl.wrong());
+        assert_eq!(cl.latencies_ns().len(), 120);
+    }
+    let (done, c) = run(0.1);
+    assert!(
+        !done,
+        "with 10% loss some UC requests or UD replies are lost for good"
+    );
+    for h in 0..=2 {
+        let s = c.host(h).as_node().unwrap().nic.stats();
+        assert_eq!(s["retransmissions"], 0, "host {h}: {s}");
+        assert_eq!(s["rc_timeouts"], 0, "host {h}: {s}");
+    }
+    for h in 1..=2 {
+        assert!(client_of(&c, h).unwrap().wrong().is_empty());
+    }
+}
+
+#[test]
+fn read_based_store_gets_the_right_values() {
+    use nanopu_system::nics::rdma::kv_clients::ReadKvClient;
+    let mut cfg = ClusterConfig::default();
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 2 };
+    cfg.nic.kind = NicKind::Rdma;
+    cfg.node.cores = 1;
+    cfg.programs = vec![
+        HostProgram {
+            hosts: "0".into(),
+            program: program("herd_readkv"),
+            nic: None,
+            args: vec![
+                "1024".into(),
+                std::net::Ipv4Addr::from(host_ip(1)).to_string(),
+                "1".into(),
+            ],
+        },
+        HostProgram {
+            hosts: "1".into(),
+            program: program("idle_wait"),
+            nic: None,
+            args: vec![],
+        },
+    ];
+    let mut c = Cluster::new(&cfg).unwrap();
+    let start = run_until_ready(&mut c, 0, 1, limit()).unwrap();
+    let cl = ReadKvClient::new(0, host_ip(0), SHARED_BASE, 3, 1024, 4, 200, 0, 5);
+    attach_client(&mut c, 1, Box::new(cl), start).unwrap();
+    run_clients(&mut c, &[1], limit()).unwrap();
+    let cl = client_of(&c, 1).unwrap();
+    assert!(cl.wrong().is_empty(), "{:?}", cl.wrong());
+    let reads = cl.report()["reads_per_get"].as_f64().unwrap();
+    assert!(
+        (2.0..4.0).contains(&reads),
+        "a GET is at least a bucket and a value READ: {reads}"
+    );
+}
