@@ -24,6 +24,11 @@ fn initial_word(i: u64) -> u64 {
 /// Host 0 runs `rnic_region` for `clients` clients (hosts 1..), all on one
 /// switch with RDMA NICs.
 fn cluster(clients: usize, loss: f64) -> Cluster {
+    cluster_with(clients, 1, loss)
+}
+
+/// As [`cluster`], with `qps` connections per client.
+fn cluster_with(clients: usize, qps: u32, loss: f64) -> Cluster {
     let mut cfg = ClusterConfig::default();
     cfg.network.topology = TopologyConfig::SingleSwitch { hosts: clients + 1 };
     cfg.network.faults.loss = loss;
@@ -35,7 +40,7 @@ fn cluster(clients: usize, loss: f64) -> Cluster {
             program: program("rnic_region"),
             nic: None,
             args: vec![
-                "1".into(),
+                qps.to_string(),
                 std::net::Ipv4Addr::from(host_ip(1)).to_string(),
                 clients.to_string(),
             ],
@@ -330,5 +335,34 @@ fn read_based_store_gets_the_right_values() {
     assert!(
         (2.0..4.0).contains(&reads),
         "a GET is at least a bucket and a value READ: {reads}"
+    );
+}
+
+#[test]
+fn more_connections_than_the_cache_holds_lower_the_rate() {
+    use nanopu_system::nics::rdma::client::StreamClient;
+    let rate = |qps: u32| {
+        let mut c = cluster_with(1, qps, 0.0);
+        let start = run_until_ready(&mut c, 0, qps as usize, limit()).unwrap();
+        let region = RemoteRegion {
+            ip: host_ip(0),
+            qpn: 1,
+            addr: SHARED_BASE + 8 * 256,
+            words: REGION_WORDS - 256,
+            rkey: 1,
+        };
+        let cl = StreamClient::new(1, region, qps, 1, 32, 1000);
+        attach_client(&mut c, 1, Box::new(cl), start).unwrap();
+        run_clients(&mut c, &[1], limit()).unwrap();
+        let r = client_of(&c, 1).unwrap().report();
+        assert!(r["wrong"].as_array().unwrap().is_empty(), "{r}");
+        r["mops"].as_f64().unwrap()
+    };
+    let (one, many) = (rate(1), rate(512));
+    // The QP-context cache holds 128: with 512 connections nearly every
+    // verb fetches its context over PCIe.
+    assert!(
+        one > 10.0 && many < 0.6 * one,
+        "1 QP: {one} Mops, 512 QPs: {many} Mops"
     );
 }

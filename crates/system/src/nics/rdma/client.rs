@@ -308,7 +308,7 @@ impl VerbsClient for OneSidedClient {
         if let Some((slot, 0)) = self.pending {
             // The pointer came back: now the word it points to.
             let off = got;
-            if off % 8 != 0 || off / 8 >= self.server.words {
+            if !off.is_multiple_of(8) || off / 8 >= self.server.words {
                 self.wrong.push(format!(
                     "indirect read: pointer {slot} holds {off:#x}, outside the region"
                 ));

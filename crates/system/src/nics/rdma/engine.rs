@@ -173,6 +173,12 @@ pub struct RdmaNic {
     client_start: Option<SimTime>,
     client_posts: Posts,
     client_wqe_slot: u64,
+    /// The WQE fetcher works in doorbell order: a WQE is not executed
+    /// before one rung earlier (so a QP's verbs keep their order).
+    last_fetch: SimTime,
+    /// Responses (READ data, atomic results) leave in the order their
+    /// requests were processed, as an RC responder's must.
+    last_response: SimTime,
     spare: Vec<Vec<u8>>,
     pub stats: RdmaStats,
 }
@@ -210,6 +216,8 @@ impl RdmaNic {
             client_start: None,
             client_posts: Posts::default(),
             client_wqe_slot: 0,
+            last_fetch: SimTime::ZERO,
+            last_response: SimTime::ZERO,
             spare: Vec::new(),
             stats: RdmaStats::default(),
         }
@@ -391,6 +399,8 @@ impl RdmaNic {
                 }
             }
         }
+        let done = done.max(self.last_fetch);
+        self.last_fetch = done;
         io.schedule(done, RdmaEvent::Execute { wqe, inline });
     }
 
@@ -823,7 +833,7 @@ impl RdmaNic {
             }
             opcode::RC_CMP_SWAP | opcode::RC_FETCH_ADD => {
                 let done = self.process(at, Work::InboundRead, touch);
-                if h.va % 8 != 0 || !self.access_ok(h.rkey, h.va, 8) {
+                if !h.va.is_multiple_of(8) || !self.access_ok(h.rkey, h.va, 8) {
                     self.send_ack(
                         io,
                         done,
@@ -1137,7 +1147,9 @@ impl RdmaNic {
                 .dma_write(slot, &scratch[..n], cycle, self.p.dma_outstanding_lines);
             let fetched = self
                 .dma_read(cores, at_nic, slot, &mut scratch[..n])
-                .unwrap_or(at_nic);
+                .unwrap_or(at_nic)
+                .max(self.last_fetch);
+            self.last_fetch = fetched;
             let mut buf = self.buf();
             buf.extend_from_slice(inline);
             io.schedule(
@@ -1227,7 +1239,11 @@ impl NicDesign for RdmaNic {
                     .dma_read(va, &mut data, cycle, self.p.dma_outstanding_lines)
                     .map(|c| cores.time_of(c))
                     .unwrap_or(now);
-                let back = self.pcie.read_completion(done.max(now), len as u64);
+                let back = self
+                    .pcie
+                    .read_completion(done.max(now), len as u64)
+                    .max(self.last_response);
+                self.last_response = back;
                 let Some(qp) = self.qps.get(&qpn) else { return };
                 let (ip, rq) = (qp.remote_ip, qp.remote_qpn);
                 let h = Header::new(opcode::RC_READ_RESPONSE_ONLY, rq, psn);
@@ -1258,7 +1274,8 @@ impl NicDesign for RdmaNic {
                 cores
                     .node
                     .dma_write(hdr.va, &new.to_le_bytes(), cores.cycle_at(done), 1);
-                let back = self.pcie.read_completion(done, 8);
+                let back = self.pcie.read_completion(done, 8).max(self.last_response);
+                self.last_response = back;
                 let Some(qp) = self.qps.get_mut(&qpn) else {
                     return;
                 };
