@@ -15,6 +15,7 @@ mod microbench;
 pub mod nb_queueing;
 pub mod nebula;
 mod prototype_flow;
+mod rdma;
 pub mod replication;
 mod scheduling;
 mod table1;
@@ -140,6 +141,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(nb_queueing::experiments());
     all.extend(nebula::experiments());
     all.extend(erpc::experiments());
+    all.extend(rdma::experiments());
     all
 }
 

@@ -17,6 +17,9 @@ pub enum NicKind {
     /// A traditional DMA NIC (IceNIC-like).
     #[serde(alias = "traditional")]
     Icenic,
+    /// An RDMA NIC (ConnectX-3-like) behind PCIe: queue pairs, one-sided
+    /// and messaging verbs (`nanopu_system::nics::rdma`).
+    Rdma,
 }
 
 impl NicKind {
@@ -24,6 +27,7 @@ impl NicKind {
         match self {
             NicKind::Nanopu => "nanopu",
             NicKind::Icenic => "icenic",
+            NicKind::Rdma => "rdma",
         }
     }
 }

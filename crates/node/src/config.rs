@@ -5,6 +5,7 @@ use crate::clint::{CLINT_BASE, CLINT_SIZE};
 use crate::icenic::{IceNicConfig, IceNicConfigError, ICENIC_BASE, ICENIC_SIZE};
 use crate::memory::dram_timing::{DramTimingConfig, DramTimingConfigError};
 use crate::memory::llc::{LlcConfig, LlcConfigError};
+use crate::rdma_doorbell::{RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
 use crate::uart::{UART_BASE, UART_SIZE};
 use nanopu_core::netif::NetIfConfigError;
 use nanopu_core::timing::{CacheConfig, CacheConfigError};
@@ -72,6 +73,9 @@ pub struct NodeConfig {
     pub icenic: IceNicConfig,
     /// Where the devices sit on the bus.
     pub devices: DeviceMapConfig,
+    /// The RDMA NIC's doorbell page (`rdma_doorbell.rs`), for nodes whose
+    /// NIC is `rdma`; set by the wiring from the NIC kind.
+    pub rdma_doorbell: bool,
 }
 
 /// Base addresses of the node's devices (each window's size is the
@@ -86,6 +90,8 @@ pub struct DeviceMapConfig {
     pub uart: u64,
     /// The traditional NIC (IceNIC), when `icenic.enabled`.
     pub icenic: u64,
+    /// The RDMA NIC's doorbell page, when `rdma_doorbell`.
+    pub rdma_doorbell: u64,
 }
 
 impl Default for DeviceMapConfig {
@@ -94,6 +100,7 @@ impl Default for DeviceMapConfig {
             clint: CLINT_BASE,
             uart: UART_BASE,
             icenic: ICENIC_BASE,
+            rdma_doorbell: RDMA_DOORBELL_BASE,
         }
     }
 }
@@ -135,6 +142,7 @@ impl Default for NodeConfig {
             netif: NetIfConfig::default(),
             icenic: IceNicConfig::default(),
             devices: DeviceMapConfig::default(),
+            rdma_doorbell: false,
         }
     }
 }
@@ -230,7 +238,14 @@ impl NodeConfig {
     /// Device windows must fit the address space and overlap neither DRAM
     /// nor each other.
     fn validate_devices(&self) -> Result<(), NodeConfigError> {
-        let windows = self.devices.windows(self.icenic.enabled);
+        let mut windows = self.devices.windows(self.icenic.enabled);
+        if self.rdma_doorbell {
+            windows.push((
+                "rdma_doorbell",
+                self.devices.rdma_doorbell,
+                RDMA_DOORBELL_SIZE,
+            ));
+        }
         let dram_end = DRAM_BASE + self.dram_bytes;
         for (i, &(key, base, size)) in windows.iter().enumerate() {
             let err = |end: u64, problem: String| NodeConfigError::DeviceWindow {

@@ -15,6 +15,7 @@ use crate::htif::Htif;
 use crate::icenic::IceNic;
 use crate::memory::MemorySystem;
 use crate::nebula_queues::NebulaQueues;
+use crate::rdma_doorbell::RdmaDoorbell;
 use crate::uart::Uart;
 
 /// Where a device reaches memory by DMA (or, for HTIF, reads its requests):
@@ -103,6 +104,7 @@ pub enum Device {
     IceNic(Box<IceNic>),
     /// NEBULA's NIC queues (`nebula_queues.rs`), attached by its NIC design.
     NebulaQueues(Box<NebulaQueues>),
+    RdmaDoorbell(Box<RdmaDoorbell>),
 }
 
 macro_rules! dispatch {
@@ -113,6 +115,7 @@ macro_rules! dispatch {
             Device::Htif($d) => $call,
             Device::IceNic($d) => $call,
             Device::NebulaQueues($d) => $call,
+            Device::RdmaDoorbell($d) => $call,
         }
     };
 }
@@ -191,6 +194,7 @@ pub struct DeviceMap {
     htif: Option<usize>,
     icenic: Option<usize>,
     nebula: Option<usize>,
+    rdma_doorbell: Option<usize>,
 }
 
 impl DeviceMap {
@@ -227,6 +231,7 @@ impl DeviceMap {
             }
             Device::Uart(_) => {}
             Device::NebulaQueues(_) => self.nebula = Some(index),
+            Device::RdmaDoorbell(_) => self.rdma_doorbell = Some(index),
         }
         let lines = device.interrupt_lines();
         if lines != 0 {
@@ -380,6 +385,23 @@ impl DeviceMap {
     pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
         match &mut self.mapped.get_mut(self.nebula?)?.device {
             Device::NebulaQueues(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl DeviceMap {
+    /// The RDMA NIC's doorbell page, if attached.
+    pub fn rdma_doorbell(&self) -> Option<&RdmaDoorbell> {
+        match &self.mapped.get(self.rdma_doorbell?)?.device {
+            Device::RdmaDoorbell(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
+        match &mut self.mapped.get_mut(self.rdma_doorbell?)?.device {
+            Device::RdmaDoorbell(d) => Some(d),
             _ => None,
         }
     }

@@ -14,6 +14,7 @@ pub mod loader;
 pub mod memory;
 pub mod nebula_queues;
 pub mod node;
+pub mod rdma_doorbell;
 pub mod uart;
 
 pub use config::{DeviceMapConfig, NodeConfig, NodeConfigError};

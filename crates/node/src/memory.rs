@@ -65,6 +65,10 @@ impl NodeBus {
         &self.mem
     }
 
+    pub fn memory_mut(&mut self) -> &mut MemorySystem {
+        &mut self.mem
+    }
+
     pub fn devices(&self) -> &DeviceMap {
         &self.devices
     }

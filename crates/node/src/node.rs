@@ -19,6 +19,7 @@ use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::{MemoryStats, MemorySystem, NodeBus};
 use crate::nebula_queues::{NebulaQueues, NEBULA_SIZE};
+use crate::rdma_doorbell::{RdmaDoorbell, RDMA_DOORBELL_SIZE};
 use crate::uart::{Uart, UART_SIZE};
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
 use std::path::Path;
@@ -192,6 +193,15 @@ impl Node {
         if cfg.icenic.enabled {
             let nic = Box::new(IceNic::new(cfg.icenic.clone()));
             devices.attach("icenic", at.icenic, ICENIC_SIZE, Device::IceNic(nic))?;
+        }
+        if cfg.rdma_doorbell {
+            let d = Box::default();
+            devices.attach(
+                "rdma_doorbell",
+                at.rdma_doorbell,
+                RDMA_DOORBELL_SIZE,
+                Device::RdmaDoorbell(d),
+            )?;
         }
         let bus = NodeBus::new(
             cfg.cores,
@@ -708,7 +718,12 @@ impl Node {
                         .bus
                         .devices()
                         .nebula_queues()
-                        .is_some_and(NebulaQueues::has_commands))
+                        .is_some_and(NebulaQueues::has_commands)
+                    || self
+                        .bus
+                        .devices()
+                        .rdma_doorbell()
+                        .is_some_and(RdmaDoorbell::has_pending))
             {
                 // The NIC (or the link, for the traditional NIC's frames)
                 // must see this before time moves on.
@@ -840,6 +855,67 @@ impl Node {
         for v in victims {
             self.bus.l1_writeback(v, done);
         }
+        Some(done)
+    }
+
+    /// The RDMA NIC's doorbell page, if the node has one.
+    pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
+        self.bus.devices_mut().rdma_doorbell_mut()
+    }
+
+    /// A device's DMA read of `out.len()` bytes at `addr`, issued at core
+    /// cycle `cycle`, through the LLC and DRAM (as the IceNIC's reads, with
+    /// `outstanding` lines in flight): the bytes as memory holds them now,
+    /// and the cycle the last line arrives. `None` if the range is not DRAM.
+    pub fn dma_read(
+        &mut self,
+        addr: u64,
+        out: &mut [u8],
+        cycle: u64,
+        outstanding: usize,
+    ) -> Option<u64> {
+        let len = out.len() as u64;
+        out.copy_from_slice(self.bus.dram().slice(addr, len)?);
+        if len == 0 {
+            return Some(cycle);
+        }
+        Some(
+            self.bus
+                .memory_mut()
+                .dma_read(addr, len, cycle, outstanding),
+        )
+    }
+
+    /// A device's DMA write of `data` at `addr` at core cycle `cycle`: the
+    /// bytes are in memory from now on, the lines written are invalidated in
+    /// every core's L1 D-cache and reservations on them broken (as for the
+    /// IceNIC's receive DMA); returns the cycle the last line is written.
+    /// `None` if the range is not DRAM.
+    pub fn dma_write(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        cycle: u64,
+        outstanding: usize,
+    ) -> Option<u64> {
+        let len = data.len() as u64;
+        self.bus
+            .dram_mut()
+            .slice_mut(addr, len)?
+            .copy_from_slice(data);
+        if len == 0 {
+            return Some(cycle);
+        }
+        self.bus.break_reservations(addr, len);
+        let done = self
+            .bus
+            .memory_mut()
+            .dma_write(addr, len, cycle, outstanding);
+        self.for_each_line(addr, len, |harts, a| {
+            for hart in harts.iter_mut() {
+                hart.invalidate_l1d_line(a);
+            }
+        });
         Some(done)
     }
 

@@ -357,6 +357,7 @@ impl Cluster {
                 // program learns its own address: the host's, not the
                 // single-node default every host would otherwise share.
                 node_cfg.icenic.ipv4 = std::net::Ipv4Addr::from(host_ip(h));
+                node_cfg.rdma_doorbell = kind == NicKind::Rdma;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
                 if !args.is_empty() {
@@ -1197,6 +1198,11 @@ pub fn node_nic(
             NodeNic::nanopu(NanoPuNic::new(nic))
         }
         NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps))),
+        NicKind::Rdma => NodeNic::rdma(crate::nics::rdma::RdmaNic::new(
+            crate::nics::rdma::RdmaParams::default(),
+            ip,
+            mac(cfg, link.gbps),
+        )),
     })
 }
 

@@ -22,6 +22,7 @@ pub fn attach(cluster: &mut Cluster, timeline: &Timeline) {
                 }
                 NodeNic::Icenic(_) => "IceNIC node (no probes)",
                 NodeNic::Nebula(_) => "NEBULA node (no probes)",
+                NodeNic::Rdma(_) => "RDMA NIC node (no probes)",
                 NodeNic::Custom(_) => "node (no probes)",
             },
             Host::Builtin(_) => "built-in host",

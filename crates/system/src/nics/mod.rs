@@ -21,6 +21,7 @@
 //! | [`nanopu`] | the nanoPU NIC: messages straight into the register file (nanoPU Fig. 1) |
 //! | [`icenic`] | a traditional DMA NIC (IceNIC), a device on the node's bus |
 //! | [`nebula`] | NEBULA's integrated NIC and RSS, RPCValet, SRQ_emu, NEBULA_base (NEBULA §VI) |
+//! | [`rdma`] | an RDMA NIC behind PCIe: queue pairs and verbs (HERD §2-3) |
 //!
 //! Adding a design is one module that implements [`NicDesign`] plus one arm
 //! of [`NodeNic`] (and of [`NicKind`], if configuration files should name
@@ -31,6 +32,7 @@
 pub mod icenic;
 pub mod nanopu;
 pub mod nebula;
+pub mod rdma;
 
 use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
@@ -232,6 +234,7 @@ pub enum NodeNic {
     Icenic(Box<Wrapped<icenic::IceNicPort>>),
     Custom(Box<Wrapped<CustomNic>>),
     Nebula(Box<Wrapped<nebula::NebulaNic>>),
+    Rdma(Box<Wrapped<rdma::RdmaNic>>),
 }
 
 /// An event of one of [`NodeNic`]'s designs.
@@ -241,6 +244,7 @@ pub enum NodeNicEvent {
     Icenic(icenic::IceNicEvent),
     Custom(u64),
     Nebula(nebula::NebulaEvent),
+    Rdma(rdma::RdmaEvent),
 }
 
 impl NicDesign for CustomNic {
@@ -277,6 +281,7 @@ macro_rules! each_design {
             NodeNic::Icenic(w) => w.call($io, NodeNicEvent::Icenic, |$n, $inner| $body),
             NodeNic::Custom(w) => w.call($io, NodeNicEvent::Custom, |$n, $inner| $body),
             NodeNic::Nebula(w) => w.call($io, NodeNicEvent::Nebula, |$n, $inner| $body),
+            NodeNic::Rdma(w) => w.call($io, NodeNicEvent::Rdma, |$n, $inner| $body),
         }
     };
 }
@@ -306,9 +311,28 @@ impl NodeNic {
         }
     }
 
+    pub fn rdma(nic: rdma::RdmaNic) -> NodeNic {
+        NodeNic::Rdma(Box::new(Wrapped::new(nic)))
+    }
+
+    /// The RDMA NIC, if that is the design.
+    pub fn as_rdma(&self) -> Option<&rdma::RdmaNic> {
+        match self {
+            NodeNic::Rdma(w) => Some(&w.nic),
+            _ => None,
+        }
+    }
+
     pub fn as_nebula_mut(&mut self) -> Option<&mut nebula::NebulaNic> {
         match self {
             NodeNic::Nebula(w) => Some(&mut w.nic),
+            _ => None,
+        }
+    }
+
+    pub fn as_rdma_mut(&mut self) -> Option<&mut rdma::RdmaNic> {
+        match self {
+            NodeNic::Rdma(w) => Some(&mut w.nic),
             _ => None,
         }
     }
@@ -320,6 +344,7 @@ impl NodeNic {
             NodeNic::Icenic(_) => NicKind::Icenic.name(),
             NodeNic::Custom(_) => "custom",
             NodeNic::Nebula(w) => w.nic.design().name(),
+            NodeNic::Rdma(_) => NicKind::Rdma.name(),
         }
     }
 
@@ -366,6 +391,9 @@ impl NodeNic {
             (NodeNic::Nebula(w), NodeNicEvent::Nebula(e)) => {
                 w.call(io, NodeNicEvent::Nebula, |n, i| n.handle(e, now, cores, i))
             }
+            (NodeNic::Rdma(w), NodeNicEvent::Rdma(e)) => {
+                w.call(io, NodeNicEvent::Rdma, |n, i| n.handle(e, now, cores, i))
+            }
             _ => unreachable!("an event goes back to the design that scheduled it"),
         }
     }
@@ -376,6 +404,7 @@ impl NodeNic {
             NodeNic::Icenic(w) => w.nic.stats(),
             NodeNic::Custom(w) => w.nic.stats(),
             NodeNic::Nebula(w) => w.nic.stats(),
+            NodeNic::Rdma(w) => w.nic.stats(),
         }
     }
 
@@ -385,6 +414,7 @@ impl NodeNic {
             NodeNic::Icenic(w) => w.nic.transport(),
             NodeNic::Custom(w) => w.nic.transport(),
             NodeNic::Nebula(w) => w.nic.transport(),
+            NodeNic::Rdma(w) => w.nic.transport(),
         }
     }
 
@@ -394,6 +424,7 @@ impl NodeNic {
             NodeNic::Icenic(w) => w.nic.recycle(frame),
             NodeNic::Custom(w) => w.nic.recycle(frame),
             NodeNic::Nebula(w) => w.nic.recycle(frame),
+            NodeNic::Rdma(w) => w.nic.recycle(frame),
         }
     }
 
@@ -403,6 +434,7 @@ impl NodeNic {
             NodeNic::Icenic(w) => w.nic.wants_frames(),
             NodeNic::Custom(w) => w.nic.wants_frames(),
             NodeNic::Nebula(w) => w.nic.wants_frames(),
+            NodeNic::Rdma(w) => w.nic.wants_frames(),
         }
     }
 }
