@@ -440,7 +440,13 @@ fn harness_tput_8b(r: &Runner) -> Result<(f64, f64)> {
         selection: None,
         load: LoadConfig {
             warmup: 0,
-            ..load(8, HARNESS_BURST, HARNESS_BURST as u32, Pattern::Counter, Expect::Echo)
+            ..load(
+                8,
+                HARNESS_BURST,
+                HARNESS_BURST as u32,
+                Pattern::Counter,
+                Expect::Echo,
+            )
         },
     };
     let m = r.run(

@@ -28,12 +28,18 @@ pub fn model_source(id: &str) -> Option<&'static str> {
              (tests-icenic/*-batch.c, 20-40 buffers with a barrier), which need IceNIC's RX packet buffer \
              (not modelled)"
         }
-        "hts-vs-tis" | "bounded" | "prototype-flow" => {
+        "hts-vs-tis" | "bounded" => {
             "thread scheduler: nanoPU §3.4 and rocket-chip LNICQueues.scala (RX queues, msg_done, timers); \
              TIS: 5 RTC ticks (chipyard tests-lnic/lnic-scheduler.h:3); loads and service: firesim \
              deploy/workloads/lnic-evaluation/config_*_scheduling_runtime.ini (1600-cycle service, sweep from \
-             3200 cycles between requests); arrivals: Poisson (the FireSim load generator quantizes them to \
-             140-cycle switch ticks, switch.cc:686-700, not modelled); core as `loopback-tput-vs-size`"
+             3200 cycles between requests); arrivals: Poisson, timed at the node's wire (`prototype-flow` \
+             measures the harness's way); core as `loopback-tput-vs-size`"
+        }
+        "prototype-flow" => {
+            "the prototype's evaluation flow: lnic-evaluation.c's interface and the runs' parameters (firesim \
+             deploy/workloads/lnic-evaluation/config_*_runtime.ini); arrivals as the FireSim load generator \
+             sends them, on 140-cycle switch iterations, at most one per iteration (switch.cc:685-700, 1362); \
+             switch-side timing given beside the wire-side one; scheduler and core as `hts-vs-tis`"
         }
         "jbsq-vs-rss" => {
             "service times and loads: firesim config_jbsq_runtime.ini / config_rss_runtime.ini drawn as \

@@ -46,7 +46,9 @@ impl LoadMode {
     pub fn open_rate_mrps(&self) -> Option<f64> {
         match *self {
             LoadMode::Closed { .. } => None,
-            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => Some(rate_mrps),
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
+                Some(rate_mrps)
+            }
         }
     }
 }
@@ -778,7 +780,9 @@ impl Client {
         let (rate_mrps, tick_fs) = match self.cfg.mode {
             LoadMode::Closed { .. } => return,
             LoadMode::Open { rate_mrps } => (rate_mrps, 0),
-            LoadMode::OpenTicked { rate_mrps, tick_ns } => (rate_mrps, (tick_ns * 1e6).round() as u64),
+            LoadMode::OpenTicked { rate_mrps, tick_ns } => {
+                (rate_mrps, (tick_ns * 1e6).round() as u64)
+            }
         };
         self.send_next(now, out);
         if self.next_seq < self.cfg.count {
