@@ -131,10 +131,10 @@ fn byte_reversals_swap_the_low_bytes_and_keep_the_rest() {
 
 #[test]
 fn lnic_csr_writes_cost_one_cycle_other_csr_writes_flush() {
-    let n = 8;
-    let nops = run(&vec![NOP; n]);
-    let lnic = run(&vec![csrw(LMSGCYCLES, 6); n]);
-    let flushing = run(&vec![csrw(MTVEC, 0); n]);
+    const N: u64 = 8;
+    let nops = run(&[NOP; N as usize]);
+    let lnic = run(&[csrw(LMSGCYCLES, 6); N as usize]);
+    let flushing = run(&[csrw(MTVEC, 0); N as usize]);
     assert_eq!(
         lnic.cycle(),
         nops.cycle(),
@@ -143,7 +143,7 @@ fn lnic_csr_writes_cost_one_cycle_other_csr_writes_flush() {
     let flush = CoreTimingConfig::default().pipeline_flush_cycles as u64;
     assert_eq!(
         flushing.cycle(),
-        nops.cycle() + n as u64 * flush,
+        nops.cycle() + N * flush,
         "a write to mtvec flushes the pipeline"
     );
 }
