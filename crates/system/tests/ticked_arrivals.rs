@@ -45,7 +45,10 @@ fn ticked_arrivals_fall_on_iterations_one_at_most_per_iteration() {
     assert_eq!(t.len(), 20_000);
     for w in t.windows(2) {
         let gap = w[1] - w[0];
-        assert!(gap >= tick_fs, "at most one request per iteration: gap {gap} fs");
+        assert!(
+            gap >= tick_fs,
+            "at most one request per iteration: gap {gap} fs"
+        );
         assert_eq!(gap % tick_fs, 0, "requests leave on iteration boundaries");
     }
     // The mean gap is a whole number of iterations above the exponential
@@ -59,5 +62,8 @@ fn ticked_arrivals_fall_on_iterations_one_at_most_per_iteration() {
     // Exact Poisson arrivals at the same rate keep the nominal mean.
     let p = send_times(LoadMode::Open { rate_mrps }, 20_000);
     let poisson = (p[p.len() - 1] - p[0]) as f64 / (p.len() - 1) as f64 / cycle_fs as f64;
-    assert!((poisson / 350.0 - 1.0).abs() < 0.03, "Poisson mean gap {poisson:.1}");
+    assert!(
+        (poisson / 350.0 - 1.0).abs() < 0.03,
+        "Poisson mean gap {poisson:.1}"
+    );
 }
