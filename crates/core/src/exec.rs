@@ -238,6 +238,17 @@ impl Hart {
                 ((self.rs1(i) as i32) >> (self.rs2(i) & 31)) as i64 as u64,
             ),
             Mul => self.alu(i, self.rs1(i).wrapping_mul(self.rs2(i))),
+            // The prototype's byte reversals (ALU.scala:96-99): the low 2,
+            // 4 or 8 bytes of rs1 reversed, the bytes above kept.
+            Revs => {
+                let a = self.rs1(i);
+                self.alu(i, (a & !0xffff) | (a as u16).swap_bytes() as u64)
+            }
+            Revi => {
+                let a = self.rs1(i);
+                self.alu(i, (a & !0xffff_ffff) | (a as u32).swap_bytes() as u64)
+            }
+            Revl => self.alu(i, self.rs1(i).swap_bytes()),
             Mulh => {
                 let p = (self.rs1(i) as i64 as i128) * (self.rs2(i) as i64 as i128);
                 self.alu(i, (p >> 64) as u64)

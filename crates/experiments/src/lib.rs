@@ -298,7 +298,9 @@ impl Runner {
         // its requests take one after another (a second covers 4,000 requests
         // of 250 us, an Othello search at depth 3 takes about 40).
         let until_us = match load.mode {
-            LoadMode::Open { rate_mrps } => 100_000 + 3 * (load.count as f64 / rate_mrps) as u64,
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
+                100_000 + 3 * (load.count as f64 / rate_mrps) as u64
+            }
             LoadMode::Closed { .. } => 1_000_000,
         };
         let until = SimTime::ZERO + SimDuration::from_us(until_us);

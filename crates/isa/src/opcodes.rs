@@ -360,6 +360,14 @@ opcode_table! {
     FcvtDL = "fcvt.d.l", XToF, fp(0x69, 2, 0), M_F7_RS2;
     FcvtDLu = "fcvt.d.lu", XToF, fp(0x69, 3, 0), M_F7_RS2;
     FmvDX = "fmv.d.x", XToFNoRm, fp(0x79, 0, 0), M_F7_RS2_F3;
+    // The nanoPU prototype's byte-reversal instructions (custom, in the OP
+    // space with funct7 0x2A): l-nic/rocket-chip lnic-dev 33813784,
+    // src/main/scala/rocket/Instructions.scala:29-31 (REVS, REVI, REVL),
+    // IDecode.scala:101-103, ALU.scala:96-99. The artifact's programs use
+    // them for ntohs/ntohi/ntohl (chipyard tests-icenic/icenic.h).
+    Revs = "revs", R, r(OP, 0, 0x2a), M_F7_F3;
+    Revi = "revi", R, r(OP, 1, 0x2a), M_F7_F3;
+    Revl = "revl", R, r(OP, 2, 0x2a), M_F7_F3;
 }
 
 impl Opcode {

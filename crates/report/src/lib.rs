@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod model_source;
 mod num;
 mod plot;
 mod published;
@@ -70,6 +71,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use error::ReportError;
+pub use model_source::{core_source, model_source};
 pub use published::{compared_with, published, tolerance, Published, DEFAULT_TOLERANCE, PUBLISHED};
 pub use report::write_report;
 

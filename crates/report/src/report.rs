@@ -243,6 +243,27 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
         }
     }
 
+    blank_line(&mut md);
+    md.push_str("## Source of the model\n\n");
+    let _ = writeln!(
+        md,
+        "What each experiment's model follows: the prototype's RTL and harness (l-nic/rocket-chip, \
+         l-nic/lnic, l-nic/chipyard, l-nic/firesim), the papers, or our assumptions \
+         (`docs/fidelity.md` has every parameter with its line). The nanoPU {}.\n",
+        crate::model_source::core_source()
+    );
+    md.push_str("| experiment | results | source of the model |\n|---|---|---|\n");
+    for r in results {
+        let keys: Vec<String> = r.targets.iter().map(|t| format!("`{}`", t.key)).collect();
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {} |",
+            r.id,
+            keys.join(", "),
+            cell(crate::model_source::model_source(&r.id).unwrap_or("not recorded"))
+        );
+    }
+
     for r in results {
         blank_line(&mut md);
         let _ = write!(md, "## {}\n\n`{}`", r.title.trim(), r.id);
@@ -250,6 +271,9 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
         if !r.description.trim().is_empty() {
             md.push_str(r.description.trim());
             md.push_str("\n\n");
+        }
+        if let Some(src) = crate::model_source::model_source(&r.id) {
+            let _ = writeln!(md, "Source of the model: {src}.\n");
         }
         if !r.targets.is_empty() {
             md.push_str(

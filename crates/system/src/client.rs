@@ -30,6 +30,27 @@ pub enum LoadMode {
     Closed { window: u32 },
     /// Poisson arrivals at `rate_mrps` million requests per second.
     Open { rate_mrps: f64 },
+    /// The nanoPU prototype's FireSim load generator: it runs once per
+    /// switch iteration of `tick_ns` (the link latency, 140 cycles in its
+    /// runs) and sends at most one request then; after each send it draws
+    /// an exponential gap of mean `1 / rate_mrps` and sends at the first
+    /// iteration at or after it (l-nic/firesim aac81913,
+    /// target-design/switch/switch.cc:685-700, 1049-1075, 1362). So gaps
+    /// are whole iterations, at least one, and the actual rate is below
+    /// `rate_mrps`.
+    OpenTicked { rate_mrps: f64, tick_ns: f64 },
+}
+
+impl LoadMode {
+    /// The nominal arrival rate of an open loop.
+    pub fn open_rate_mrps(&self) -> Option<f64> {
+        match *self {
+            LoadMode::Closed { .. } => None,
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
+                Some(rate_mrps)
+            }
+        }
+    }
 }
 
 /// What a request's payload words are.
@@ -455,10 +476,20 @@ impl LoadConfig {
                 window,
                 format!("must be between 1 and {MAX_WINDOW} (the client keeps state for every outstanding request)"),
             )),
-            LoadMode::Open { rate_mrps } if !(rate_mrps > 0.0 && rate_mrps.is_finite()) => {
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. }
+                if !(rate_mrps > 0.0 && rate_mrps.is_finite()) =>
+            {
                 Err(invalid("--rate-mrps", rate_mrps, "must be positive and finite"))
             }
-            LoadMode::Open { rate_mrps } if rate_mrps > self.max_rate_mrps(nic, link_gbps) => Err(invalid(
+            LoadMode::OpenTicked { tick_ns, .. }
+                if !(tick_ns > 0.0 && tick_ns < 1e9) =>
+            {
+                Err(invalid("tick_ns", tick_ns, "must be positive and below one second"))
+            }
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. }
+                if rate_mrps > self.max_rate_mrps(nic, link_gbps) =>
+            {
+                Err(invalid(
                 "--rate-mrps",
                 rate_mrps,
                 format!(
@@ -467,7 +498,8 @@ impl LoadConfig {
                     self.max_rate_mrps(nic, link_gbps),
                     self.app.as_ref().map_or(self.message_bytes as f64, |a| a.mean_request_bytes())
                 ),
-            )),
+            ))
+            }
             _ => Ok(()),
         }
     }
@@ -477,7 +509,7 @@ impl LoadConfig {
     pub fn max_outstanding(&self) -> u64 {
         let bound = match self.mode {
             LoadMode::Closed { window } => window as u64,
-            LoadMode::Open { rate_mrps } => {
+            LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
                 (rate_mrps * self.timeout_ns as f64 / 1e3)
                     .ceil()
                     .min(u64::MAX as f64) as u64
@@ -739,22 +771,31 @@ impl Client {
                     self.send_next(now, out);
                 }
             }
-            LoadMode::Open { .. } => self.tick(now, out),
+            LoadMode::Open { .. } | LoadMode::OpenTicked { .. } => self.tick(now, out),
         }
     }
 
     /// An open-loop arrival at `now`.
     pub fn tick(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
-        if let LoadMode::Open { rate_mrps } = self.cfg.mode {
-            self.send_next(now, out);
-            if self.next_seq < self.cfg.count {
-                // Exponential inter-arrival times, in femtoseconds.
-                let exp = Exp::new(rate_mrps * 1e6 / 1e15).expect("positive rate");
-                let gap = exp.sample(&mut self.rng).round() as u64;
-                out.push(ClientAction::Wake {
-                    at: now + SimDuration::from_fs(gap.max(1)),
-                });
+        let (rate_mrps, tick_fs) = match self.cfg.mode {
+            LoadMode::Closed { .. } => return,
+            LoadMode::Open { rate_mrps } => (rate_mrps, 0),
+            LoadMode::OpenTicked { rate_mrps, tick_ns } => {
+                (rate_mrps, (tick_ns * 1e6).round() as u64)
             }
+        };
+        self.send_next(now, out);
+        if self.next_seq < self.cfg.count {
+            // Exponential inter-arrival times, in femtoseconds.
+            let exp = Exp::new(rate_mrps * 1e6 / 1e15).expect("positive rate");
+            let mut gap = exp.sample(&mut self.rng).round() as u64;
+            if tick_fs > 0 {
+                // The next iteration at or after the gap, at least the next one.
+                gap = gap.div_ceil(tick_fs).max(1) * tick_fs;
+            }
+            out.push(ClientAction::Wake {
+                at: now + SimDuration::from_fs(gap.max(1)),
+            });
         }
     }
 

@@ -103,8 +103,10 @@ pub struct CoreTimingConfig {
     /// Cycles lost when the pipeline is flushed and refetched: taking a trap,
     /// `mret`, `fence.i`, and CSR writes. Rocket flushes after every CSR
     /// write except to mscratch, mepc, mcause and mtval (CSRFile
-    /// `decode.write_flush`); the nanoPU's LNIC CSRs are CSRs of that file.
-    /// Same mechanism as a mispredict.
+    /// `decode.write_flush`) and, on the nanoPU's core, the LNIC CSRs
+    /// (l-nic/rocket-chip lnic-dev 33813784, CSR.scala:696-697: "Do not
+    /// flush the pipeline on writes to LNIC CSRs"). Same mechanism as a
+    /// mispredict.
     pub pipeline_flush_cycles: u32,
     /// Cycles from a CSR read until a dependent instruction can issue:
     /// Rocket accesses the CSR file in the writeback stage and cannot
