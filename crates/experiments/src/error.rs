@@ -36,6 +36,9 @@ pub enum ExperimentError {
     /// wrong replies, a measurement that cannot be right.
     #[error("{0}")]
     Failed(String),
+    /// Some experiments of a run failed; the others' results were written.
+    #[error("{} of {total} experiments failed (the others' results are written): {}", .failed.len(), .failed.join("; "))]
+    SomeFailed { failed: Vec<String>, total: usize },
     /// `what` was running when `cause` happened (the cause is in the
     /// message, not a `source`: printed once in a chain).
     #[error("{what}: {cause}")]

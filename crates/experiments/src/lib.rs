@@ -365,9 +365,30 @@ pub fn run_experiments(
     let config_toml = cfg.to_toml();
     let runner = Runner::new(cfg, scale, threads, seed);
     let mut results = Vec::new();
+    // A failed experiment does not lose the others: its section in the
+    // report says why, and the run fails at the end.
+    let mut failed = Vec::new();
+    let total = chosen.len();
     for e in chosen {
         let start = Instant::now();
-        let mut r = (e.run)(&runner).map_err(|err| err.during(format!("experiment {}", e.id)))?;
+        let mut r = match (e.run)(&runner) {
+            Ok(r) => r,
+            Err(ExperimentError::Interrupted) => return Err(ExperimentError::Interrupted),
+            Err(err) => {
+                let err = err.during(format!("experiment {}", e.id));
+                runner.progress.println(format!("{}: FAILED: {err}", e.id));
+                failed.push(err.to_string());
+                ExperimentResult {
+                    id: e.id.into(),
+                    title: e.title.into(),
+                    description: format!("**This experiment failed**: {err}"),
+                    figures: Vec::new(),
+                    targets: Vec::new(),
+                    notes: Vec::new(),
+                    wall_s: 0.0,
+                }
+            }
+        };
         r.wall_s = start.elapsed().as_secs_f64();
         runner
             .progress
@@ -391,6 +412,9 @@ pub fn run_experiments(
                 t.key, t.measured, t.unit, t.published
             );
         }
+    }
+    if !failed.is_empty() {
+        return Err(ExperimentError::SomeFailed { failed, total });
     }
     Ok(())
 }

@@ -168,6 +168,46 @@ fn initial_word(i: u64) -> u64 {
     nanopu_apps::rdma::initial_word(i)
 }
 
+/// The region `rnic_region` on host 0 exposes to the one-sided clients.
+fn server_region() -> RemoteRegion {
+    RemoteRegion {
+        ip: host_ip(0),
+        qpn: 1,
+        addr: SHARED_BASE,
+        words: REGION_WORDS,
+        rkey: 1,
+    }
+}
+
+/// The RDMA NIC's READ median at the client (doorbell to CQE, ns) in the
+/// `one-sided` setup (300 ns one-way), `count` reads: the `erpc`
+/// experiment sets its RPC latency beside it.
+pub(crate) fn rnic_read_p50_ns(r: &Runner, count: usize) -> Result<f64> {
+    let network = rdma_network(r)?;
+    let cfg = rdma_cluster(
+        r,
+        &network,
+        "rnic_region",
+        vec!["1".into(), ip_str(1), "1".into()],
+        1,
+        1,
+    )?;
+    let client = OneSidedClient::new(
+        OneSidedOp::Read,
+        server_region(),
+        initial_word,
+        count as _,
+        (count as u64 / 20).max(1) as _,
+        r.seed,
+        false,
+    );
+    let c = run(&cfg, 1, vec![Box::new(client)])?;
+    let lat = client_of(&c, 1)
+        .map(|x| x.latencies_ns().to_vec())
+        .unwrap_or_default();
+    Ok(quantile(&lat, 0.5))
+}
+
 fn one_sided(r: &Runner) -> Result<ExperimentResult> {
     let count = match r.scale {
         Scale::Quick => 200,
@@ -182,13 +222,7 @@ fn one_sided(r: &Runner) -> Result<ExperimentResult> {
         1,
         1,
     )?;
-    let region = RemoteRegion {
-        ip: host_ip(0),
-        qpn: 1,
-        addr: SHARED_BASE,
-        words: REGION_WORDS,
-        rkey: 1,
-    };
+    let region = server_region();
     let seed = r.seed;
     let rnic = r.par_map("one-sided (RDMA NIC)", &OPS, |&(op, ..)| {
         let client = OneSidedClient::new(
@@ -377,7 +411,11 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             Kind::Herd => n + 4,
             Kind::ReadKv => n,
         };
-        let c = run(&cfg, qps, clients)?;
+        let name = match kind {
+            Kind::Herd => "HERD",
+            Kind::ReadKv => "the READ-based store",
+        };
+        let c = run(&cfg, qps, clients).map_err(|e| e.during(format!("{name} with {n} clients")))?;
         let (mops, lat) = aggregate(&c, n);
         let reads = match kind {
             Kind::ReadKv => client_of(&c, 1)
@@ -410,7 +448,8 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             rkey: 1,
         };
         let cl = StreamClient::new(op::WRITE, region, q, 1, 32, stream_count);
-        let c = run(&cfg, q as usize, vec![Box::new(cl)])?;
+        let c = run(&cfg, q as usize, vec![Box::new(cl)])
+            .map_err(|e| e.during(format!("RC WRITEs over {q} connections")))?;
         let mops = client_of(&c, 1)
             .and_then(|x| x.report()["mops"].as_f64())
             .unwrap_or(f64::NAN);
