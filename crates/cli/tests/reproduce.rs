@@ -40,6 +40,8 @@ fn reproduce_writes_the_report_and_summary() {
             .unwrap_or_else(|| panic!("{key}: no finite measured value: {v}"));
         let unit = v["unit"].as_str().unwrap_or_else(|| panic!("{key}: {v}"));
         let (lo, hi) = match unit {
+            // A difference of two latencies may be negative.
+            "ns" if key.contains("-minus-") || key.starts_with("erpc-vs-") => (-10_000.0, 10_000.0),
             "ns" => (1.0, 10_000.0),
             "us" => (0.01, 1_000.0),
             "cycles" => (10.0, 10_000.0),
@@ -59,6 +61,8 @@ fn reproduce_writes_the_report_and_summary() {
     }
     // Pinned quick-scale results: the simulation is deterministic, so a change
     // that moves one of these must explain itself (and update the pin).
+    // Session 6 (docs/fidelity.md): JBSQ vs RSS uses the FireSim runs'
+    // service distributions.
     for (key, pinned, rel) in [
         ("w2w-8B", 72.51, 0.02),
         ("fastpath-8B", 20.51, 0.02),
@@ -66,7 +70,7 @@ fn reproduce_writes_the_report_and_summary() {
         ("ctx-switch-cycles", 144.3, 0.02),
         ("nt-latency-ndp", 9.06, 0.001),
         ("hts-max-load", 0.9, 0.001),
-        ("jbsq-vs-rss-load-gain", 1.9, 0.001),
+        ("jbsq-vs-rss-load-gain", 1.7225, 0.001),
         ("proto-hts-max-load", 1.0, 0.001),
     ] {
         let m = summary[key]["measured"].as_f64().unwrap();

@@ -14,10 +14,8 @@ pub(crate) enum AfterWrite {
     /// Flush and re-check interrupts (Rocket flushes after CSR writes with
     /// side effects; an interrupt may have become enabled).
     Flush,
-    /// No flush (an LNIC CSR, see `csr_write`), but return to the node: the
-    /// NIC has a command to take, or the scheduler state changed and
-    /// interrupts are checked again when the hart resumes.
-    Yield,
+    /// Flush, and return to the node: the NIC has a command to take.
+    FlushAndYield,
 }
 
 impl Hart {
@@ -50,7 +48,10 @@ impl Hart {
         match after {
             AfterWrite::Continue => Ok(()),
             AfterWrite::Flush => Err(Event::CheckInterrupts),
-            AfterWrite::Yield => Err(Event::Stop(crate::hart::Stop::Yield)),
+            AfterWrite::FlushAndYield => {
+                self.cycle += self.pipeline.flush_cycles as u64;
+                Err(Event::Stop(crate::hart::Stop::Yield))
+            }
         }
     }
 
@@ -137,17 +138,9 @@ impl Hart {
     pub(crate) fn csr_write(&mut self, csr: u16, v: u64) -> Result<AfterWrite, Event> {
         let c = &mut self.csr;
         // Rocket's CSRFile flushes the pipeline after every CSR write but to
-        // the trap-scratch registers and, on the nanoPU's core, the LNIC
-        // CSRs 0x052..=0x061 ("Do not flush the pipeline on writes to LNIC
-        // CSRs": l-nic/rocket-chip lnic-dev 33813784,
-        // src/main/scala/rocket/CSR.scala:696-697, `io_dec.write_flush`).
-        // So `lnic_msg_done()` and `lnic_idle()` cost one cycle; a write
-        // that hands the NIC a command still returns to the node.
-        let lnic = (num::LMSGSRDY..=num::LIDLECYCLES).contains(&csr);
+        // the trap-scratch registers (`decode.write_flush`).
         let mut after = if (num::MSCRATCH..=num::MTVAL).contains(&csr) {
             AfterWrite::Continue
-        } else if lnic {
-            AfterWrite::Yield
         } else {
             AfterWrite::Flush
         };
@@ -170,7 +163,7 @@ impl Hart {
                             self.net.current_context as u64,
                         )));
                     }
-                    after = AfterWrite::Yield;
+                    after = AfterWrite::FlushAndYield;
                 }
                 if v & 4 != 0 {
                     self.net.restart_message_timer(self.cycle);
@@ -179,13 +172,12 @@ impl Hart {
             }
             num::LNICUCMD if self.net.user_command(v, self.cycle) => {
                 self.effects += 1;
+                after = AfterWrite::FlushAndYield;
             }
-            num::LNICUCMD => after = AfterWrite::Continue,
+            num::LNICUCMD => {}
             num::LMSGCYCLES => self.net.set_lmsgcycles(v, self.cycle),
             num::LIDLECYCLES => self.net.set_lidlecycles(v, self.cycle),
-            num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {
-                after = AfterWrite::Continue
-            }
+            num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {}
             num::MSTATUS => {
                 let mut v = v & mstatus::WRITABLE;
                 // MPP is WARL: only M (3) and U (0) exist.

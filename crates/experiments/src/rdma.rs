@@ -274,22 +274,18 @@ fn one_sided(r: &Runner) -> Result<ExperimentResult> {
     )
     .into_iter()
     .collect();
+    // The other verbs' medians are in the description's table: no paper
+    // gives them for this setup.
     targets.push(Target {
         key: "rnic-read-p50-ns".into(),
         measured: rnic_read,
         unit: "ns".into(),
-        published: f64::NAN,
-        note: "RDMA NIC READ median at the client (doorbell to CQE), 300 ns one-way network".into(),
+        // eRPC Table 2: "RDMA read 2.0 us on the same cluster" (CX5).
+        published: 2000.0,
+        note: "RDMA NIC READ median at the client (doorbell to CQE), 300 ns one-way network; published: \
+               eRPC Table 2's RDMA read on its CX5 cluster"
+            .into(),
     });
-    for ((_, name, key), (p50, _)) in OPS.iter().zip(&rnic).skip(1) {
-        targets.push(Target {
-            key: format!("rnic-{key}-p50-ns"),
-            measured: *p50,
-            unit: "ns".into(),
-            published: f64::NAN,
-            note: format!("RDMA NIC {name} median at the client"),
-        });
-    }
     Ok(ExperimentResult {
         id: "one-sided".into(),
         title: "One-sided operations: the RDMA NIC vs the nanoPU (nanoPU §5.3)".into(),
@@ -415,7 +411,8 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             Kind::Herd => "HERD",
             Kind::ReadKv => "the READ-based store",
         };
-        let c = run(&cfg, qps, clients).map_err(|e| e.during(format!("{name} with {n} clients")))?;
+        let c =
+            run(&cfg, qps, clients).map_err(|e| e.during(format!("{name} with {n} clients")))?;
         let (mops, lat) = aggregate(&c, n);
         let reads = match kind {
             Kind::ReadKv => client_of(&c, 1)
