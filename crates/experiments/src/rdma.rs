@@ -415,7 +415,8 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             Kind::Herd => "HERD",
             Kind::ReadKv => "the READ-based store",
         };
-        let c = run(&cfg, qps, clients).map_err(|e| e.during(format!("{name} with {n} clients")))?;
+        let c =
+            run(&cfg, qps, clients).map_err(|e| e.during(format!("{name} with {n} clients")))?;
         let (mops, lat) = aggregate(&c, n);
         let reads = match kind {
             Kind::ReadKv => client_of(&c, 1)
