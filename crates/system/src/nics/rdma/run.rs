@@ -115,7 +115,12 @@ pub fn run_clients(
         let end = c.run_until(t + slice, stop)?;
         t += slice;
         // Idle: no event is left, so no client can make progress any more.
-        if t >= limit || matches!(end, ClusterEnd::Exited { .. } | ClusterEnd::Idle) {
+        let stopped = t >= limit || matches!(end, ClusterEnd::Exited { .. } | ClusterEnd::Idle);
+        let done = hosts
+            .iter()
+            .filter(|&&h| client_of(c, h).is_some_and(|x| x.done()))
+            .count();
+        if stopped && done < hosts.len() {
             let errors = (0..c.hosts())
                 .filter_map(|h| {
                     c.host(h)
