@@ -174,6 +174,11 @@ pub struct Hart {
     /// What the loop iteration under scrutiny loaded: its inputs (the
     /// aligned 8-byte words), at most [`MAX_WATCHED`]; `watch_overflow` if more.
     watched: [u64; MAX_WATCHED],
+    /// What the iteration read from each watched word when it is memory
+    /// (`None` for a device register, which the node reads as of the
+    /// iteration's start): a DMA write between the load and the stop (a run
+    /// may end mid-iteration) must still wake the loop.
+    watched_seen: [Option<u64>; MAX_WATCHED],
     watch_len: u8,
     watch_overflow: bool,
     watching: bool,
@@ -239,6 +244,7 @@ impl Hart {
             next_probe: PROBE_INTERVAL_CYCLES,
             probe_left: 0,
             watched: [0; MAX_WATCHED],
+            watched_seen: [None; MAX_WATCHED],
             watch_len: 0,
             watch_overflow: false,
             watching: false,
@@ -446,7 +452,7 @@ impl Hart {
             self.cycle += cycles as u64;
             if bus.pure_device_read(addr) {
                 self.polled_empty = true;
-                self.watch(addr, size);
+                self.watch(addr, size, None);
             } else {
                 self.effects += 1;
             }
@@ -455,7 +461,9 @@ impl Hart {
         // Once the iteration's inputs overflowed, more change nothing (and
         // between probes a loop may stay watched for thousands of loads).
         if self.watching && !self.watch_overflow {
-            self.watch(addr, size);
+            let word = addr & !7;
+            let seen = bus.load(self.id, self.cycle, word, 8).ok();
+            self.watch(addr, size, seen);
         }
         match self.l1d.access_data(addr, false) {
             Lookup::Hit => {
@@ -550,7 +558,7 @@ impl Hart {
     }
 
     #[cold]
-    fn watch(&mut self, addr: u64, size: u8) {
+    fn watch(&mut self, addr: u64, size: u8, seen: Option<u64>) {
         let word = addr & !7;
         if (addr + size as u64 - 1) & !7 != word {
             self.watch_overflow = true; // straddles two words
@@ -564,6 +572,7 @@ impl Hart {
             self.watch_overflow = true;
         } else {
             self.watched[n] = word;
+            self.watched_seen[n] = seen;
             self.watch_len += 1;
         }
     }
@@ -573,6 +582,12 @@ impl Hart {
     /// of them changes, besides interrupts and messages.
     pub fn watched(&self) -> &[u64] {
         &self.watched[..self.watch_len as usize]
+    }
+
+    /// For each of [`watched`](Self::watched): the value the loop read, if
+    /// the word is memory (`None` for a device register).
+    pub fn watched_seen(&self) -> &[Option<u64>] {
+        &self.watched_seen[..self.watch_len as usize]
     }
 
     /// Executes an instruction that touches netRX/netTX or is a jump to self.

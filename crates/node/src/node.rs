@@ -990,8 +990,15 @@ impl Node {
                 let cycle = self.harts[h].cycle().saturating_sub(period_cycles);
                 let watch = &mut self.watches[h];
                 watch.clear();
-                for &word in self.harts[h].watched() {
-                    watch.push((word, self.bus.peek_word(word, cycle)));
+                // Memory as the loop read it (a DMA write may have landed
+                // since, before the run stopped: it must wake the loop); a
+                // device register as of the iteration's start.
+                let hart = &self.harts[h];
+                for (&word, &seen) in hart.watched().iter().zip(hart.watched_seen()) {
+                    watch.push((
+                        word,
+                        seen.unwrap_or_else(|| self.bus.peek_word(word, cycle)),
+                    ));
                 }
             }
             Stop::RxEmpty => self.states[h] = HartState::RxEmpty,

@@ -366,3 +366,59 @@ fn more_connections_than_the_cache_holds_lower_the_rate() {
         "1 QP: {one} Mops, 512 QPs: {many} Mops"
     );
 }
+
+/// HERD with one client, the full-scale herd experiment's first point
+/// (window 4, 64 keys, 95% GETs, 1100 requests, seed 1): every request
+/// answered. Regression: a server core's polling loop was put to sleep with
+/// its slot's key as DRAM held it at the stop, not as the loop had read it;
+/// a request WRITE that landed between the loop's load and the end of that
+/// run slice so never woke it (the server went idle with requests pending).
+#[test]
+fn herd_one_client_answers_a_thousand_requests() {
+    use nanopu_system::nics::rdma::kv_clients::{HerdClient, HerdServer};
+    let mut cfg = ClusterConfig::default();
+    cfg.network.topology = TopologyConfig::SingleSwitch { hosts: 2 };
+    cfg.nic.kind = NicKind::Rdma;
+    cfg.node.cores = 4;
+    cfg.programs = vec![
+        HostProgram {
+            hosts: "0".into(),
+            program: program("herd"),
+            nic: None,
+            args: vec![
+                "1".into(),
+                std::net::Ipv4Addr::from(host_ip(1)).to_string(),
+                "4".into(),
+            ],
+        },
+        HostProgram {
+            hosts: "1".into(),
+            program: program("idle_wait"),
+            nic: None,
+            args: vec![],
+        },
+    ];
+    let mut c = Cluster::new(&cfg).unwrap();
+    let start = run_until_ready(&mut c, 0, 5, limit()).unwrap();
+    let server = HerdServer {
+        ip: host_ip(0),
+        region: SHARED_BASE,
+        rkey: 2,
+        clients: 1,
+        window: 4,
+    };
+    let cl = HerdClient::new(0, server, 64, 0.95, 1000, 100, 1);
+    attach_client(&mut c, 1, Box::new(cl), start).unwrap();
+    let r = run_clients(&mut c, &[1], limit());
+    let cl = client_of(&c, 1).unwrap();
+    assert!(
+        r.is_ok() && cl.wrong().is_empty(),
+        "{r:?}\nclient: {} {:?}\nserver NIC: {}\nclient NIC: {}\nserver console: {}",
+        cl.report(),
+        cl.wrong(),
+        c.host(0).as_node().unwrap().nic.stats(),
+        c.host(1).as_node().unwrap().nic.stats(),
+        String::from_utf8_lossy(c.host(0).as_node().unwrap().node.uart_output())
+    );
+    assert_eq!(cl.latencies_ns().len(), 1000);
+}

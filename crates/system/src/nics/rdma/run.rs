@@ -20,12 +20,15 @@ pub enum VerbsRunError {
         limit_us: u64,
         end: ClusterEnd,
     },
-    #[error("verbs clients not done by {limit_us} us simulated ({done} of {clients} done; run ended {end:?}); NIC errors: {errors:?}")]
+    #[error("verbs clients not done at {at_us} us simulated (limit {limit_us} us; {done} of {clients} done; run ended {end:?}{}); unfinished: {unfinished:?}; NIC errors: {errors:?}", if matches!(end, ClusterEnd::Idle) { ": nothing left to happen, a request or reply is lost for good" } else { "" })]
     NotDone {
+        at_us: u64,
         limit_us: u64,
         done: usize,
         clients: usize,
         end: ClusterEnd,
+        /// Each unfinished client's host and what it reports.
+        unfinished: Vec<String>,
         errors: Vec<String>,
     },
 }
@@ -111,7 +114,13 @@ pub fn run_clients(
         }
         let end = c.run_until(t + slice, stop)?;
         t += slice;
-        if t >= limit || matches!(end, ClusterEnd::Exited { .. }) {
+        // Idle: no event is left, so no client can make progress any more.
+        let stopped = t >= limit || matches!(end, ClusterEnd::Exited { .. } | ClusterEnd::Idle);
+        let done = hosts
+            .iter()
+            .filter(|&&h| client_of(c, h).is_some_and(|x| x.done()))
+            .count();
+        if stopped && done < hosts.len() {
             let errors = (0..c.hosts())
                 .filter_map(|h| {
                     c.host(h)
@@ -122,11 +131,20 @@ pub fn run_clients(
                 })
                 .flatten()
                 .collect();
+            let unfinished = hosts
+                .iter()
+                .filter_map(|&h| {
+                    let cl = client_of(c, h)?;
+                    (!cl.done()).then(|| format!("host {h}: {}", cl.report()))
+                })
+                .collect();
             return Err(VerbsRunError::NotDone {
+                at_us: t.since(SimTime::ZERO).as_ns() as u64 / 1000,
                 limit_us: (limit.fs() / 1_000_000_000),
                 done,
                 clients: hosts.len(),
                 end,
+                unfinished,
                 errors,
             });
         }
