@@ -107,7 +107,7 @@ fn elfs_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
-    v.retain(|p| p.is_file() && !p.extension().is_some_and(|e| e != "elf"));
+    v.retain(|p| p.is_file() && p.extension().is_none_or(|e| e == "elf"));
     v.sort();
     v
 }
