@@ -129,21 +129,25 @@ fn byte_reversals_swap_the_low_bytes_and_keep_the_rest() {
     assert_eq!(h.x(9), 0x7856_3412_0000_0000, "revl: all eight bytes");
 }
 
+/// The prototype's Rocket does not flush after LNIC CSR writes
+/// (CSR.scala:696-697); our core still does, until the interrupt-take
+/// point that goes with it is modelled (docs/fidelity.md). This pins the
+/// current rule so that changing it is a deliberate step.
 #[test]
-fn lnic_csr_writes_cost_one_cycle_other_csr_writes_flush() {
+fn csr_writes_flush_the_pipeline_lnic_ones_included_for_now() {
     const N: u64 = 8;
     let nops = run(&[NOP; N as usize]);
     let lnic = run(&[csrw(LMSGCYCLES, 6); N as usize]);
     let flushing = run(&[csrw(MTVEC, 0); N as usize]);
-    assert_eq!(
-        lnic.cycle(),
-        nops.cycle(),
-        "a write to an LNIC CSR issues like a nop (no flush)"
-    );
     let flush = CoreTimingConfig::default().pipeline_flush_cycles as u64;
     assert_eq!(
         flushing.cycle(),
         nops.cycle() + N * flush,
         "a write to mtvec flushes the pipeline"
+    );
+    assert_eq!(
+        lnic.cycle(),
+        flushing.cycle(),
+        "a write to an LNIC CSR flushes like any other (docs/fidelity.md)"
     );
 }
