@@ -111,40 +111,6 @@ impl NodeBus {
         Some(placed)
     }
 
-    /// A NIC design of the node writes `bytes` at `addr` by DMA from
-    /// `cycle` (into DRAM storage, through the LLC per its DMA allocation
-    /// policy, at most `outstanding` lines in flight): the cycle the last
-    /// line is written, or `None` if the range is not in DRAM.
-    pub fn nic_write(
-        &mut self,
-        addr: u64,
-        bytes: &[u8],
-        cycle: u64,
-        outstanding: usize,
-    ) -> Option<u64> {
-        let len = bytes.len() as u64;
-        self.dram.slice_mut(addr, len)?.copy_from_slice(bytes);
-        let done = self.mem.dma_write(addr, len, cycle, outstanding);
-        self.break_reservations(addr, len);
-        Some(done)
-    }
-
-    /// A NIC design of the node reads `len` bytes at `addr` into `out` by
-    /// DMA from `cycle`: the cycle the last line arrives, or `None` if the
-    /// range is not in DRAM.
-    pub fn nic_read(
-        &mut self,
-        addr: u64,
-        len: u64,
-        cycle: u64,
-        outstanding: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<u64> {
-        out.clear();
-        out.extend_from_slice(self.dram.slice(addr, len)?);
-        Some(self.mem.dma_read(addr, len, cycle, outstanding))
-    }
-
     /// An L1 write-back of the line at `addr` at `cycle` (a victim of a line
     /// the NIC installed).
     pub fn l1_writeback(&mut self, addr: u64, cycle: u64) {

@@ -793,39 +793,6 @@ impl Node {
         self.bus.devices_mut().nebula_queues_mut()
     }
 
-    /// A NIC design writes `bytes` at `addr` by DMA from core cycle `cycle`
-    /// (DRAM and the LLC, per `[node.llc] dma_allocation`), invalidating the
-    /// lines in every core's L1 D-cache: the cycle the last line is
-    /// written, or `None` if the range is not in DRAM.
-    pub fn nic_dma_write(
-        &mut self,
-        addr: u64,
-        bytes: &[u8],
-        cycle: u64,
-        outstanding: usize,
-    ) -> Option<u64> {
-        let done = self.bus.nic_write(addr, bytes, cycle, outstanding)?;
-        self.for_each_line(addr, bytes.len() as u64, |harts, a| {
-            for hart in harts.iter_mut() {
-                hart.invalidate_l1d_line(a);
-            }
-        });
-        Some(done)
-    }
-
-    /// A NIC design reads `len` bytes at `addr` into `out` by DMA from
-    /// `cycle`: the cycle the last line arrives, or `None` if not in DRAM.
-    pub fn nic_dma_read(
-        &mut self,
-        addr: u64,
-        len: u64,
-        cycle: u64,
-        outstanding: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<u64> {
-        self.bus.nic_read(addr, len, cycle, outstanding, out)
-    }
-
     /// NIC-to-core steering (NEBULA §V-E): the lines of `[addr, addr + len)`
     /// are read from the LLC (or DRAM) from `cycle` and installed in core
     /// `core`'s L1 D-cache, their dirty victims written back. Returns the
@@ -842,10 +809,11 @@ impl Node {
         if core >= self.harts.len() {
             return None;
         }
-        let mut scratch = Vec::new();
+        self.bus.dram().slice(addr, len)?;
         let done = self
             .bus
-            .nic_read(addr, len, cycle, outstanding, &mut scratch)?;
+            .memory_mut()
+            .dma_read(addr, len, cycle, outstanding);
         let mut victims = Vec::new();
         self.for_each_line(addr, len, |harts, a| {
             if let Some(v) = harts[core].install_l1d_line(a) {

@@ -392,15 +392,18 @@ impl NebulaNic {
                 let (dst_ip, dst_port, src_port, tid) =
                     (rpc.src_ip, rpc.src_port, rpc.dst_port, rpc.tid);
                 let mut bytes = std::mem::take(&mut self.scratch);
-                let read = cores.node.nic_dma_read(
-                    addr,
-                    len as u64,
-                    cycle,
-                    self.cfg.dma_outstanding_lines,
-                    &mut bytes,
-                );
+                bytes.clear();
+                // A reply fits one IPv4 length field: no larger read is made.
+                let read = if len <= u16::MAX as u32 {
+                    bytes.resize(len as usize, 0);
+                    cores
+                        .node
+                        .dma_read(addr, &mut bytes, cycle, self.cfg.dma_outstanding_lines)
+                } else {
+                    None
+                };
                 match read {
-                    Some(done) if len <= u16::MAX as u32 => {
+                    Some(done) => {
                         let frame = wire::frame(
                             self.ip,
                             dst_ip,
@@ -493,7 +496,7 @@ impl NicDesign for NebulaNic {
         let written = if fits {
             cores
                 .node
-                .nic_dma_write(base + at, payload, cycle, self.cfg.dma_outstanding_lines)
+                .dma_write(base + at, payload, cycle, self.cfg.dma_outstanding_lines)
         } else {
             None
         };
