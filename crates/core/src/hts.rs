@@ -114,7 +114,7 @@
 //! instructions that follow the report run until then.
 //!
 //! The prototype's interrupt is a one-cycle pulse (`LNICQueues.scala:
-//! 527-550`: two cycles after an arrival of higher priority, after a done
+//! 522-550`: two cycles after an arrival of higher priority, after a done
 //! or idle report, or one after a demotion or idle timeout), taken only if
 //! the instruction in decode can take it then; a missed pulse is not
 //! repeated until the next such event (`lnic_wait()` reports idle on every

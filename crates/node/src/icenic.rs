@@ -116,14 +116,14 @@ pub const DEFAULT_DMA_OUTSTANDING_LINES: u32 = 8;
 /// writes as many bytes as the frame has). The SDK's programs allocate 2 KB.
 pub const DEFAULT_RECV_BUFFER_BYTES: u32 = 2048;
 /// IceNIC's RX packet buffer in 8-byte flits: icenet `WithIceNIC(inBufFlits
-/// = 1800)` (`Configs.scala`, at l-nic/icenet 512c87e, the fragment
+/// = 1800)` (`Configs.scala:29`, at l-nic/icenet 512c87e, the fragment
 /// chipyard's `IceNICRocketConfig` uses), 14,400 bytes. Frames wait there
 /// until the writer has a posted receive buffer (`NIC.scala:281`,
 /// `NetworkPacketBuffer`; the writer takes a frame only with a receive
-/// request and its length, l.232-242). `usePauser = false` there: the
+/// request and its length, l.234-237). `usePauser = false` there: the
 /// buffer always accepts the link's flits (`Buffer.scala:138`,
 /// `io.stream.in.ready := true.B`) and drops a whole frame that does not
-/// fit (`startDropping`, l.163-165; the head pointer is reverted, l.211).
+/// fit (`startDropping`, l.163-165; the head pointer is reverted, l.212).
 pub const DEFAULT_RX_PACKET_BUFFER_FLITS: u32 = 1800;
 /// Bytes per flit of IceNIC's data path (`NET_IF_WIDTH = 64`).
 const FLIT_BYTES: u64 = 8;
