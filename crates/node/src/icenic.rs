@@ -52,7 +52,10 @@
 //!   writer free)`, issues its line writes to the LLC from `s - setup` with
 //!   [`IceNicConfig::dma_outstanding_lines`] in flight, and the write
 //!   completes at `max(s + ceil(len / width), last line written)`; the
-//!   receive completion is visible to loads from that cycle on.
+//!   receive completion is visible to loads from that cycle on. A frame
+//!   held in the RX packet buffer is written the same way with `c` the
+//!   cycle of the `RECV_REQ` store (or of the next frame's arrival) that
+//!   found it a buffer.
 //! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame
 //!   the same way (line reads served by the LLC, or by DRAM on a miss); it is
 //!   ready for the wire at `max(s + ceil(len / width), last line read)`, and
