@@ -62,15 +62,23 @@ fn reproduce_writes_the_report_and_summary() {
     // Pinned quick-scale results: the simulation is deterministic, so a change
     // that moves one of these must explain itself (and update the pin).
     // Session 6 (docs/fidelity.md): JBSQ vs RSS uses the FireSim runs'
-    // service distributions.
+    // service distributions. Session 7 (docs/fidelity.md): no pipeline flush
+    // after LNIC CSR writes (rocket CSR.scala:696-697), the scheduler's
+    // interrupt 4 cycles after a report: loopback-tput-8B 147.8 -> 172.4,
+    // ctx-switch-cycles 143.5 -> 134.5 (the handler's three LNIC writes),
+    // w2w-8B 72.51 -> 73.79 and fastpath-8B 20.51 -> 21.79 (the 5-cycle
+    // polling loop meets this arrival 4 cycles later; 1.3 cycles earlier on
+    // average over arrival phases); at this scale jbsq-vs-rss-load-gain
+    // 1.7225 -> 2.0455: JBSQ now sustains the quick sweep's 95 % point (80 %
+    // before; full scale unchanged at 1.94).
     for (key, pinned, rel) in [
-        ("w2w-8B", 72.51, 0.02),
-        ("fastpath-8B", 20.51, 0.02),
-        ("loopback-tput-8B", 147.8, 0.02),
-        ("ctx-switch-cycles", 144.3, 0.02),
+        ("w2w-8B", 73.79, 0.02),
+        ("fastpath-8B", 21.79, 0.02),
+        ("loopback-tput-8B", 172.4, 0.02),
+        ("ctx-switch-cycles", 134.5, 0.02),
         ("nt-latency-ndp", 9.06, 0.001),
         ("hts-max-load", 0.9, 0.001),
-        ("jbsq-vs-rss-load-gain", 1.7225, 0.001),
+        ("jbsq-vs-rss-load-gain", 2.0455, 0.001),
         ("proto-hts-max-load", 1.0, 0.001),
     ] {
         let m = summary[key]["measured"].as_f64().unwrap();

@@ -14,8 +14,12 @@ pub(crate) enum AfterWrite {
     /// Flush and re-check interrupts (Rocket flushes after CSR writes with
     /// side effects; an interrupt may have become enabled).
     Flush,
-    /// Flush, and return to the node: the NIC has a command to take.
-    FlushAndYield,
+    /// No flush (an LNIC CSR, see `csr_write`), but the thread scheduler's
+    /// state changed: the hart re-bounds its slice at the cycle its
+    /// interrupt becomes pending (`Hts::next_interrupt`), where it is taken.
+    Rebound,
+    /// No flush, and return to the node: the NIC has a command to take.
+    Yield,
 }
 
 impl Hart {
@@ -48,10 +52,19 @@ impl Hart {
         match after {
             AfterWrite::Continue => Ok(()),
             AfterWrite::Flush => Err(Event::CheckInterrupts),
-            AfterWrite::FlushAndYield => {
-                self.cycle += self.pipeline.flush_cycles as u64;
-                Err(Event::Stop(crate::hart::Stop::Yield))
+            AfterWrite::Rebound => {
+                if self.net.hts.in_use() {
+                    self.sync_hts();
+                }
+                if self.pending_interrupt().is_some() {
+                    // Already pending (not the delayed effect of a report):
+                    // taken when the node resumes the hart, at once.
+                    Err(Event::Stop(crate::hart::Stop::Yield))
+                } else {
+                    Err(Event::Retired)
+                }
             }
+            AfterWrite::Yield => Err(Event::Stop(crate::hart::Stop::Yield)),
         }
     }
 
@@ -138,9 +151,16 @@ impl Hart {
     pub(crate) fn csr_write(&mut self, csr: u16, v: u64) -> Result<AfterWrite, Event> {
         let c = &mut self.csr;
         // Rocket's CSRFile flushes the pipeline after every CSR write but to
-        // the trap-scratch registers (`decode.write_flush`).
+        // the trap-scratch registers and, on the nanoPU's core, the LNIC
+        // CSRs 0x052..=0x061 ("Do not flush the pipeline on writes to LNIC
+        // CSRs": l-nic/rocket-chip lnic-dev 33813784,
+        // src/main/scala/rocket/CSR.scala:696-697, `io_dec.write_flush`).
+        // An interrupt such a write leads to is taken where the scheduler
+        // raises it (`hts.rs`, `REPORT_TO_INTERRUPT_CYCLES`), not at a flush.
         let mut after = if (num::MSCRATCH..=num::MTVAL).contains(&csr) {
             AfterWrite::Continue
+        } else if (num::LMSGSRDY..=num::LIDLECYCLES).contains(&csr) {
+            AfterWrite::Rebound
         } else {
             AfterWrite::Flush
         };
@@ -163,7 +183,7 @@ impl Hart {
                             self.net.current_context as u64,
                         )));
                     }
-                    after = AfterWrite::FlushAndYield;
+                    after = AfterWrite::Yield;
                 }
                 if v & 4 != 0 {
                     self.net.restart_message_timer(self.cycle);
@@ -172,12 +192,14 @@ impl Hart {
             }
             num::LNICUCMD if self.net.user_command(v, self.cycle) => {
                 self.effects += 1;
-                after = AfterWrite::FlushAndYield;
+                after = AfterWrite::Yield;
             }
             num::LNICUCMD => {}
             num::LMSGCYCLES => self.net.set_lmsgcycles(v, self.cycle),
             num::LIDLECYCLES => self.net.set_lidlecycles(v, self.cycle),
-            num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {}
+            num::LMSGSRDY | num::LNICRDY | num::LTARGETCONTEXT | num::LTARGETPRIORITY => {
+                after = AfterWrite::Continue
+            }
             num::MSTATUS => {
                 let mut v = v & mstatus::WRITABLE;
                 // MPP is WARL: only M (3) and U (0) exist.

@@ -108,7 +108,34 @@
 //! cycle is applied first, in time order. The node ends a hart's slice at
 //! [`Hts::next_interrupt`] (see `Hart::next_hts_event_cycle`), so the
 //! interrupt is taken at the cycle it becomes pending, give or take the
-//! instruction in flight.
+//! instruction in flight. A done or idle report counts for rules (b) and
+//! (c) [`REPORT_TO_INTERRUPT_CYCLES`] after the write, as on the
+//! prototype, whose core does not flush after LNIC CSR writes: the
+//! instructions that follow the report run until then.
+//!
+//! The prototype's interrupt is a one-cycle pulse (`LNICQueues.scala:
+//! 522-550`: two cycles after an arrival of higher priority, after a done
+//! or idle report, or one after a demotion or idle timeout), taken only if
+//! the instruction in decode can take it then; a missed pulse is not
+//! repeated until the next such event (`lnic_wait()` reports idle on every
+//! iteration, which repeats it). Here interrupt 16 is a level, pending
+//! until the switch: the same as the pulse whenever the pulse is taken.
+
+/// Cycles from a done or idle report (`lnicucmd`, at the cycle the core
+/// model executes the CSR write) until the interrupt it leads to is raised,
+/// and taken by the instruction then entering execution. On the prototype
+/// (l-nic/rocket-chip lnic-dev 33813784): the CSR file is written when the
+/// instruction is in writeback, two cycles after execute
+/// (`RocketCore.scala:719-720`, `csr.io.rw.cmd` from the `wb_` registers);
+/// the report is a one-cycle pulse (`CSR.scala:882-884`) that the RX queues
+/// register twice, for their `reg_top_context` to take it into account,
+/// before raising the interrupt (`LNICQueues.scala:534-544`, `reg_check`,
+/// `reg_reg_check`); `mip.lnip` is that output, unregistered
+/// (`CSR.scala:484`), and decode tags the instruction it holds in that
+/// cycle with the interrupt (`RocketCore.scala:346-347,439`), which is
+/// taken when it reaches writeback. So 2 + 2 cycles, and no pipeline flush
+/// (`CSR.scala:696-697`): the instructions already past decode complete.
+pub const REPORT_TO_INTERRUPT_CYCLES: u64 = 4;
 
 /// Contexts per core (`MAX_NUM_CONTEXTS` of the prototype, nanoPU §3.2):
 /// the scheduler's table has a slot for each, and so has the register-file
@@ -217,6 +244,9 @@ pub struct Hts {
     idle_timer_start: Option<u64>,
     /// The running context reported done and has not read netRX since.
     done: bool,
+    /// The cycle from which the running context's last done or idle report
+    /// counts for the decision ([`REPORT_TO_INTERRUPT_CYCLES`] after it).
+    report_visible_at: u64,
     /// Cycle of the last switch (cycle accounting).
     switched_at: u64,
     /// Cycles run by unregistered contexts, up to the last switch.
@@ -261,6 +291,7 @@ impl Hts {
             msg_timer_start: 0,
             idle_timer_start: None,
             done: false,
+            report_visible_at: 0,
             switched_at: 0,
             unregistered_cycles: 0,
             raised: false,
@@ -370,6 +401,7 @@ impl Hts {
         env.running = to;
         if switch {
             self.done = false;
+            self.report_visible_at = 0;
             self.idle_timer_start = None;
             self.stats.switches += 1;
             let to = to.map_or(0xffff, |i| self.ctx[i].context);
@@ -385,6 +417,12 @@ impl Hts {
         }
         self.advance(env, now);
         self.msg_timer_start = now;
+        let was_idle = env.running.is_none_or(|i| self.ctx[i].idle_since.is_some());
+        if value & 1 != 0 || !was_idle {
+            // A new report (a repeated idle report of an idle context
+            // changes nothing the decision sees: no delay again).
+            self.report_visible_at = now + REPORT_TO_INTERRUPT_CYCLES;
+        }
         if value & 1 != 0 {
             self.done = true;
             self.idle_timer_start = env.running.map(|_| now);
@@ -550,8 +588,15 @@ impl Hts {
         let Some(r) = env.running else {
             return Some(slot); // an unregistered context is idle
         };
-        if self.ctx[r].idle_since.is_some() || prio < env.current_priority {
-            return Some(slot); // (b), (a)
+        if prio < env.current_priority {
+            return Some(slot); // (a)
+        }
+        if now < self.report_visible_at {
+            // (b) and (c) follow a report: not yet raised.
+            return None;
+        }
+        if self.ctx[r].idle_since.is_some() {
+            return Some(slot); // (b)
         }
         if prio == env.current_priority && self.done {
             // (c): only if the running context has its next message waiting.
@@ -593,7 +638,12 @@ impl Hts {
             .filter_map(|i| env.heads[i])
             .filter(|&a| a > now)
             .min();
-        [tr, head].into_iter().flatten().filter(|&t| t > now).min()
+        let report = Some(self.report_visible_at);
+        [tr, head, report]
+            .into_iter()
+            .flatten()
+            .filter(|&t| t > now)
+            .min()
     }
 
     /// The first cycle after `now` at which interrupt 16 becomes pending if
@@ -743,8 +793,14 @@ mod tests {
             "nothing waiting for it: it keeps the core"
         );
         s.h.user_command(&mut s.env, 2, 1110);
-        assert!(s.pending(1110));
-        assert_eq!(s.target(1110), (11, 1));
+        assert!(!s.pending(1110 + REPORT_TO_INTERRUPT_CYCLES - 1));
+        assert_eq!(
+            s.h.next_interrupt(&s.env, 1110),
+            Some(1110 + REPORT_TO_INTERRUPT_CYCLES),
+            "raised two cycles after the report reaches the CSR file"
+        );
+        assert!(s.pending(1110 + REPORT_TO_INTERRUPT_CYCLES));
+        assert_eq!(s.target(1110 + REPORT_TO_INTERRUPT_CYCLES), (11, 1));
     }
 
     #[test]
@@ -756,8 +812,9 @@ mod tests {
         s.deliver(0, 60); // ... than the running one's next message
         assert!(!s.pending(100), "no preemption by an equal priority");
         s.h.user_command(&mut s.env, 1, 200);
-        assert!(s.pending(200));
-        assert_eq!(s.target(200), (11, 0));
+        assert!(!s.pending(200));
+        assert!(s.pending(200 + REPORT_TO_INTERRUPT_CYCLES));
+        assert_eq!(s.target(200 + REPORT_TO_INTERRUPT_CYCLES), (11, 0));
         // Had the running context's next message been older, it would keep
         // the core.
         let mut s = Script::new(&[0, 0]);
@@ -766,7 +823,7 @@ mod tests {
         s.deliver(0, 40);
         s.deliver(1, 50);
         s.h.user_command(&mut s.env, 1, 200);
-        assert!(!s.pending(200));
+        assert!(!s.pending(200 + REPORT_TO_INTERRUPT_CYCLES));
         // Reading netRX (its next message) clears the done mark.
         s.h.rx_read(210);
         assert!(!s.pending(210));
@@ -786,10 +843,10 @@ mod tests {
         s.drain(40);
         s.h.user_command(&mut s.env, 3, 50);
         assert!(
-            s.pending(50),
+            s.pending(50 + REPORT_TO_INTERRUPT_CYCLES),
             "idle with an empty FIFO: the lower priority runs"
         );
-        assert_eq!(s.target(50), (11, 3));
+        assert_eq!(s.target(50 + REPORT_TO_INTERRUPT_CYCLES), (11, 3));
     }
 
     #[test]
@@ -822,7 +879,10 @@ mod tests {
         // Running: slot 1 (priority 1); slot 0 (priority 2) is lower.
         assert!(!h.sync(&mut env, 10));
         h.user_command(&mut env, 2, 20);
-        assert!(h.sync(&mut env, 20), "slot 0 has not run its start-up yet");
+        assert!(
+            h.sync(&mut env, 20 + REPORT_TO_INTERRUPT_CYCLES),
+            "slot 0 has not run its start-up yet"
+        );
         // An unregistered running context is idle: any active context wins.
         h.set_running(&mut env, None, true, 30);
         env.current_priority = 0;
@@ -846,7 +906,7 @@ mod tests {
         s.switch(1, 3200);
         s.drain(3300);
         s.h.user_command(&mut s.env, 3, 3310);
-        assert_eq!(s.target(3310), (10, 1));
+        assert_eq!(s.target(3310 + REPORT_TO_INTERRUPT_CYCLES), (10, 1));
     }
 
     #[test]

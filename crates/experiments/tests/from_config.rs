@@ -28,12 +28,14 @@ fn w2w_p50(cfg: Config, out: &std::path::Path) -> f64 {
 fn an_experiment_runs_from_a_configuration() {
     let dir = std::env::temp_dir().join(format!("nanopu-exp-{}", std::process::id()));
     let base = w2w_p50(Config::default(), &dir.join("a"));
-    // 10 ns more of MAC on each side: 20 ns more wire to wire.
+    // 10 ns more of MAC on each side: 20 ns more wire to wire, give or take
+    // where the later arrival meets the core's `lnic_wait` polling loop (5
+    // cycles, 1.56 ns, now that LNIC CSR writes do not flush).
     let slower =
         Config::parse("[nic]\nmac_serial_rx_ps = 36000\nmac_serial_tx_ps = 36000\n").unwrap();
     let more = w2w_p50(slower, &dir.join("b"));
     assert!(
-        (more - base - 20.0).abs() < 0.5,
+        (more - base - 20.0).abs() < 1.6,
         "{base} ns, then {more} ns"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -26,6 +26,16 @@ pub struct Dma<'a> {
     pub mem: &'a mut MemorySystem,
 }
 
+impl Dma<'_> {
+    /// The same memory for a shorter borrow (several transfers in a row).
+    pub fn reborrow(&mut self) -> Dma<'_> {
+        Dma {
+            dram: &mut *self.dram,
+            mem: &mut *self.mem,
+        }
+    }
+}
+
 /// What a store to a device did, beyond changing its registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreEffect {

@@ -27,11 +27,14 @@
 //! - `RECV_REQ` whose buffer is not wholly inside DRAM: dropped,
 //!   `recv_errors`; with the receive request queue full: dropped,
 //!   `recv_queue_full`.
-//! - A frame arriving with no receive buffer posted is dropped
-//!   (`rx_dropped_no_buffer`); one longer than a receive buffer
-//!   (`rx_dropped_too_long`) or arriving while the receive completion queue
-//!   is full (`rx_dropped_comp_full`) too. (IceNIC would hold frames in its
-//!   small packet buffer first; the model drops at once.)
+//! - A frame arriving with no receive buffer posted, or while the receive
+//!   completion queue is full, waits in the RX packet buffer
+//!   ([`IceNicConfig::rx_packet_buffer_flits`], IceNIC's
+//!   `NetworkPacketBuffer`) and is written, in arrival order, as soon as a
+//!   buffer is posted (`rx_held` counts them). A frame that does not fit in
+//!   the packet buffer is dropped whole, as IceNIC does (it never
+//!   backpressures the link): `rx_dropped_no_buffer`. One longer than a
+//!   receive buffer (or empty) is dropped: `rx_dropped_too_long`.
 //! - Any other access inside the register window (a store to a read-only
 //!   register, a load of a write-only one, a wrong size): `bad_accesses`;
 //!   loads return 0 and stores do nothing.
@@ -49,7 +52,10 @@
 //!   writer free)`, issues its line writes to the LLC from `s - setup` with
 //!   [`IceNicConfig::dma_outstanding_lines`] in flight, and the write
 //!   completes at `max(s + ceil(len / width), last line written)`; the
-//!   receive completion is visible to loads from that cycle on.
+//!   receive completion is visible to loads from that cycle on. A frame
+//!   held in the RX packet buffer is written the same way with `c` the
+//!   cycle of the `RECV_REQ` store (or of the next frame's arrival) that
+//!   found it a buffer.
 //! - TX: a `SEND_REQ` store at cycle `c` makes the reader fetch the frame
 //!   the same way (line reads served by the LLC, or by DRAM on a miss); it is
 //!   ready for the wire at `max(s + ceil(len / width), last line read)`, and
@@ -112,6 +118,22 @@ pub const DEFAULT_DMA_OUTSTANDING_LINES: u32 = 8;
 /// Size of a receive buffer: a convention between driver and NIC (IceNIC
 /// writes as many bytes as the frame has). The SDK's programs allocate 2 KB.
 pub const DEFAULT_RECV_BUFFER_BYTES: u32 = 2048;
+/// IceNIC's RX packet buffer in 8-byte flits: icenet `WithIceNIC(inBufFlits
+/// = 1800)` (`Configs.scala:29`, at l-nic/icenet 512c87e, the fragment
+/// chipyard's `IceNICRocketConfig` uses), 14,400 bytes. Frames wait there
+/// until the writer has a posted receive buffer (`NIC.scala:281`,
+/// `NetworkPacketBuffer`; the writer takes a frame only with a receive
+/// request and its length, l.234-237). `usePauser = false` there: the
+/// buffer always accepts the link's flits (`Buffer.scala:138`,
+/// `io.stream.in.ready := true.B`) and drops a whole frame that does not
+/// fit (`startDropping`, l.163-165; the head pointer is reverted, l.212).
+pub const DEFAULT_RX_PACKET_BUFFER_FLITS: u32 = 1800;
+/// Bytes per flit of IceNIC's data path (`NET_IF_WIDTH = 64`).
+const FLIT_BYTES: u64 = 8;
+/// Header flits the packet buffer requires of a frame (`ETH_HEAD_BYTES` =
+/// 16): the number of frames it can hold is `(flits - 1) / (2 + 1) + 1`
+/// (`Buffer.scala:52`, `nPackets`).
+const HEADER_FLITS: u64 = 2;
 /// Largest frame a send request may name (jumbo frames).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 9000;
 /// The node's IPv4 address: the simulated node's, 10.0.0.1.
@@ -146,6 +168,9 @@ pub struct IceNicConfig {
     pub recv_buffer_bytes: u32,
     /// Longest frame a send request may name ([`DEFAULT_MAX_FRAME_BYTES`]).
     pub max_frame_bytes: u32,
+    /// RX packet buffer in 8-byte flits ([`DEFAULT_RX_PACKET_BUFFER_FLITS`]);
+    /// 0: no buffer, a frame with no receive buffer posted is dropped.
+    pub rx_packet_buffer_flits: u32,
 }
 
 impl Default for IceNicConfig {
@@ -162,6 +187,7 @@ impl Default for IceNicConfig {
             dma_outstanding_lines: DEFAULT_DMA_OUTSTANDING_LINES,
             recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            rx_packet_buffer_flits: DEFAULT_RX_PACKET_BUFFER_FLITS,
         }
     }
 }
@@ -227,12 +253,13 @@ pub struct IceNicStats {
     /// Frames written into receive buffers.
     pub rx_frames: u64,
     pub rx_bytes: u64,
-    /// Frames dropped because no receive buffer was posted.
+    /// Frames dropped because no receive buffer was posted (or the receive
+    /// completion queue was full) and the RX packet buffer had no room.
     pub rx_dropped_no_buffer: u64,
     /// Frames longer than a receive buffer (or empty).
     pub rx_dropped_too_long: u64,
-    /// Frames dropped because the receive completion queue was full.
-    pub rx_dropped_comp_full: u64,
+    /// Frames that waited in the RX packet buffer for a receive buffer.
+    pub rx_held: u64,
     /// Send requests accepted (frames read for the wire).
     pub tx_frames: u64,
     pub tx_bytes: u64,
@@ -282,6 +309,15 @@ pub struct IceNic {
     rx_free: u64,
     /// Cycle at which the reader's (TX) data path is free.
     tx_free: u64,
+    /// Frames waiting in the RX packet buffer with their arrival cycle,
+    /// oldest first, and the flits they occupy.
+    rx_held: VecDeque<(Vec<u8>, u64)>,
+    rx_held_flits: u64,
+    /// Emptied frame vectors, reused for the next held frames.
+    spare: Vec<Vec<u8>>,
+    /// Frames written since the node last took them (it invalidates the
+    /// cores' L1 lines they cover).
+    placed: Vec<RxPlacement>,
     pub stats: IceNicStats,
 }
 
@@ -301,6 +337,10 @@ impl IceNic {
             tx: VecDeque::new(),
             rx_free: 0,
             tx_free: 0,
+            rx_held: VecDeque::new(),
+            rx_held_flits: 0,
+            spare: Vec::new(),
+            placed: Vec::new(),
             stats: IceNicStats::default(),
         }
     }
@@ -403,14 +443,16 @@ impl IceNic {
     }
 
     /// A store at offset `off` by a hart at `cycle`. Returns true if a frame
-    /// was queued for the wire.
+    /// was queued for the wire or a held frame was written (the node has
+    /// work: [`Self::pop_placement`]).
     pub fn store(&mut self, off: u64, size: u8, value: u64, cycle: u64, dma: Dma<'_>) -> bool {
         self.stats.register_stores += 1;
         match (off, size) {
             (reg::SEND_REQ, 8) => self.send_request(value, cycle, dma),
             (reg::RECV_REQ, 8) => {
                 self.recv_request(value, dma.dram);
-                false
+                // A frame waiting in the packet buffer is written now.
+                self.deliver_held(cycle, dma)
             }
             _ => {
                 self.stats.bad_accesses += 1;
@@ -473,22 +515,65 @@ impl IceNic {
     }
 
     /// A frame whose last bit reached the NIC at `cycle`: written by DMA into
-    /// the oldest posted buffer (DRAM and L2). Returns where, or `None` if
-    /// the frame was dropped. The caller invalidates the cores' L1 lines.
-    pub fn frame_in(&mut self, frame: &[u8], cycle: u64, dma: Dma<'_>) -> Option<RxPlacement> {
+    /// the oldest posted buffer (DRAM and L2), or held in the RX packet
+    /// buffer until one is posted. Returns false if the frame was dropped.
+    /// The caller takes the writes ([`Self::pop_placement`]) and
+    /// invalidates the cores' L1 lines.
+    pub fn frame_in(&mut self, frame: &[u8], cycle: u64, dma: Dma<'_>) -> bool {
         let len = frame.len() as u64;
         if len > self.cfg.recv_buffer_bytes as u64 || len == 0 {
             self.stats.rx_dropped_too_long += 1;
-            return None;
+            return false;
         }
-        if self.recv_comps.len() >= self.cfg.recv_comp_depth as usize {
-            self.stats.rx_dropped_comp_full += 1;
-            return None;
+        let mut dma = dma;
+        // A completion popped since the last frame may have made room.
+        self.deliver_held(cycle, dma.reborrow());
+        if self.rx_held.is_empty() && self.can_place() {
+            self.place(frame, cycle, dma);
+            return true;
         }
-        let Some(addr) = self.recv_bufs.pop_front() else {
+        // Behind held frames (in order) or with nowhere to write it: the
+        // packet buffer keeps it if the whole frame fits.
+        let flits = len.div_ceil(FLIT_BYTES);
+        let capacity = self.cfg.rx_packet_buffer_flits as u64;
+        let max_frames = capacity.saturating_sub(1) / (HEADER_FLITS + 1) + 1;
+        if self.rx_held_flits + flits > capacity || self.rx_held.len() as u64 >= max_frames {
             self.stats.rx_dropped_no_buffer += 1;
-            return None;
-        };
+            return false;
+        }
+        let mut copy = self.spare.pop().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(frame);
+        self.rx_held.push_back((copy, cycle));
+        self.rx_held_flits += flits;
+        self.stats.rx_held += 1;
+        true
+    }
+
+    /// Whether a frame can be written now: a buffer is posted and the
+    /// completion queue has room (the writer waits for both).
+    fn can_place(&self) -> bool {
+        !self.recv_bufs.is_empty() && self.recv_comps.len() < self.cfg.recv_comp_depth as usize
+    }
+
+    /// Writes held frames into posted buffers from `cycle` on, oldest first,
+    /// while there are buffers. Returns whether any was written.
+    fn deliver_held(&mut self, cycle: u64, mut dma: Dma<'_>) -> bool {
+        let mut any = false;
+        while !self.rx_held.is_empty() && self.can_place() {
+            let (frame, arrived) = self.rx_held.pop_front().expect("checked");
+            self.rx_held_flits -= (frame.len() as u64).div_ceil(FLIT_BYTES);
+            self.place(&frame, cycle.max(arrived), dma.reborrow());
+            self.spare.push(frame);
+            any = true;
+        }
+        any
+    }
+
+    /// Writes `frame` into the oldest posted buffer from `cycle`.
+    fn place(&mut self, frame: &[u8], cycle: u64, dma: Dma<'_>) {
+        let len = frame.len() as u64;
+        let addr = self.recv_bufs.pop_front().expect("a buffer is posted");
         dma.dram
             .slice_mut(addr, len)
             .expect("receive buffers are checked when posted")
@@ -508,7 +593,18 @@ impl IceNic {
         self.recv_comps.push_back((len as u16, ready));
         self.stats.rx_frames += 1;
         self.stats.rx_bytes += len;
-        Some(RxPlacement { addr, len, ready })
+        self.placed.push(RxPlacement { addr, len, ready });
+    }
+
+    /// One of the frames written since the node last looked (it breaks
+    /// reservations and invalidates the cores' L1 lines over them).
+    pub fn pop_placement(&mut self) -> Option<RxPlacement> {
+        self.placed.pop()
+    }
+
+    /// Frames waiting in the RX packet buffer.
+    pub fn held_frames(&self) -> usize {
+        self.rx_held.len()
     }
 
     /// Whether frames wait to be taken for the wire.
@@ -630,6 +726,13 @@ mod tests {
         })
     }
 
+    /// Feeds `frame` at `cycle`: where it was written at once (`None` if
+    /// it was held or dropped).
+    fn rx(n: &mut IceNic, m: &mut Mem, frame: &[u8], cycle: u64) -> Option<RxPlacement> {
+        n.frame_in(frame, cycle, m.dma());
+        n.pop_placement()
+    }
+
     fn counts(n: &IceNic, c: u64) -> [u32; 4] {
         let v = n.counts(c);
         [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24]
@@ -657,7 +760,7 @@ mod tests {
         m.warm(BASE + 0x1000, 128);
         m.warm(BASE + 0x2000, 128);
         let frame: Vec<u8> = (0..72u8).collect();
-        let p = n.frame_in(&frame, 100, m.dma()).unwrap();
+        let p = rx(&mut n, &mut m, &frame, 100).unwrap();
         // 20 cycles of setup, 72 / 8 = 9 beats
         assert_eq!(
             p,
@@ -676,7 +779,7 @@ mod tests {
         assert_eq!(counts(&n, 129), [4, 3, 0, 1]);
         assert_eq!(n.load(reg::COUNTS + 3, 1, 129), 1);
         // A second frame right behind waits for the writer: 73 bytes = 10 beats.
-        let p2 = n.frame_in(&[7u8; 73], 101, m.dma()).unwrap();
+        let p2 = rx(&mut n, &mut m, &[7u8; 73], 101).unwrap();
         assert_eq!(p2.addr, BASE + 0x2000);
         assert_eq!(p2.ready, 139);
         assert_eq!(n.load(reg::RECV_COMP, 2, 130), 72);
@@ -692,33 +795,101 @@ mod tests {
         n.store(reg::RECV_REQ, 8, BASE + 0x1000, 0, m.dma());
         n.store(reg::RECV_REQ, 8, BASE + 0x2000, 0, m.dma());
         // 128 bytes: two whole lines, allocated without reading DRAM.
-        let p = n.frame_in(&[1u8; 128], 100, m.dma()).unwrap();
+        let p = rx(&mut n, &mut m, &[1u8; 128], 100).unwrap();
         assert_eq!(p.ready, 100 + 20 + 16);
         assert_eq!(m.nic_bytes(), (0, 0));
         // 72 bytes: the second line is partial and absent: read first.
-        let p = n.frame_in(&[1u8; 72], 1000, m.dma()).unwrap();
+        let p = rx(&mut n, &mut m, &[1u8; 72], 1000).unwrap();
         assert_eq!(p.ready, 1000 + 20 + 240);
         assert_eq!(m.nic_bytes(), (64, 0));
     }
 
     #[test]
-    fn receive_drops_are_counted() {
+    fn frames_wait_in_the_packet_buffer_until_a_buffer_is_posted() {
         let mut m = mem();
         let mut n = nic();
-        assert!(n.frame_in(&[0; 64], 0, m.dma()).is_none());
+        // Nothing posted: both frames are held, in order.
+        assert!(n.frame_in(&[1; 64], 10, m.dma()));
+        assert!(n.frame_in(&[2; 72], 20, m.dma()));
+        assert_eq!(
+            (n.held_frames(), n.stats.rx_held, n.stats.rx_frames),
+            (2, 2, 0)
+        );
+        assert!(n.pop_placement().is_none());
+        assert!(!n.frame_in(&[0; 2049], 30, m.dma()));
+        assert_eq!(n.stats.rx_dropped_too_long, 1);
+        // A posted buffer takes the oldest at once; the store tells the node.
+        assert!(n.store(reg::RECV_REQ, 8, BASE + 0x1000, 500, m.dma()));
+        let p = n.pop_placement().expect("written");
+        assert_eq!((p.addr, p.len), (BASE + 0x1000, 64));
+        assert!(p.ready >= 500 + 20 + 8, "the write starts at the post");
+        assert_eq!(m.dram.slice(BASE + 0x1000, 64).unwrap(), &[1; 64][..]);
+        assert_eq!(n.held_frames(), 1);
+        // The second buffer takes the second frame; a frame arriving with
+        // none left is held until the third.
+        n.store(reg::RECV_REQ, 8, BASE + 0x2000, 600, m.dma());
+        n.pop_placement();
+        assert!(
+            rx(&mut n, &mut m, &[3; 64], 700).is_none(),
+            "no buffer left"
+        );
+        n.store(reg::RECV_REQ, 8, BASE + 0x3000, 800, m.dma());
+        assert_eq!(m.dram.slice(BASE + 0x2000, 72).unwrap(), &[2; 72][..]);
+        assert_eq!(m.dram.slice(BASE + 0x3000, 64).unwrap(), &[3; 64][..]);
+        assert_eq!((n.held_frames(), n.stats.rx_frames), (0, 3));
+        assert_eq!(n.stats.rx_dropped_no_buffer, 0);
+        // Popping the completions in order gives the lengths in order.
+        let lens: Vec<u64> = (0..3).map(|_| n.load(reg::RECV_COMP, 2, 10_000)).collect();
+        assert_eq!(lens, [64, 72, 64]);
+    }
+
+    #[test]
+    fn a_full_packet_buffer_drops_whole_frames_and_counts_them() {
+        let mut m = mem();
+        let mut n = IceNic::new(IceNicConfig {
+            enabled: true,
+            rx_packet_buffer_flits: 20, // 160 bytes
+            ..IceNicConfig::default()
+        });
+        assert!(n.frame_in(&[1; 72], 0, m.dma())); // 9 flits
+        assert!(n.frame_in(&[2; 65], 1, m.dma())); // 9 flits: 18
+        assert!(!n.frame_in(&[3; 24], 2, m.dma()), "3 flits do not fit");
+        assert!(n.frame_in(&[4; 16], 3, m.dma()), "2 flits do");
+        assert_eq!((n.stats.rx_dropped_no_buffer, n.stats.rx_held), (1, 3));
+        for i in 0..4 {
+            n.store(reg::RECV_REQ, 8, BASE + i * 0x800, 100, m.dma());
+        }
+        assert_eq!((n.held_frames(), n.stats.rx_frames), (0, 3));
+        assert_eq!(m.dram.slice(BASE + 0x1000, 16).unwrap(), &[4; 16][..]);
+        // With no packet buffer, a frame with nowhere to go is dropped.
+        let mut n = IceNic::new(IceNicConfig {
+            enabled: true,
+            rx_packet_buffer_flits: 0,
+            ..IceNicConfig::default()
+        });
+        assert!(!n.frame_in(&[1; 64], 0, m.dma()));
         assert_eq!(n.stats.rx_dropped_no_buffer, 1);
+    }
+
+    #[test]
+    fn a_full_completion_queue_holds_frames_until_a_post_after_a_pop() {
+        let mut m = mem();
+        let mut n = nic();
         for i in 0..4 {
             n.store(reg::RECV_REQ, 8, BASE + i * 0x800, 0, m.dma());
         }
-        assert!(n.frame_in(&[0; 2049], 0, m.dma()).is_none());
-        assert_eq!(n.stats.rx_dropped_too_long, 1);
         for _ in 0..3 {
-            assert!(n.frame_in(&[0; 64], 0, m.dma()).is_some());
+            assert!(rx(&mut n, &mut m, &[0; 64], 0).is_some());
         }
-        // The completion queue (3) is full: dropped although a buffer is posted.
-        assert!(n.frame_in(&[0; 64], 0, m.dma()).is_none());
-        assert_eq!(n.stats.rx_dropped_comp_full, 1);
-        assert_eq!(n.posted_buffers(), 1);
+        // The completion queue (3) is full: held although a buffer is posted.
+        assert!(rx(&mut n, &mut m, &[9; 64], 0).is_none());
+        assert_eq!((n.held_frames(), n.posted_buffers()), (1, 1));
+        assert_eq!(n.load(reg::RECV_COMP, 2, 1000), 64);
+        // The next frame (or receive request) finds room: the held one first.
+        let p = rx(&mut n, &mut m, &[8; 64], 1100).expect("the held frame");
+        assert_eq!(p.addr, BASE + 3 * 0x800);
+        assert_eq!(m.dram.slice(p.addr, 64).unwrap(), &[9; 64][..]);
+        assert_eq!(n.held_frames(), 1, "the new one waits for a buffer");
     }
 
     #[test]

@@ -99,14 +99,22 @@ impl NodeBus {
     }
 
     /// A frame whose last bit reached the traditional NIC at `cycle` (see
-    /// [`crate::IceNic::frame_in`]); `None` if dropped or there is no such NIC.
-    pub fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> Option<RxPlacement> {
-        let nic = self.devices.icenic_mut()?;
+    /// [`crate::IceNic::frame_in`]); false if dropped or there is no such NIC.
+    pub fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool {
+        let Some(nic) = self.devices.icenic_mut() else {
+            return false;
+        };
         let dma = Dma {
             dram: &mut self.dram,
             mem: &mut self.mem,
         };
-        let placed = nic.frame_in(frame, cycle, dma)?;
+        nic.frame_in(frame, cycle, dma)
+    }
+
+    /// One frame the traditional NIC wrote since the last call, now or when
+    /// a receive buffer was posted, with the reservations on it broken.
+    pub fn icenic_pop_placement(&mut self) -> Option<RxPlacement> {
+        let placed = self.devices.icenic_mut()?.pop_placement()?;
         self.break_reservations(placed.addr, placed.len);
         Some(placed)
     }

@@ -734,24 +734,30 @@ impl Node {
 
     /// A frame for the traditional NIC (IceNIC) whose last bit reached it at
     /// core cycle `last_bit_cycle`: written by DMA into the oldest posted
-    /// receive buffer (DRAM and the L2), and the lines it wrote are
-    /// invalidated in every core's L1 D-cache. Returns false if the frame was
-    /// dropped (no buffer posted, see [`crate::IceNicStats`]) or the node has
-    /// no IceNIC.
+    /// receive buffer (DRAM and the L2), or held in IceNIC's RX packet buffer
+    /// until a buffer is posted; the lines written are invalidated in every
+    /// core's L1 D-cache. Returns false if the frame was dropped (the packet
+    /// buffer full, see [`crate::IceNicStats`]) or the node has no IceNIC.
     pub fn icenic_frame_in(&mut self, frame: &[u8], last_bit_cycle: u64) -> bool {
-        let Some(placed) = self.bus.icenic_frame_in(frame, last_bit_cycle) else {
-            return false;
-        };
+        let accepted = self.bus.icenic_frame_in(frame, last_bit_cycle);
+        self.icenic_finish_writes();
+        accepted
+    }
+
+    /// The cores' side of the traditional NIC's frame writes: their L1
+    /// D-cache lines over the written bytes are invalidated.
+    fn icenic_finish_writes(&mut self) {
         let line = self.cfg.core.l1d.line_bytes as u64;
-        let end = placed.addr + placed.len;
-        let mut a = placed.addr & !(line - 1);
-        while a < end {
-            for hart in &mut self.harts {
-                hart.invalidate_l1d_line(a);
+        while let Some(placed) = self.bus.icenic_pop_placement() {
+            let end = placed.addr + placed.len;
+            let mut a = placed.addr & !(line - 1);
+            while a < end {
+                for hart in &mut self.harts {
+                    hart.invalidate_l1d_line(a);
+                }
+                a += line;
             }
-            a += line;
         }
-        true
     }
 
     /// The oldest frame the traditional NIC has read for the wire, with the
@@ -940,6 +946,10 @@ impl Node {
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop, observed: bool) -> Result<(), NodeError> {
+        if stop == Stop::Yield {
+            // A receive buffer posted may have taken a held frame.
+            self.icenic_finish_writes();
+        }
         match stop {
             Stop::Limit => {}
             Stop::Break => self.observer_stop = Some(h),

@@ -7,8 +7,9 @@
 
 /// The core and the register-file interface, shared by every nanoPU run.
 const CORE: &str = "core: Rocket timing of the prototype's rocket-chip (lnic-dev 33813784: netRX read at \
-                    decode, netTX written at writeback, RocketCore.scala:295,695,1002-1035; LNIC CSR writes still \
-                    flush here though CSR.scala:696-697 does not, docs/fidelity.md; blocking L1D, nMSHRs = 0, subsystem/Configs.scala:58)";
+                    decode, netTX written at writeback, RocketCore.scala:295,695,1002-1035; no flush after LNIC CSR \
+                    writes, CSR.scala:696-697, the scheduler's interrupt 4 cycles after a done/idle report, \
+                    LNICQueues.scala:534-544; blocking L1D, nMSHRs = 0, subsystem/Configs.scala:58)";
 
 /// The source of the model behind experiment `id`, or `None` when none is
 /// recorded (an experiment added since).
@@ -22,11 +23,11 @@ pub fn model_source(id: &str) -> Option<&'static str> {
         }
         "loopback-tput-vs-size" | "loopback-inc" | "dot-product" => {
             "core: Rocket timing of the prototype's rocket-chip (lnic-dev 33813784: netRX read at decode, netTX \
-             written at writeback, RocketCore.scala:295,695,1002-1035; LNIC CSR writes still flush here though \
-             CSR.scala:696-697 does not, docs/fidelity.md; blocking L1D, Configs.scala:58); traditional NIC: icenet NIC.scala; the \
-             traditional driver is ours (a ring of 30 buffers), not the artifact's batch programs \
-             (tests-icenic/*-batch.c, 20-40 buffers with a barrier), which need IceNIC's RX packet buffer \
-             (not modelled)"
+             written at writeback, RocketCore.scala:295,695,1002-1035; no flush after LNIC CSR writes, \
+             CSR.scala:696-697; blocking L1D, Configs.scala:58); traditional NIC: icenet NIC.scala, its RX \
+             packet buffer (14,400 B, NIC.scala:281, Buffer.scala); the traditional driver is ours (a ring of \
+             30 buffers), not the artifact's batch programs (tests-icenic/*-batch.c, 20-40 buffers with a \
+             barrier)"
         }
         "hts-vs-tis" | "bounded" => {
             "thread scheduler: nanoPU §3.4 and rocket-chip LNICQueues.scala (RX queues, msg_done, timers); \
