@@ -153,6 +153,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
     if args.timeline.timeline.is_some() && c.partitioning().is_some() {
         bail!("--timeline: a network partitioned on threads (--threads or `threads`) records no timeline; leave threads out");
     }
+    if let Some(note) = c.parallel_note() {
+        eprintln!("note: {note}");
+    }
     let timeline = args.timeline.open()?;
     if let Some(tl) = &timeline {
         nanopu_system::timeline::attach(&mut c, tl);

@@ -525,7 +525,47 @@ impl Cluster {
     /// number of threads, one included. Every host must be a built-in
     /// traffic host, and nothing may have been scheduled, captured or
     /// recorded yet.
+    ///
+    /// Partitions exchanging frames more often than every
+    /// 200 ns of simulated time (the lookahead; 43 ns on a single switch)
+    /// run on one thread, which is faster there (see
+    /// [`Cluster::parallel_note`]); [`Cluster::force_threads`] runs them on
+    /// `threads` anyway.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), SystemError> {
+        self.partition(threads, false)
+    }
+
+    /// [`Cluster::set_threads`] on exactly `threads` threads (at most one
+    /// per partition), however short the lookahead: for tests and
+    /// measurements of the partitioned engine itself.
+    pub fn force_threads(&mut self, threads: usize) -> Result<(), SystemError> {
+        self.partition(threads, true)
+    }
+
+    /// Why the partitioned simulation runs on fewer threads than asked,
+    /// if it does.
+    pub fn parallel_note(&self) -> Option<String> {
+        let p = self.par.as_ref()?;
+        let (used, asked) = p.threads();
+        (used < asked).then(|| {
+            if p.partitions() == 1 {
+                return format!(
+                    "threads = {asked}: the network is one partition (no link with a latency \
+                     separates its parts); it runs on 1 thread"
+                );
+            }
+            format!(
+                "threads = {asked}: {} partitions exchanging frames every {} ns (the lookahead) \
+                 run on {used} thread{} (threads pay only from {} ns; results are the same)",
+                p.partitions(),
+                p.lookahead().0 / 1_000_000,
+                if used == 1 { "" } else { "s" },
+                crate::partition::MIN_THREADED_LOOKAHEAD.0 / 1_000_000,
+            )
+        })
+    }
+
+    fn partition(&mut self, threads: usize, force: bool) -> Result<(), SystemError> {
         if let Some(h) = self
             .hosts
             .iter()
@@ -547,7 +587,7 @@ impl Cluster {
                  captures or queue samples"
             )));
         }
-        self.par = Some(Box::new(Parallel::new(&self.net, threads)?));
+        self.par = Some(Box::new(Parallel::new(&self.net, threads, force)?));
         Ok(())
     }
 

@@ -35,6 +35,13 @@ const SINGLE_SWITCH_GROUPS: usize = 4;
 /// Frame buffers a partition keeps for its hosts.
 const SPARE_FRAMES: usize = 1024;
 
+/// The least lookahead at which partitions run on threads of their own:
+/// below it rounds are so short (a few events each; 43 ns on a single
+/// switch) that meeting at the barrier twice a round costs more than the
+/// threads gain, so every partition runs on one thread instead (the same
+/// results: partitions do not depend on the thread count).
+pub(crate) const MIN_THREADED_LOOKAHEAD: SimDuration = SimDuration(200_000_000);
+
 enum Ev {
     Net(NetEvent),
     /// A frame's first bit reaches a host's NIC.
@@ -102,6 +109,8 @@ struct Partition {
 /// The partitioned simulation of a cluster of built-in hosts.
 pub(crate) struct Parallel {
     threads: usize,
+    /// The threads asked for, when more than `threads`.
+    asked: usize,
     lookahead: SimDuration,
     layout: Layout,
     parts: Vec<Partition>,
@@ -110,7 +119,10 @@ pub(crate) struct Parallel {
 impl Parallel {
     /// Partitions of the network `cfg` describes (see the module
     /// documentation), run on `threads` host threads.
-    pub(crate) fn new(net: &Network, threads: usize) -> Result<Parallel, SystemError> {
+    ///
+    /// With `force` off, a lookahead under [`MIN_THREADED_LOOKAHEAD`] or a
+    /// single partition runs on one thread whatever `threads` says.
+    pub(crate) fn new(net: &Network, threads: usize, force: bool) -> Result<Parallel, SystemError> {
         if threads == 0 {
             return Err(SystemError::Config(
                 "threads = 0: at least one thread runs the simulation".into(),
@@ -154,8 +166,16 @@ impl Parallel {
                 now: SimTime::ZERO,
             });
         }
+        let useful = if force {
+            threads
+        } else if lookahead < MIN_THREADED_LOOKAHEAD {
+            1
+        } else {
+            threads.min(n)
+        };
         Ok(Parallel {
-            threads,
+            threads: useful,
+            asked: threads,
             lookahead,
             layout,
             parts,
@@ -168,6 +188,11 @@ impl Parallel {
 
     pub(crate) fn lookahead(&self) -> SimDuration {
         self.lookahead
+    }
+
+    /// The threads the partitions run on, and the threads asked for.
+    pub(crate) fn threads(&self) -> (usize, usize) {
+        (self.threads, self.asked)
     }
 
     /// Workload message `i` from `from` enters its transport at `at`.
