@@ -56,7 +56,7 @@ fn tick(t: SimTime) -> u64 {
 const ORIGIN_SHIFT: u32 = 48;
 
 /// A place in scheduling order (see [`EventQueue::reserve`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reserved(u64);
 
 /// Events of type `E` ordered by (time, scheduling order).

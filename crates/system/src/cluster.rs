@@ -455,9 +455,13 @@ impl Cluster {
 
     /// A cluster of hosts built by hand on `net` (host `i` is attached
     /// where the network's host `i` is).
-    pub fn from_hosts(net: Network, hosts: Vec<Host>, lookahead: SimDuration) -> Cluster {
+    pub fn from_hosts(mut net: Network, hosts: Vec<Host>, lookahead: SimDuration) -> Cluster {
         let n = hosts.len();
         assert_eq!(n, net.hosts(), "one host per network attachment");
+        // Only built-in hosts: the run loop takes every event at once, and
+        // idle switch ports need no event at the end of a frame (nodes and
+        // load generators are kept in step by the events' times).
+        net.set_lazy_tx_done(hosts.iter().all(|h| matches!(h, Host::Builtin(_))));
         Cluster {
             net,
             queue: EventQueue::new(),
@@ -778,7 +782,10 @@ impl Cluster {
                     self.events += 1;
                     self.handle(t, ev);
                 }
-                break if self.queue.is_empty() {
+                if let Some(t) = self.net.settle_through(until) {
+                    self.now = self.now.max(t);
+                }
+                break if self.queue.is_empty() && !self.net.lazy_pending() {
                     ClusterEnd::Idle
                 } else {
                     ClusterEnd::TimeLimit
@@ -930,7 +937,9 @@ impl Cluster {
         }
         let mut net_actions = std::mem::take(&mut self.net_actions);
         match ev {
-            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
+            Ev::Net(e) => self
+                .net
+                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
             Ev::AtHost(h, frame) => {
                 match &mut self.hosts[h] {
                     Host::Builtin(b) => {
@@ -1031,6 +1040,13 @@ impl Cluster {
                     self.queue.schedule(at, Ev::AtHost(host, frame))
                 }
                 NetAction::Schedule { at, event } => self.queue.schedule(at, Ev::Net(event)),
+                NetAction::Reserve { port } => {
+                    let key = self.queue.reserve();
+                    self.net.reserved(port, key);
+                }
+                NetAction::ScheduleReserved { at, key, event } => {
+                    self.queue.schedule_reserved(at, key, Ev::Net(event))
+                }
             }
         }
     }

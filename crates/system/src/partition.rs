@@ -151,7 +151,12 @@ impl Parallel {
             parts.push(Partition {
                 id,
                 hosts,
-                net: Network::new(net.config()).map_err(|e| SystemError::Config(e.to_string()))?,
+                net: {
+                    let mut n = Network::new(net.config())
+                        .map_err(|e| SystemError::Config(e.to_string()))?;
+                    n.set_lazy_tx_done(true);
+                    n
+                },
                 queue: EventQueue::with_origin(id),
                 outbox: (0..n).map(|_| Vec::new()).collect(),
                 round_end: SimTime::ZERO,
@@ -215,7 +220,9 @@ impl Parallel {
     }
 
     pub(crate) fn is_idle(&self) -> bool {
-        self.parts.iter().all(|p| p.queue.is_empty())
+        self.parts
+            .iter()
+            .all(|p| p.queue.is_empty() && !p.net.lazy_pending())
     }
 
     /// Runs every event up to `until`; the outcome goes into `out`.
@@ -290,6 +297,9 @@ impl Parallel {
                     }
                     Update::Failed => r.failed = true,
                 }
+            }
+            if let Some(t) = p.net.settle_through(until) {
+                p.now = p.now.max(t);
             }
             out.unmatched.append(&mut p.unmatched_deliveries);
             *out.unknown += std::mem::take(&mut p.unknown_deliveries);
@@ -469,7 +479,9 @@ impl Partition {
     fn handle(&mut self, t: SimTime, ev: Ev, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
         let mut net_actions = std::mem::take(&mut self.net_actions);
         match ev {
-            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
+            Ev::Net(e) => self
+                .net
+                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
             Ev::AtHost(h, frame) => {
                 self.top_up(hosts, h);
                 let b = self.builtin(hosts, h);
@@ -570,6 +582,16 @@ impl Partition {
     fn network_actions(&mut self, net_actions: &mut Vec<NetAction>, sh: &Shared<'_>) {
         for a in net_actions.drain(..) {
             let (at, ev, owner) = match a {
+                // Frame ends: always at the port's own partition.
+                NetAction::Reserve { port } => {
+                    let key = self.queue.reserve();
+                    self.net.reserved(port, key);
+                    continue;
+                }
+                NetAction::ScheduleReserved { at, key, event } => {
+                    self.queue.schedule_reserved(at, key, Ev::Net(event));
+                    continue;
+                }
                 NetAction::Deliver {
                     host,
                     frame,
