@@ -153,9 +153,6 @@ pub fn net(args: NetArgs) -> Result<u8> {
     if args.timeline.timeline.is_some() && c.partitioning().is_some() {
         bail!("--timeline: a network partitioned on threads (--threads or `threads`) records no timeline; leave threads out");
     }
-    if let Some(note) = c.parallel_note() {
-        eprintln!("note: {note}");
-    }
     let timeline = args.timeline.open()?;
     if let Some(tl) = &timeline {
         nanopu_system::timeline::attach(&mut c, tl);
@@ -172,6 +169,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
     let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    if let Some(note) = c.parallel_note() {
+        eprintln!("note: {note}");
+    }
     if let Some(tl) = &timeline {
         crate::timeline_args::finish(tl)?;
     }

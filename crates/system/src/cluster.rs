@@ -547,10 +547,19 @@ impl Cluster {
     }
 
     /// Why the partitioned simulation runs on fewer threads than asked,
-    /// if it does.
+    /// if it does (after a run: also how much of it ran on fewer, chosen
+    /// as it went because one thread was faster on this host then).
     pub fn parallel_note(&self) -> Option<String> {
         let p = self.par.as_ref()?;
         let (used, asked) = p.threads();
+        let share = p.threaded_share();
+        if used == asked && used > 1 && share < 1.0 && self.events > 0 {
+            return Some(format!(
+                "threads = {asked}: {:.0}% of simulated time ran on {asked} threads, the rest \
+                 on 1 (measured faster at the time on this host; results are the same)",
+                share * 100.0
+            ));
+        }
         (used < asked).then(|| {
             if p.partitions() == 1 {
                 return format!(

@@ -111,6 +111,10 @@ pub(crate) struct Parallel {
     threads: usize,
     /// The threads asked for, when more than `threads`.
     asked: usize,
+    /// Whether `threads` threads run every round (else the faster of one
+    /// thread and `threads`, measured as the run goes: [`Adapt`]).
+    force: bool,
+    adapt: Adapt,
     lookahead: SimDuration,
     layout: Layout,
     parts: Vec<Partition>,
@@ -181,6 +185,8 @@ impl Parallel {
         Ok(Parallel {
             threads: useful,
             asked: threads,
+            force,
+            adapt: Adapt::new(lookahead),
             lookahead,
             layout,
             parts,
@@ -225,7 +231,25 @@ impl Parallel {
             .all(|p| p.queue.is_empty() && !p.net.lazy_pending())
     }
 
+    /// The share of simulated time run on more than one thread so far
+    /// (the rest ran on one, measured faster at the time).
+    pub(crate) fn threaded_share(&self) -> f64 {
+        let a = &self.adapt;
+        let total = a.sim_fs[0] + a.sim_fs[1];
+        if total == 0 {
+            return 0.0;
+        }
+        a.sim_fs[1] as f64 / total as f64
+    }
+
     /// Runs every event up to `until`; the outcome goes into `out`.
+    ///
+    /// Unless forced, in epochs of a few host milliseconds, each on one
+    /// thread or on all of them, whichever has been faster lately: on a
+    /// host whose cores are busy with other work, threads that must meet
+    /// every round wait for each other, and one thread is faster. The
+    /// results are the same either way (partitions do not depend on the
+    /// thread count), only the host time differs.
     pub(crate) fn run(
         &mut self,
         hosts: &mut [Host],
@@ -233,7 +257,49 @@ impl Parallel {
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        let threads = self.threads.min(self.parts.len());
+        if self.force || self.threads == 1 {
+            let threads = self.threads;
+            return self.run_span(threads, hosts, specs, until, out);
+        }
+        loop {
+            let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() else {
+                break;
+            };
+            if t0 > until {
+                break;
+            }
+            let end = SimTime(t0.0.saturating_add(self.adapt.span.0)).min(until);
+            let k = self.adapt.choose();
+            let threads = if k == 0 { 1 } else { self.threads };
+            let events = *out.events;
+            let start = std::time::Instant::now();
+            self.run_span(threads, hosts, specs, end, out)?;
+            let wall = start.elapsed().as_secs_f64();
+            self.adapt.record(k, *out.events - events, wall, end.0 - t0.0);
+            if end == until {
+                break;
+            }
+        }
+        // Frame ends up to `until` (none left past the last epoch's end).
+        for p in &mut self.parts {
+            if let Some(t) = p.net.settle_through(until) {
+                p.now = p.now.max(t);
+                *out.now = (*out.now).max(p.now);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Parallel::run`] on `threads` threads.
+    fn run_span(
+        &mut self,
+        threads: usize,
+        hosts: &mut [Host],
+        specs: &[MessageSpec],
+        until: SimTime,
+        out: &mut Outcome<'_>,
+    ) -> Result<(), SystemError> {
+        let threads = threads.min(self.parts.len());
         let shared = Shared {
             mail: (0..self.parts.len())
                 .map(|_| Mutex::new(Vec::new()))
@@ -307,6 +373,77 @@ impl Parallel {
             *out.now = (*out.now).max(p.now);
         }
         Ok(())
+    }
+}
+
+/// Host time an epoch of [`Parallel::run`] aims at: long enough that
+/// starting threads costs little, short enough to follow a host whose load
+/// changes.
+const EPOCH_WALL_S: f64 = 0.002;
+/// Every this many epochs, the slower choice is measured again.
+const EPOCH_PROBE: u32 = 8;
+/// The longest simulated time an epoch spans (idle stretches grow it).
+const EPOCH_MAX_SPAN: SimDuration = SimDuration(1_000_000_000_000);
+
+/// Which thread count has been faster: events per host second with one
+/// thread (`[0]`) and with all (`[1]`), smoothed.
+struct Adapt {
+    rate: [Option<f64>; 2],
+    /// Simulated time an epoch spans (adjusted towards [`EPOCH_WALL_S`]).
+    span: SimDuration,
+    least_span: SimDuration,
+    epochs: u32,
+    /// Simulated time run with one thread and with all.
+    sim_fs: [u64; 2],
+}
+
+impl Adapt {
+    fn new(lookahead: SimDuration) -> Adapt {
+        let least_span = SimDuration(lookahead.0.saturating_mul(4));
+        Adapt {
+            rate: [None, None],
+            span: SimDuration(least_span.0.max(SimDuration::from_ns(2_000).0)),
+            least_span,
+            epochs: 0,
+            sim_fs: [0, 0],
+        }
+    }
+
+    /// 0: one thread; 1: all. Each is measured first; then the faster, but
+    /// every [`EPOCH_PROBE`]th epoch the slower (the host's load changes).
+    fn choose(&mut self) -> usize {
+        self.epochs += 1;
+        match self.rate {
+            [_, None] => 1,
+            [None, _] => 0,
+            [Some(one), Some(all)] => {
+                let best = usize::from(all >= one);
+                if self.epochs % EPOCH_PROBE == 0 {
+                    1 - best
+                } else {
+                    best
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, k: usize, events: u64, wall: f64, sim_fs: u64) {
+        self.sim_fs[k] += sim_fs;
+        if events < 100 || wall <= 0.0 {
+            // Too little to measure (an idle stretch): nothing learnt.
+            if wall < EPOCH_WALL_S / 4.0 {
+                self.span = SimDuration(self.span.0.saturating_mul(2)).min(EPOCH_MAX_SPAN);
+            }
+            return;
+        }
+        let rate = events as f64 / wall;
+        self.rate[k] = Some(match self.rate[k] {
+            Some(old) => 0.5 * old + 0.5 * rate,
+            None => rate,
+        });
+        let scale = (EPOCH_WALL_S / wall).clamp(0.25, 4.0);
+        let span = (self.span.0 as f64 * scale) as u64;
+        self.span = SimDuration(span.max(self.least_span.0)).min(EPOCH_MAX_SPAN);
     }
 }
 

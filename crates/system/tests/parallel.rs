@@ -97,6 +97,10 @@ fn run(cfg: &ClusterConfig, workload: &[MessageSpec]) -> Outcome {
     if let Some(threads) = cfg.threads {
         c.force_threads(threads).unwrap();
     }
+    run_cluster(c, workload)
+}
+
+fn run_cluster(mut c: Cluster, workload: &[MessageSpec]) -> Outcome {
     for m in workload {
         c.send(*m).unwrap();
     }
@@ -203,6 +207,22 @@ fn threads_are_used_only_where_they_pay() {
     .unwrap();
     c.force_threads(2).unwrap();
     assert_eq!(c.parallel_note(), None);
+}
+
+#[test]
+fn switching_thread_counts_as_it_goes_changes_nothing() {
+    // Not forced: epochs on 1 thread and on 2, whichever is faster.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+    };
+    let workload = random_workload(16, 12);
+    let forced = run(&config(topology.clone(), 1), &workload);
+    let c = Cluster::new(&config(topology, 2)).unwrap();
+    assert_eq!(c.parallel_note(), None);
+    let adaptive = run_cluster(c, &workload);
+    assert!(adaptive == forced, "adaptive epochs differ from 1 thread");
 }
 
 #[test]
