@@ -25,6 +25,7 @@ use crate::SystemError;
 use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, Network, NetworkStats};
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
+use std::cmp::Reverse;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -90,6 +91,8 @@ struct Partition {
     queue: EventQueue<Ev>,
     /// Events for other partitions sent this round, by destination.
     outbox: Vec<Vec<Cross>>,
+    /// The destinations whose outbox is not empty.
+    sent: Vec<u16>,
     /// The end of the current round: no event for another partition may
     /// be due before it.
     round_end: SimTime,
@@ -163,6 +166,7 @@ impl Parallel {
                 },
                 queue: EventQueue::with_origin(id),
                 outbox: (0..n).map(|_| Vec::new()).collect(),
+                sent: Vec::new(),
                 round_end: SimTime::ZERO,
                 early: 0,
                 actions: Vec::new(),
@@ -332,7 +336,7 @@ impl Parallel {
         }
         if threads == 1 {
             let bucket = buckets.pop().expect("one bucket");
-            worker(0, bucket, &shared);
+            sequential(bucket, &shared);
         } else {
             std::thread::scope(|s| {
                 for (k, bucket) in buckets.into_iter().enumerate() {
@@ -536,6 +540,57 @@ struct Shared<'a> {
     until: SimTime,
 }
 
+/// Every partition on this thread, without rounds: the partition with the
+/// earliest event of all, at `t`, runs every event before `t + lookahead`
+/// (nothing can reach it earlier: every other event is at `t` or later,
+/// and crosses with at least the lookahead), then hands over what it sent;
+/// then the partition with the earliest event then, and so on. Each
+/// partition handles the same events in the same order as in rounds.
+fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
+    use std::collections::BinaryHeap;
+    // (earliest event, partition); an entry is stale once the partition's
+    // earliest event is another (one is pushed whenever it changes).
+    let mut heap: BinaryHeap<Reverse<(SimTime, usize)>> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (p, _))| p.queue.peek_time().map(|t| Reverse((t, i))))
+        .collect();
+    while let Some(Reverse((t, i))) = heap.pop() {
+        if t > sh.until {
+            break;
+        }
+        let (p, hosts) = &mut parts[i];
+        if p.queue.peek_time() != Some(t) {
+            continue;
+        }
+        let round_end = SimTime(t.0.saturating_add(sh.lookahead.0));
+        let last = SimTime(round_end.0 - 1).min(sh.until);
+        p.round_end = round_end;
+        p.run_to(last, hosts, sh);
+        let sent = std::mem::take(&mut p.sent);
+        for &d in &sent {
+            let d = d as usize;
+            let mut boxed = std::mem::take(&mut parts[i].0.outbox[d]);
+            let dest = &mut parts[d].0;
+            let before = dest.queue.peek_time();
+            for c in boxed.drain(..) {
+                dest.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
+            let after = dest.queue.peek_time();
+            if after != before {
+                heap.extend(after.map(|t| Reverse((t, d))));
+            }
+            parts[i].0.outbox[d] = boxed;
+        }
+        let p = &mut parts[i].0;
+        p.sent = sent;
+        p.sent.clear();
+        if let Some(t) = p.queue.peek_time() {
+            heap.push(Reverse((t, i)));
+        }
+    }
+}
+
 /// Thread `k`'s rounds over its partitions.
 fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
@@ -563,13 +618,11 @@ fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, 
         for (p, hosts) in bucket.iter_mut() {
             p.round_end = round_end;
             p.run_to(last, hosts, sh);
-            for (dest, out) in p.outbox.iter_mut().enumerate() {
-                if !out.is_empty() {
-                    sh.mail[dest]
-                        .lock()
-                        .expect("no thread panicked holding a mailbox")
-                        .append(out);
-                }
+            for dest in p.sent.drain(..) {
+                sh.mail[dest as usize]
+                    .lock()
+                    .expect("no thread panicked holding a mailbox")
+                    .append(&mut p.outbox[dest as usize]);
             }
         }
         sh.barrier.wait();
@@ -746,7 +799,11 @@ impl Partition {
                     self.early += 1;
                 }
                 let key = self.queue.reserve();
-                self.outbox[owner as usize].push(Cross { at, key, ev });
+                let outbox = &mut self.outbox[owner as usize];
+                if outbox.is_empty() {
+                    self.sent.push(owner);
+                }
+                outbox.push(Cross { at, key, ev });
             }
         }
     }
