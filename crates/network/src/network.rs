@@ -295,7 +295,8 @@ impl Network {
             if self.switches[s].pending_dones == 0 {
                 continue;
             }
-            let ports = self.switches[s].first_port..self.switches[s].first_port + self.topo.ports(s);
+            let ports =
+                self.switches[s].first_port..self.switches[s].first_port + self.topo.ports(s);
             for p in ports {
                 if let Some(d) = self.ports[p].pending_done {
                     if d.at <= until {

@@ -265,10 +265,7 @@ impl Parallel {
             let threads = self.threads;
             return self.run_span(threads, hosts, specs, until, out);
         }
-        loop {
-            let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() else {
-                break;
-            };
+        while let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() {
             if t0 > until {
                 break;
             }
@@ -279,7 +276,8 @@ impl Parallel {
             let start = std::time::Instant::now();
             self.run_span(threads, hosts, specs, end, out)?;
             let wall = start.elapsed().as_secs_f64();
-            self.adapt.record(k, *out.events - events, wall, end.0 - t0.0);
+            self.adapt
+                .record(k, *out.events - events, wall, end.0 - t0.0);
             if end == until {
                 break;
             }
@@ -422,7 +420,7 @@ impl Adapt {
             [None, _] => 0,
             [Some(one), Some(all)] => {
                 let best = usize::from(all >= one);
-                if self.epochs % EPOCH_PROBE == 0 {
+                if self.epochs.is_multiple_of(EPOCH_PROBE) {
                     1 - best
                 } else {
                     best

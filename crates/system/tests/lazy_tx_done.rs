@@ -81,7 +81,10 @@ fn workload(hosts: usize, count: usize) -> Vec<MessageSpec> {
 
 fn run(cfg: &ClusterConfig, lazy: bool, workload: &[MessageSpec]) -> (Outcome, u64) {
     let mut c = Cluster::new(cfg).unwrap();
-    assert!(c.network().lazy_tx_done(), "built-in hosts: lazy by default");
+    assert!(
+        c.network().lazy_tx_done(),
+        "built-in hosts: lazy by default"
+    );
     c.network_mut().set_lazy_tx_done(lazy);
     let down = c.network().host_downlink(0).expect("a switched network");
     c.network_mut().watch_queue(down);
