@@ -382,8 +382,10 @@ impl Parallel {
 /// starting threads costs little, short enough to follow a host whose load
 /// changes.
 const EPOCH_WALL_S: f64 = 0.002;
-/// Every this many epochs, the slower choice is measured again.
+/// Every this many epochs at first, the slower choice is measured again;
+/// each probe it loses doubles the interval, up to [`EPOCH_PROBE_MAX`].
 const EPOCH_PROBE: u32 = 8;
+const EPOCH_PROBE_MAX: u32 = 256;
 /// The longest simulated time an epoch spans (idle stretches grow it).
 const EPOCH_MAX_SPAN: SimDuration = SimDuration(1_000_000_000_000);
 
@@ -395,6 +397,10 @@ struct Adapt {
     span: SimDuration,
     least_span: SimDuration,
     epochs: u32,
+    /// Epochs between two probes of the slower choice.
+    probe_every: u32,
+    /// The choice being probed, if this epoch is a probe.
+    probing: Option<usize>,
     /// Simulated time run with one thread and with all.
     sim_fs: [u64; 2],
 }
@@ -407,6 +413,8 @@ impl Adapt {
             span: SimDuration(least_span.0.max(SimDuration::from_ns(2_000).0)),
             least_span,
             epochs: 0,
+            probe_every: EPOCH_PROBE,
+            probing: None,
             sim_fs: [0, 0],
         }
     }
@@ -415,12 +423,14 @@ impl Adapt {
     /// every [`EPOCH_PROBE`]th epoch the slower (the host's load changes).
     fn choose(&mut self) -> usize {
         self.epochs += 1;
+        self.probing = None;
         match self.rate {
             [_, None] => 1,
             [None, _] => 0,
             [Some(one), Some(all)] => {
                 let best = usize::from(all >= one);
-                if self.epochs.is_multiple_of(EPOCH_PROBE) {
+                if self.epochs.is_multiple_of(self.probe_every) {
+                    self.probing = Some(1 - best);
                     1 - best
                 } else {
                     best
@@ -443,6 +453,14 @@ impl Adapt {
             Some(old) => 0.5 * old + 0.5 * rate,
             None => rate,
         });
+        if let (Some(probed), [Some(one), Some(all)]) = (self.probing, self.rate) {
+            let won = (probed == 1) == (all >= one);
+            self.probe_every = if won {
+                EPOCH_PROBE
+            } else {
+                (self.probe_every * 2).min(EPOCH_PROBE_MAX)
+            };
+        }
         let scale = (EPOCH_WALL_S / wall).clamp(0.25, 4.0);
         let span = (self.span.0 as f64 * scale) as u64;
         self.span = SimDuration(span.max(self.least_span.0)).min(EPOCH_MAX_SPAN);
