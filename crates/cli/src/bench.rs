@@ -278,6 +278,8 @@ struct NetBench {
     messages: usize,
     /// Incasts, or windows of the leaf-spine workload.
     runs: u64,
+    /// Why the partitions ran on fewer threads than asked, if they did.
+    note: Option<String>,
 }
 
 impl NetBench {
@@ -301,7 +303,11 @@ impl NetBench {
             self.packets_per_s(),
             self.sim_us_per_s(),
             self.events_per_s()
-        ))
+        ))?;
+        if let Some(note) = &self.note {
+            crate::output::write_stdout(&format!("  note: {note}\n"))?;
+        }
+        Ok(())
     }
 
     /// Takes the counts of `c`, once its run is over; fails unless every
@@ -321,6 +327,7 @@ impl NetBench {
         self.frames = c.network_stats().delivered_frames;
         self.events = c.events;
         self.messages = c.records.len();
+        self.note = c.parallel_note();
         Ok(())
     }
 }

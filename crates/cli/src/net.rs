@@ -169,6 +169,9 @@ pub fn net(args: NetArgs) -> Result<u8> {
     let end = c.run(SimTime::ZERO + until)?;
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    if let Some(note) = c.parallel_note() {
+        eprintln!("note: {note}");
+    }
     if let Some(tl) = &timeline {
         crate::timeline_args::finish(tl)?;
     }

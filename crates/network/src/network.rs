@@ -26,11 +26,11 @@
 use crate::config::{FaultScope, NetworkConfig};
 use crate::faults::{self, Fate, FaultStats};
 use crate::net_timeline::NetTimeline;
-use crate::port::{wire_time, Capture, Charge, OutputPort, PortStats, Queued};
+use crate::port::{wire_time, Capture, Charge, OutputPort, PendingDone, PortStats, Queued};
 use crate::switch::{classify, Admission, Switch, SwitchStats};
 use crate::topology::{Endpoint, LocalRoute, PortRef, Topology};
 use crate::{host_of_ip, HostId};
-use nanopu_sim::{SimDuration, SimTime};
+use nanopu_sim::{Reserved, SimDuration, SimTime};
 use nanopu_wire::PcapWriter;
 use serde::Serialize;
 use std::fmt;
@@ -93,6 +93,17 @@ pub enum NetAction {
     },
     /// Call [`Network::handle`] with `event` at `at`.
     Schedule { at: SimTime, event: NetEvent },
+    /// Lazy mode only ([`Network::set_lazy_tx_done`]): reserve the next
+    /// place in the event order (as if an event were scheduled now) and
+    /// give it to [`Network::reserved`] for `port`.
+    Reserve { port: u32 },
+    /// Lazy mode only: schedule `event` at `at` in the place `key` that
+    /// was reserved for it.
+    ScheduleReserved {
+        at: SimTime,
+        key: Reserved,
+        event: NetEvent,
+    },
 }
 
 /// Counters of the whole network.
@@ -162,6 +173,11 @@ pub struct Network {
     delivered_bytes: u64,
     /// Timeline probes (`--timeline`); `None` costs one branch per frame.
     timeline: Option<Box<NetTimeline>>,
+    /// Switch ports schedule the end of a frame only when another frame
+    /// waits for it ([`Network::set_lazy_tx_done`]).
+    lazy: bool,
+    /// The event being handled: its time and place in the event order.
+    present: (SimTime, Reserved),
 }
 
 impl fmt::Debug for Network {
@@ -234,11 +250,101 @@ impl Network {
             delivered: 0,
             delivered_bytes: 0,
             timeline: None,
+            lazy: false,
+            present: (SimTime::ZERO, Reserved::default()),
         };
         for stop in &cfg.faults.stops {
             net.stop_host(stop.host, SimTime::ZERO + SimDuration::from_ns(stop.at_ns));
         }
         Ok(net)
+    }
+
+    /// Lazy mode (off by default): the end of a switch port's frame, which
+    /// releases its bytes, becomes an event only if another frame queues
+    /// behind it; otherwise it takes effect when the switch next admits a
+    /// frame, exactly where its event would have been in the event order.
+    /// A frame crossing an idle switch then costs one event, not two, with
+    /// the same results. The caller must then hand every event over with
+    /// [`Network::handle_keyed`], carry out [`NetAction::Reserve`] and
+    /// [`NetAction::ScheduleReserved`], and call
+    /// [`Network::settle_through`] at the end of a run. Set it before any
+    /// frame is sent.
+    pub fn set_lazy_tx_done(&mut self, on: bool) {
+        self.lazy = on;
+    }
+
+    /// Whether lazy mode is on.
+    pub fn lazy_tx_done(&self) -> bool {
+        self.lazy
+    }
+
+    /// The place reserved for `port`'s pending frame end
+    /// ([`NetAction::Reserve`]).
+    pub fn reserved(&mut self, port: u32, key: Reserved) {
+        if let Some(d) = &mut self.ports[port as usize].pending_done {
+            d.key = Some(key);
+        }
+    }
+
+    /// The end of a run at `until` (every event up to it handled): the
+    /// frame ends due by then take effect. Returns the latest of them, the
+    /// time of the last event the run would have had if they were events.
+    pub fn settle_through(&mut self, until: SimTime) -> Option<SimTime> {
+        let mut last = None;
+        for s in 0..self.switches.len() {
+            if self.switches[s].pending_dones == 0 {
+                continue;
+            }
+            let ports =
+                self.switches[s].first_port..self.switches[s].first_port + self.topo.ports(s);
+            for p in ports {
+                if let Some(d) = self.ports[p].pending_done {
+                    if d.at <= until {
+                        self.settle(s, p, d);
+                        last = last.max(Some(d.at));
+                    }
+                }
+            }
+        }
+        last
+    }
+
+    /// Whether frame ends are pending that are not events (lazy mode; after
+    /// [`Network::settle_through`]: ends past the run's end).
+    pub fn lazy_pending(&self) -> bool {
+        self.switches.iter().any(|s| s.pending_dones > 0)
+    }
+
+    /// Port `p` of switch `s`: its frame's end `d` takes effect.
+    fn settle(&mut self, s: usize, p: usize, d: PendingDone) {
+        let port = &mut self.ports[p];
+        port.pending_done = None;
+        if let Some((len, charge)) = port.finish(d.at) {
+            self.switches[s].release(len, charge);
+        }
+        self.switches[s].pending_dones -= 1;
+    }
+
+    /// Before switch `s` admits a frame: the frame ends that came before
+    /// the present take effect.
+    fn settle_switch(&mut self, s: usize) {
+        let (now, key) = self.present;
+        let sw = &self.switches[s];
+        if sw.pending_dones == 0 || sw.earliest_pending > now {
+            return;
+        }
+        let first = sw.first_port;
+        let mut earliest = SimTime::MAX;
+        for p in first..first + self.topo.ports(s) {
+            if let Some(d) = self.ports[p].pending_done {
+                if d.before(now, key) {
+                    self.settle(s, p, d);
+                } else {
+                    earliest = earliest.min(d.at);
+                }
+            }
+        }
+        self.switches[s].earliest_pending = earliest;
     }
 
     /// Records the ports' data frames into a timeline (`--timeline`), or stops.
@@ -351,8 +457,23 @@ impl Network {
         });
     }
 
-    /// An event the network scheduled has come due at `now`.
+    /// An event the network scheduled has come due at `now` (not in lazy
+    /// mode: see [`Network::handle_keyed`]).
     pub fn handle(&mut self, ev: NetEvent, now: SimTime, out: &mut Vec<NetAction>) {
+        debug_assert!(!self.lazy, "lazy mode hands events over with their place");
+        self.handle_keyed(ev, now, Reserved::default(), out)
+    }
+
+    /// An event the network scheduled has come due at `now`, in the place
+    /// `key` of the event order.
+    pub fn handle_keyed(
+        &mut self,
+        ev: NetEvent,
+        now: SimTime,
+        key: Reserved,
+        out: &mut Vec<NetAction>,
+    ) {
+        self.present = (now, key);
         match ev.0 {
             Ev::HostReady { host, frame } => {
                 self.enqueue(host as usize, frame, 0, Charge::Unlimited, now, out)
@@ -380,6 +501,8 @@ impl Network {
         };
         let local = sw.choose(route, self.cfg.switch.load_balancing, &frame);
         let p = sw.first_port + local;
+        self.settle_switch(s);
+        let sw = &mut self.switches[s];
         match sw.admit(&self.cfg.switch, &self.ports[p], c, &mut frame) {
             Admission::Drop => {}
             Admission::Queue { band, charge, .. } => self.enqueue(p, frame, band, charge, now, out),
@@ -410,6 +533,19 @@ impl Network {
         };
         if port.busy() {
             port.push(band, q);
+            if let Some(d) = port.pending_done.take() {
+                // The first frame behind it: its end becomes an event, in
+                // the place it would have had.
+                let key = d.key.expect("the place was reserved after the frame began");
+                out.push(NetAction::ScheduleReserved {
+                    at: d.at,
+                    key,
+                    event: NetEvent(Ev::TxDone { port: p as u32 }),
+                });
+                if let Some(s) = port.owner {
+                    self.switches[s].pending_dones -= 1;
+                }
+            }
         } else {
             let at = port.start_time(now);
             self.transmit(p, q, at, out);
@@ -436,10 +572,22 @@ impl Network {
         if let Some(tl) = &self.timeline {
             tl.depart(p, &q.frame, q.since, at, last_bit - at);
         }
-        out.push(NetAction::Schedule {
-            at: last_bit,
-            event: NetEvent(Ev::TxDone { port: p as u32 }),
-        });
+        match port.owner {
+            Some(s) if self.lazy && port.waiting() == 0 && port.samples.is_none() => {
+                port.pending_done = Some(PendingDone {
+                    at: last_bit,
+                    key: None,
+                });
+                out.push(NetAction::Reserve { port: p as u32 });
+                let sw = &mut self.switches[s];
+                sw.pending_dones += 1;
+                sw.earliest_pending = sw.earliest_pending.min(last_bit);
+            }
+            _ => out.push(NetAction::Schedule {
+                at: last_bit,
+                event: NetEvent(Ev::TxDone { port: p as u32 }),
+            }),
+        }
         self.depart(p, q.frame, at, out);
     }
 

@@ -21,7 +21,7 @@
 //! no limit: the NIC's own egress queue). Each port needs at most one
 //! pending event, the end of the frame it is sending.
 
-use nanopu_sim::{SimDuration, SimTime};
+use nanopu_sim::{Reserved, SimDuration, SimTime};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -50,6 +50,28 @@ pub(crate) struct Queued {
     pub charge: Charge,
     /// When it joined the queue (for the timeline).
     pub since: SimTime,
+}
+
+/// The end of a switch port's frame in flight for which no event was
+/// scheduled (the network's lazy mode, [`crate::Network::set_lazy_tx_done`]):
+/// when its last bit leaves and the place in the event order its event
+/// would have had. It takes effect (the bytes are released) before the
+/// first event after that place, or becomes a real event if a frame
+/// queues behind it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingDone {
+    pub at: SimTime,
+    /// `None` until the caller has reserved the place.
+    pub key: Option<Reserved>,
+}
+
+impl PendingDone {
+    /// Whether its event would have come before the event at `now` with
+    /// place `key` (a place not reserved yet is the present event's own
+    /// frame's, which ends later anyway).
+    pub fn before(&self, now: SimTime, key: Reserved) -> bool {
+        self.at < now || (self.at == now && self.key.is_some_and(|k| k < key))
+    }
 }
 
 /// What an output port did, for [`crate::Network::port_stats`].
@@ -86,6 +108,8 @@ pub(crate) struct OutputPort {
     /// Bytes charged to the trimmed-header allowance.
     pub trim_bytes: u64,
     pub stats: PortStats,
+    /// The end of the frame in flight, when it has no event (yet).
+    pub pending_done: Option<PendingDone>,
     bands: Vec<VecDeque<Queued>>,
     waiting: usize,
     /// Bytes and charge of the frame being serialized.
@@ -113,6 +137,7 @@ impl OutputPort {
             buffer_bytes: 0,
             trim_bytes: 0,
             stats: PortStats::default(),
+            pending_done: None,
             bands: (0..bands).map(|_| VecDeque::new()).collect(),
             waiting: 0,
             in_flight: None,
@@ -136,6 +161,11 @@ impl OutputPort {
     /// Whether frames wait in the queue or one is in flight through it.
     pub fn queue_in_use(&self) -> bool {
         self.in_flight.is_some() || self.waiting > 0
+    }
+
+    /// Frames waiting behind the one in flight.
+    pub fn waiting(&self) -> usize {
+        self.waiting
     }
 
     /// Number of priority bands.

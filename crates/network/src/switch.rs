@@ -41,6 +41,7 @@
 use crate::config::{BufferKind, LoadBalancing, SwitchConfig};
 use crate::port::{Charge, OutputPort};
 use crate::topology::LocalRoute;
+use nanopu_sim::SimTime;
 use nanopu_wire::frame::{HEADER_LEN, IPV4_OFFSET, NANOTRANSPORT_OFFSET};
 use nanopu_wire::nanotransport::{self, field as nt};
 use nanopu_wire::{ipv4, Flags, FrameRepr};
@@ -116,6 +117,10 @@ pub(crate) struct Switch {
     /// Next uplink when spraying.
     spray_next: usize,
     pub stats: SwitchStats,
+    /// Ports whose frame end is pending without an event (lazy mode).
+    pub pending_dones: u32,
+    /// No pending frame end is earlier (a lower bound).
+    pub earliest_pending: SimTime,
 }
 
 /// What the switch reads of a frame to forward it.
@@ -229,6 +234,8 @@ impl Switch {
             trim_bytes: 0,
             spray_next: 0,
             stats: SwitchStats::default(),
+            pending_dones: 0,
+            earliest_pending: SimTime::MAX,
         }
     }
 

@@ -214,6 +214,9 @@ fn a_stopped_host_is_cut_off_from_its_stop_time() {
                         delivered += 1;
                     }
                     NetAction::Schedule { at, event } => queue.push((at, event)),
+                    NetAction::Reserve { .. } | NetAction::ScheduleReserved { .. } => {
+                        unreachable!("lazy mode is off")
+                    }
                 }
             }
             queue.sort_by_key(|(at, _)| std::cmp::Reverse(*at));

@@ -56,7 +56,7 @@ fn tick(t: SimTime) -> u64 {
 const ORIGIN_SHIFT: u32 = 48;
 
 /// A place in scheduling order (see [`EventQueue::reserve`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reserved(u64);
 
 /// Events of type `E` ordered by (time, scheduling order).
@@ -81,6 +81,8 @@ pub struct EventQueue<E> {
     free: Vec<u32>,
     seq: u64,
     now: SimTime,
+    /// The scheduling place of the last event taken.
+    current: u64,
     /// Events scheduled in the past and moved to `now` (a causality slip
     /// the caller should keep at zero; counted, never silently reordered).
     pub late: u64,
@@ -99,6 +101,7 @@ impl<E> Default for EventQueue<E> {
             free: Vec::new(),
             seq: 0,
             now: SimTime::ZERO,
+            current: 0,
             late: 0,
         }
     }
@@ -124,6 +127,14 @@ impl<E> EventQueue<E> {
     /// The time of the last event taken.
     pub fn now(&self) -> SimTime {
         self.now
+    }
+
+    /// The place in scheduling order of the last event taken: with
+    /// [`EventQueue::now`], where the present is in the total order of
+    /// events (an event reserved at `r` and due at `t` comes before the
+    /// present iff `(t, r) < (now, current)`).
+    pub fn current(&self) -> Reserved {
+        Reserved(self.current)
     }
 
     /// Schedules `event` at `time` (at `now` if `time` has already passed).
@@ -258,6 +269,21 @@ impl<E> EventQueue<E> {
 
     /// Takes the next event if it is due at or before `until`.
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+        // The common case: more keys in the current (sorted) bucket, whose
+        // last is the earliest of all (far keys are past the wheel).
+        if self.sorted {
+            let i = self.tick as usize % WHEEL_BUCKETS;
+            if let Some(&k) = self.wheel[i].last() {
+                if k.time > until {
+                    return None;
+                }
+                self.wheel[i].pop();
+                if self.wheel[i].is_empty() {
+                    self.occupied[i / 64] &= !(1 << (i % 64));
+                }
+                return Some(self.take(k));
+            }
+        }
         let t = match self.next_tick() {
             Some(t) => t,
             None => tick(self.far.peek()?.0.time),
@@ -282,13 +308,19 @@ impl<E> EventQueue<E> {
             let i = t as usize % WHEEL_BUCKETS;
             self.occupied[i / 64] &= !(1 << (i % 64));
         }
+        Some(self.take(k))
+    }
+
+    /// Takes the event of `k`, just removed from the wheel.
+    fn take(&mut self, k: Key) -> (SimTime, E) {
         self.on_wheel -= 1;
         self.now = k.time;
+        self.current = k.seq;
         let event = self.slots[k.slot as usize]
             .take()
             .expect("a pending event's slot is full");
         self.free.push(k.slot);
-        Some((k.time, event))
+        (k.time, event)
     }
 
     pub fn len(&self) -> usize {
@@ -351,6 +383,19 @@ mod tests {
         q.schedule(SimTime(5), "first");
         let out: Vec<_> = std::iter::from_fn(|| q.pop_until(SimTime::MAX).map(|e| e.1)).collect();
         assert_eq!(out, ["first", "a", "b"]);
+    }
+
+    #[test]
+    fn current_is_the_place_of_the_last_event_taken() {
+        let mut q = EventQueue::new();
+        let early = q.reserve();
+        q.schedule(SimTime(10), "b");
+        let b = Reserved(early.0 + 1);
+        q.schedule_reserved(SimTime(10), early, "a");
+        assert_eq!(q.pop_until(SimTime::MAX), Some((SimTime(10), "a")));
+        assert_eq!(q.current(), early);
+        assert_eq!(q.pop_until(SimTime::MAX), Some((SimTime(10), "b")));
+        assert_eq!(q.current(), b);
     }
 
     proptest::proptest! {

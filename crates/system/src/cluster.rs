@@ -455,9 +455,13 @@ impl Cluster {
 
     /// A cluster of hosts built by hand on `net` (host `i` is attached
     /// where the network's host `i` is).
-    pub fn from_hosts(net: Network, hosts: Vec<Host>, lookahead: SimDuration) -> Cluster {
+    pub fn from_hosts(mut net: Network, hosts: Vec<Host>, lookahead: SimDuration) -> Cluster {
         let n = hosts.len();
         assert_eq!(n, net.hosts(), "one host per network attachment");
+        // Only built-in hosts: the run loop takes every event at once, and
+        // idle switch ports need no event at the end of a frame (nodes and
+        // load generators are kept in step by the events' times).
+        net.set_lazy_tx_done(hosts.iter().all(|h| matches!(h, Host::Builtin(_))));
         Cluster {
             net,
             queue: EventQueue::new(),
@@ -525,7 +529,56 @@ impl Cluster {
     /// number of threads, one included. Every host must be a built-in
     /// traffic host, and nothing may have been scheduled, captured or
     /// recorded yet.
+    ///
+    /// Partitions exchanging frames more often than every
+    /// 200 ns of simulated time (the lookahead; 43 ns on a single switch)
+    /// run on one thread, which is faster there (see
+    /// [`Cluster::parallel_note`]); [`Cluster::force_threads`] runs them on
+    /// `threads` anyway.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), SystemError> {
+        self.partition(threads, false)
+    }
+
+    /// [`Cluster::set_threads`] on exactly `threads` threads (at most one
+    /// per partition), however short the lookahead: for tests and
+    /// measurements of the partitioned engine itself.
+    pub fn force_threads(&mut self, threads: usize) -> Result<(), SystemError> {
+        self.partition(threads, true)
+    }
+
+    /// Why the partitioned simulation runs on fewer threads than asked,
+    /// if it does (after a run: also how much of it ran on fewer, chosen
+    /// as it went because one thread was faster on this host then).
+    pub fn parallel_note(&self) -> Option<String> {
+        let p = self.par.as_ref()?;
+        let (used, asked) = p.threads();
+        let share = p.threaded_share();
+        if used == asked && used > 1 && share < 1.0 && self.events > 0 {
+            return Some(format!(
+                "threads = {asked}: {:.0}% of simulated time ran on {asked} threads, the rest \
+                 on 1 (measured faster at the time on this host; results are the same)",
+                share * 100.0
+            ));
+        }
+        (used < asked).then(|| {
+            if p.partitions() == 1 {
+                return format!(
+                    "threads = {asked}: the network is one partition (no link with a latency \
+                     separates its parts); it runs on 1 thread"
+                );
+            }
+            format!(
+                "threads = {asked}: {} partitions exchanging frames every {} ns (the lookahead) \
+                 run on {used} thread{} (threads pay only from {} ns; results are the same)",
+                p.partitions(),
+                p.lookahead().0 / 1_000_000,
+                if used == 1 { "" } else { "s" },
+                crate::partition::MIN_THREADED_LOOKAHEAD.0 / 1_000_000,
+            )
+        })
+    }
+
+    fn partition(&mut self, threads: usize, force: bool) -> Result<(), SystemError> {
         if let Some(h) = self
             .hosts
             .iter()
@@ -547,7 +600,7 @@ impl Cluster {
                  captures or queue samples"
             )));
         }
-        self.par = Some(Box::new(Parallel::new(&self.net, threads)?));
+        self.par = Some(Box::new(Parallel::new(&self.net, threads, force)?));
         Ok(())
     }
 
@@ -738,7 +791,10 @@ impl Cluster {
                     self.events += 1;
                     self.handle(t, ev);
                 }
-                break if self.queue.is_empty() {
+                if let Some(t) = self.net.settle_through(until) {
+                    self.now = self.now.max(t);
+                }
+                break if self.queue.is_empty() && !self.net.lazy_pending() {
                     ClusterEnd::Idle
                 } else {
                     ClusterEnd::TimeLimit
@@ -890,7 +946,9 @@ impl Cluster {
         }
         let mut net_actions = std::mem::take(&mut self.net_actions);
         match ev {
-            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
+            Ev::Net(e) => self
+                .net
+                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
             Ev::AtHost(h, frame) => {
                 match &mut self.hosts[h] {
                     Host::Builtin(b) => {
@@ -991,6 +1049,13 @@ impl Cluster {
                     self.queue.schedule(at, Ev::AtHost(host, frame))
                 }
                 NetAction::Schedule { at, event } => self.queue.schedule(at, Ev::Net(event)),
+                NetAction::Reserve { port } => {
+                    let key = self.queue.reserve();
+                    self.net.reserved(port, key);
+                }
+                NetAction::ScheduleReserved { at, key, event } => {
+                    self.queue.schedule_reserved(at, key, Ev::Net(event))
+                }
             }
         }
     }

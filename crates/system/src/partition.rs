@@ -25,6 +25,7 @@ use crate::SystemError;
 use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, Network, NetworkStats};
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
+use std::cmp::Reverse;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -34,6 +35,13 @@ const SINGLE_SWITCH_GROUPS: usize = 4;
 
 /// Frame buffers a partition keeps for its hosts.
 const SPARE_FRAMES: usize = 1024;
+
+/// The least lookahead at which partitions run on threads of their own:
+/// below it rounds are so short (a few events each; 43 ns on a single
+/// switch) that meeting at the barrier twice a round costs more than the
+/// threads gain, so every partition runs on one thread instead (the same
+/// results: partitions do not depend on the thread count).
+pub(crate) const MIN_THREADED_LOOKAHEAD: SimDuration = SimDuration(200_000_000);
 
 enum Ev {
     Net(NetEvent),
@@ -83,6 +91,8 @@ struct Partition {
     queue: EventQueue<Ev>,
     /// Events for other partitions sent this round, by destination.
     outbox: Vec<Vec<Cross>>,
+    /// The destinations whose outbox is not empty.
+    sent: Vec<u16>,
     /// The end of the current round: no event for another partition may
     /// be due before it.
     round_end: SimTime,
@@ -102,6 +112,12 @@ struct Partition {
 /// The partitioned simulation of a cluster of built-in hosts.
 pub(crate) struct Parallel {
     threads: usize,
+    /// The threads asked for, when more than `threads`.
+    asked: usize,
+    /// Whether `threads` threads run every round (else the faster of one
+    /// thread and `threads`, measured as the run goes: [`Adapt`]).
+    force: bool,
+    adapt: Adapt,
     lookahead: SimDuration,
     layout: Layout,
     parts: Vec<Partition>,
@@ -110,7 +126,10 @@ pub(crate) struct Parallel {
 impl Parallel {
     /// Partitions of the network `cfg` describes (see the module
     /// documentation), run on `threads` host threads.
-    pub(crate) fn new(net: &Network, threads: usize) -> Result<Parallel, SystemError> {
+    ///
+    /// With `force` off, a lookahead under [`MIN_THREADED_LOOKAHEAD`] or a
+    /// single partition runs on one thread whatever `threads` says.
+    pub(crate) fn new(net: &Network, threads: usize, force: bool) -> Result<Parallel, SystemError> {
         if threads == 0 {
             return Err(SystemError::Config(
                 "threads = 0: at least one thread runs the simulation".into(),
@@ -139,9 +158,15 @@ impl Parallel {
             parts.push(Partition {
                 id,
                 hosts,
-                net: Network::new(net.config()).map_err(|e| SystemError::Config(e.to_string()))?,
+                net: {
+                    let mut n = Network::new(net.config())
+                        .map_err(|e| SystemError::Config(e.to_string()))?;
+                    n.set_lazy_tx_done(true);
+                    n
+                },
                 queue: EventQueue::with_origin(id),
                 outbox: (0..n).map(|_| Vec::new()).collect(),
+                sent: Vec::new(),
                 round_end: SimTime::ZERO,
                 early: 0,
                 actions: Vec::new(),
@@ -154,8 +179,18 @@ impl Parallel {
                 now: SimTime::ZERO,
             });
         }
+        let useful = if force {
+            threads
+        } else if lookahead < MIN_THREADED_LOOKAHEAD {
+            1
+        } else {
+            threads.min(n)
+        };
         Ok(Parallel {
-            threads,
+            threads: useful,
+            asked: threads,
+            force,
+            adapt: Adapt::new(lookahead),
             lookahead,
             layout,
             parts,
@@ -168,6 +203,11 @@ impl Parallel {
 
     pub(crate) fn lookahead(&self) -> SimDuration {
         self.lookahead
+    }
+
+    /// The threads the partitions run on, and the threads asked for.
+    pub(crate) fn threads(&self) -> (usize, usize) {
+        (self.threads, self.asked)
     }
 
     /// Workload message `i` from `from` enters its transport at `at`.
@@ -190,10 +230,30 @@ impl Parallel {
     }
 
     pub(crate) fn is_idle(&self) -> bool {
-        self.parts.iter().all(|p| p.queue.is_empty())
+        self.parts
+            .iter()
+            .all(|p| p.queue.is_empty() && !p.net.lazy_pending())
+    }
+
+    /// The share of simulated time run on more than one thread so far
+    /// (the rest ran on one, measured faster at the time).
+    pub(crate) fn threaded_share(&self) -> f64 {
+        let a = &self.adapt;
+        let total = a.sim_fs[0] + a.sim_fs[1];
+        if total == 0 {
+            return 0.0;
+        }
+        a.sim_fs[1] as f64 / total as f64
     }
 
     /// Runs every event up to `until`; the outcome goes into `out`.
+    ///
+    /// Unless forced, in epochs of a few host milliseconds, each on one
+    /// thread or on all of them, whichever has been faster lately: on a
+    /// host whose cores are busy with other work, threads that must meet
+    /// every round wait for each other, and one thread is faster. The
+    /// results are the same either way (partitions do not depend on the
+    /// thread count), only the host time differs.
     pub(crate) fn run(
         &mut self,
         hosts: &mut [Host],
@@ -201,7 +261,47 @@ impl Parallel {
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        let threads = self.threads.min(self.parts.len());
+        if self.force || self.threads == 1 {
+            let threads = self.threads;
+            return self.run_span(threads, hosts, specs, until, out);
+        }
+        while let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() {
+            if t0 > until {
+                break;
+            }
+            let end = SimTime(t0.0.saturating_add(self.adapt.span.0)).min(until);
+            let k = self.adapt.choose();
+            let threads = if k == 0 { 1 } else { self.threads };
+            let events = *out.events;
+            let start = std::time::Instant::now();
+            self.run_span(threads, hosts, specs, end, out)?;
+            let wall = start.elapsed().as_secs_f64();
+            self.adapt
+                .record(k, *out.events - events, wall, end.0 - t0.0);
+            if end == until {
+                break;
+            }
+        }
+        // Frame ends up to `until` (none left past the last epoch's end).
+        for p in &mut self.parts {
+            if let Some(t) = p.net.settle_through(until) {
+                p.now = p.now.max(t);
+                *out.now = (*out.now).max(p.now);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Parallel::run`] on `threads` threads.
+    fn run_span(
+        &mut self,
+        threads: usize,
+        hosts: &mut [Host],
+        specs: &[MessageSpec],
+        until: SimTime,
+        out: &mut Outcome<'_>,
+    ) -> Result<(), SystemError> {
+        let threads = threads.min(self.parts.len());
         let shared = Shared {
             mail: (0..self.parts.len())
                 .map(|_| Mutex::new(Vec::new()))
@@ -234,7 +334,7 @@ impl Parallel {
         }
         if threads == 1 {
             let bucket = buckets.pop().expect("one bucket");
-            worker(0, bucket, &shared);
+            sequential(bucket, &shared);
         } else {
             std::thread::scope(|s| {
                 for (k, bucket) in buckets.into_iter().enumerate() {
@@ -266,12 +366,104 @@ impl Parallel {
                     Update::Failed => r.failed = true,
                 }
             }
+            if let Some(t) = p.net.settle_through(until) {
+                p.now = p.now.max(t);
+            }
             out.unmatched.append(&mut p.unmatched_deliveries);
             *out.unknown += std::mem::take(&mut p.unknown_deliveries);
             *out.events += std::mem::take(&mut p.events);
             *out.now = (*out.now).max(p.now);
         }
         Ok(())
+    }
+}
+
+/// Host time an epoch of [`Parallel::run`] aims at: long enough that
+/// starting threads costs little, short enough to follow a host whose load
+/// changes.
+const EPOCH_WALL_S: f64 = 0.002;
+/// Every this many epochs at first, the slower choice is measured again;
+/// each probe it loses doubles the interval, up to [`EPOCH_PROBE_MAX`].
+const EPOCH_PROBE: u32 = 8;
+const EPOCH_PROBE_MAX: u32 = 256;
+/// The longest simulated time an epoch spans (idle stretches grow it).
+const EPOCH_MAX_SPAN: SimDuration = SimDuration(1_000_000_000_000);
+
+/// Which thread count has been faster: events per host second with one
+/// thread (`[0]`) and with all (`[1]`), smoothed.
+struct Adapt {
+    rate: [Option<f64>; 2],
+    /// Simulated time an epoch spans (adjusted towards [`EPOCH_WALL_S`]).
+    span: SimDuration,
+    least_span: SimDuration,
+    epochs: u32,
+    /// Epochs between two probes of the slower choice.
+    probe_every: u32,
+    /// The choice being probed, if this epoch is a probe.
+    probing: Option<usize>,
+    /// Simulated time run with one thread and with all.
+    sim_fs: [u64; 2],
+}
+
+impl Adapt {
+    fn new(lookahead: SimDuration) -> Adapt {
+        let least_span = SimDuration(lookahead.0.saturating_mul(4));
+        Adapt {
+            rate: [None, None],
+            span: SimDuration(least_span.0.max(SimDuration::from_ns(2_000).0)),
+            least_span,
+            epochs: 0,
+            probe_every: EPOCH_PROBE,
+            probing: None,
+            sim_fs: [0, 0],
+        }
+    }
+
+    /// 0: one thread; 1: all. Each is measured first; then the faster, but
+    /// every [`EPOCH_PROBE`]th epoch the slower (the host's load changes).
+    fn choose(&mut self) -> usize {
+        self.epochs += 1;
+        self.probing = None;
+        match self.rate {
+            [_, None] => 1,
+            [None, _] => 0,
+            [Some(one), Some(all)] => {
+                let best = usize::from(all >= one);
+                if self.epochs.is_multiple_of(self.probe_every) {
+                    self.probing = Some(1 - best);
+                    1 - best
+                } else {
+                    best
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, k: usize, events: u64, wall: f64, sim_fs: u64) {
+        self.sim_fs[k] += sim_fs;
+        if events < 100 || wall <= 0.0 {
+            // Too little to measure (an idle stretch): nothing learnt.
+            if wall < EPOCH_WALL_S / 4.0 {
+                self.span = SimDuration(self.span.0.saturating_mul(2)).min(EPOCH_MAX_SPAN);
+            }
+            return;
+        }
+        let rate = events as f64 / wall;
+        self.rate[k] = Some(match self.rate[k] {
+            Some(old) => 0.5 * old + 0.5 * rate,
+            None => rate,
+        });
+        if let (Some(probed), [Some(one), Some(all)]) = (self.probing, self.rate) {
+            let won = (probed == 1) == (all >= one);
+            self.probe_every = if won {
+                EPOCH_PROBE
+            } else {
+                (self.probe_every * 2).min(EPOCH_PROBE_MAX)
+            };
+        }
+        let scale = (EPOCH_WALL_S / wall).clamp(0.25, 4.0);
+        let span = (self.span.0 as f64 * scale) as u64;
+        self.span = SimDuration(span.max(self.least_span.0)).min(EPOCH_MAX_SPAN);
     }
 }
 
@@ -364,6 +556,57 @@ struct Shared<'a> {
     until: SimTime,
 }
 
+/// Every partition on this thread, without rounds: the partition with the
+/// earliest event of all, at `t`, runs every event before `t + lookahead`
+/// (nothing can reach it earlier: every other event is at `t` or later,
+/// and crosses with at least the lookahead), then hands over what it sent;
+/// then the partition with the earliest event then, and so on. Each
+/// partition handles the same events in the same order as in rounds.
+fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
+    use std::collections::BinaryHeap;
+    // (earliest event, partition); an entry is stale once the partition's
+    // earliest event is another (one is pushed whenever it changes).
+    let mut heap: BinaryHeap<Reverse<(SimTime, usize)>> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (p, _))| p.queue.peek_time().map(|t| Reverse((t, i))))
+        .collect();
+    while let Some(Reverse((t, i))) = heap.pop() {
+        if t > sh.until {
+            break;
+        }
+        let (p, hosts) = &mut parts[i];
+        if p.queue.peek_time() != Some(t) {
+            continue;
+        }
+        let round_end = SimTime(t.0.saturating_add(sh.lookahead.0));
+        let last = SimTime(round_end.0 - 1).min(sh.until);
+        p.round_end = round_end;
+        p.run_to(last, hosts, sh);
+        let sent = std::mem::take(&mut p.sent);
+        for &d in &sent {
+            let d = d as usize;
+            let mut boxed = std::mem::take(&mut parts[i].0.outbox[d]);
+            let dest = &mut parts[d].0;
+            let before = dest.queue.peek_time();
+            for c in boxed.drain(..) {
+                dest.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
+            let after = dest.queue.peek_time();
+            if after != before {
+                heap.extend(after.map(|t| Reverse((t, d))));
+            }
+            parts[i].0.outbox[d] = boxed;
+        }
+        let p = &mut parts[i].0;
+        p.sent = sent;
+        p.sent.clear();
+        if let Some(t) = p.queue.peek_time() {
+            heap.push(Reverse((t, i)));
+        }
+    }
+}
+
 /// Thread `k`'s rounds over its partitions.
 fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
@@ -391,13 +634,11 @@ fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, 
         for (p, hosts) in bucket.iter_mut() {
             p.round_end = round_end;
             p.run_to(last, hosts, sh);
-            for (dest, out) in p.outbox.iter_mut().enumerate() {
-                if !out.is_empty() {
-                    sh.mail[dest]
-                        .lock()
-                        .expect("no thread panicked holding a mailbox")
-                        .append(out);
-                }
+            for dest in p.sent.drain(..) {
+                sh.mail[dest as usize]
+                    .lock()
+                    .expect("no thread panicked holding a mailbox")
+                    .append(&mut p.outbox[dest as usize]);
             }
         }
         sh.barrier.wait();
@@ -444,7 +685,9 @@ impl Partition {
     fn handle(&mut self, t: SimTime, ev: Ev, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
         let mut net_actions = std::mem::take(&mut self.net_actions);
         match ev {
-            Ev::Net(e) => self.net.handle(e, t, &mut net_actions),
+            Ev::Net(e) => self
+                .net
+                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
             Ev::AtHost(h, frame) => {
                 self.top_up(hosts, h);
                 let b = self.builtin(hosts, h);
@@ -545,6 +788,16 @@ impl Partition {
     fn network_actions(&mut self, net_actions: &mut Vec<NetAction>, sh: &Shared<'_>) {
         for a in net_actions.drain(..) {
             let (at, ev, owner) = match a {
+                // Frame ends: always at the port's own partition.
+                NetAction::Reserve { port } => {
+                    let key = self.queue.reserve();
+                    self.net.reserved(port, key);
+                    continue;
+                }
+                NetAction::ScheduleReserved { at, key, event } => {
+                    self.queue.schedule_reserved(at, key, Ev::Net(event));
+                    continue;
+                }
                 NetAction::Deliver {
                     host,
                     frame,
@@ -562,7 +815,11 @@ impl Partition {
                     self.early += 1;
                 }
                 let key = self.queue.reserve();
-                self.outbox[owner as usize].push(Cross { at, key, ev });
+                let outbox = &mut self.outbox[owner as usize];
+                if outbox.is_empty() {
+                    self.sent.push(owner);
+                }
+                outbox.push(Cross { at, key, ev });
             }
         }
     }

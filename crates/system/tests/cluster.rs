@@ -919,6 +919,9 @@ mod wired {
                         NetAction::Schedule { at, event } => {
                             self.queue.schedule(at, Ev::Net(event))
                         }
+                        NetAction::Reserve { .. } | NetAction::ScheduleReserved { .. } => {
+                            unreachable!("lazy mode is off")
+                        }
                     }
                 }
             }

@@ -87,7 +87,20 @@ fn incast(hosts: usize) -> Vec<MessageSpec> {
 }
 
 fn run(cfg: &ClusterConfig, workload: &[MessageSpec]) -> Outcome {
-    let mut c = Cluster::new(cfg).unwrap();
+    // On exactly the threads asked for, even where one thread would be
+    // faster (a single switch's short lookahead).
+    let mut c = Cluster::new(&ClusterConfig {
+        threads: None,
+        ..cfg.clone()
+    })
+    .unwrap();
+    if let Some(threads) = cfg.threads {
+        c.force_threads(threads).unwrap();
+    }
+    run_cluster(c, workload)
+}
+
+fn run_cluster(mut c: Cluster, workload: &[MessageSpec]) -> Outcome {
     for m in workload {
         c.send(*m).unwrap();
     }
@@ -169,6 +182,47 @@ fn partitioned_and_single_loop_agree_on_the_incast() {
     );
     assert_eq!(partitioned.records, single.records);
     assert_eq!(partitioned.network, single.network);
+}
+
+#[test]
+fn threads_are_used_only_where_they_pay() {
+    // A single switch: partitions meet every 43 ns, so one thread runs them.
+    let c = Cluster::new(&config(TopologyConfig::SingleSwitch { hosts: 41 }, 2)).unwrap();
+    let note = c.parallel_note().expect("a note");
+    assert!(note.contains("run on 1 thread"), "{note}");
+    assert!(note.contains("every 43 ns"), "{note}");
+    // A leaf-spine: 343 ns, threads as asked.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+    };
+    let c = Cluster::new(&config(topology, 2)).unwrap();
+    assert_eq!(c.parallel_note(), None);
+    // Forced: as asked, however short the lookahead.
+    let mut c = Cluster::new(&ClusterConfig {
+        threads: None,
+        ..config(TopologyConfig::SingleSwitch { hosts: 41 }, 2)
+    })
+    .unwrap();
+    c.force_threads(2).unwrap();
+    assert_eq!(c.parallel_note(), None);
+}
+
+#[test]
+fn switching_thread_counts_as_it_goes_changes_nothing() {
+    // Not forced: epochs on 1 thread and on 2, whichever is faster.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+    };
+    let workload = random_workload(16, 12);
+    let forced = run(&config(topology.clone(), 1), &workload);
+    let c = Cluster::new(&config(topology, 2)).unwrap();
+    assert_eq!(c.parallel_note(), None);
+    let adaptive = run_cluster(c, &workload);
+    assert!(adaptive == forced, "adaptive epochs differ from 1 thread");
 }
 
 #[test]

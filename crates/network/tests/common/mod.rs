@@ -57,6 +57,14 @@ impl Harness {
                     assert!(at >= self.queue.now(), "event in the past");
                     self.queue.schedule(at, event)
                 }
+                NetAction::Reserve { port } => {
+                    let key = self.queue.reserve();
+                    self.net.reserved(port, key);
+                }
+                NetAction::ScheduleReserved { at, key, event } => {
+                    assert!(at >= self.queue.now(), "event in the past");
+                    self.queue.schedule_reserved(at, key, event)
+                }
             }
         }
     }
@@ -64,9 +72,12 @@ impl Harness {
     /// Runs until no event is left.
     pub fn run(&mut self) {
         while let Some((now, ev)) = self.queue.pop_until(SimTime::MAX) {
-            self.net.handle(ev, now, &mut self.actions);
+            let key = self.queue.current();
+            self.net.handle_keyed(ev, now, key, &mut self.actions);
             self.drain();
         }
+        self.net.settle_through(SimTime::MAX);
+        assert!(!self.net.lazy_pending());
         assert_eq!(self.queue.late, 0);
     }
 
