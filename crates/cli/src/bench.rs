@@ -28,6 +28,9 @@ pub struct BenchArgs {
     /// Run the network benchmarks alone (no compute kernels, no idle node).
     #[arg(long)]
     pub net_only: bool,
+    /// Run the 16-core message benchmark (node16) alone.
+    #[arg(long)]
+    pub node_only: bool,
 }
 
 pub use nanopu_experiments::sdk_build_dir;
@@ -49,6 +52,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
     let sim = nanopu_system::Config::default();
+    if a.node_only {
+        for program in NODE16_PROGRAMS {
+            message_node(&sim, &dir, program)
+                .with_context(|| format!("the 16-core message benchmark ({program})"))?
+                .print()?;
+        }
+        return Ok(());
+    }
     let cfg = sim.node.clone();
 
     // Compute kernels: one busy hart, timing model on.
@@ -70,7 +81,13 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let idle_cycles_per_s = one_second as f64 / idle_s;
 
     let (incast, leaf_spine, incast_big) = net_benches(a.threads)?;
-    let node16 = message_node(&sim, &dir).context("the 16-core message benchmark")?;
+    let node16 = NODE16_PROGRAMS
+        .iter()
+        .map(|program| {
+            message_node(&sim, &dir, program)
+                .with_context(|| format!("the 16-core message benchmark ({program})"))
+        })
+        .collect::<Result<Vec<_>>>()?;
 
     for (k, (_, what)) in kernels.iter().zip(KERNELS) {
         crate::output::write_stdout(&format!(
@@ -99,7 +116,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         incast_big.runs,
         incast_big.sim_us_per_s() * 60.0 / 1e3
     ))?;
-    node16.print()?;
+    for n in &node16 {
+        n.print()?;
+    }
     if let Some(path) = a.json {
         let matmul = &kernels[0];
         let mut j = json!({
@@ -130,7 +149,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "incast1024_sim_us": incast_big.sim_ns / 1e3,
             "incast1024_wall_s": incast_big.wall_s,
         });
-        node16.add_json(&mut j);
+        for n in &node16 {
+            n.add_json(&mut j);
+        }
         for k in &kernels[1..] {
             j[format!("{}_mips", k.name)] = json!(k.mips());
             j[format!("{}_instret", k.name)] = json!(k.instret);
@@ -512,6 +533,9 @@ fn leaf_spine_64(nic: &NicConfig, threads: Option<usize>) -> Result<NetBench> {
 
 /// Cores of the message-heavy node benchmark.
 const NODE16_CORES: usize = 16;
+/// Its programs: `loopback_16core` serves on the SDK's 8 harts,
+/// `loopback_16core_full` (its runtime built for 16) on all 16.
+const NODE16_PROGRAMS: [&str; 2] = ["loopback_16core", "loopback_16core_full"];
 /// Requests per run of the message-heavy node benchmark (64-byte echoes,
 /// 64 outstanding: every serving core has several queued).
 const NODE16_REQUESTS: u64 = 20_000;
@@ -521,6 +545,8 @@ const NODE16_MIN_WALL_S: f64 = 0.5;
 /// What the message-heavy node benchmark measured (over all its runs).
 #[derive(Default)]
 struct NodeBench {
+    /// The guest program.
+    program: &'static str,
     wall_s: f64,
     instret: u64,
     sim_ns: f64,
@@ -541,8 +567,10 @@ impl NodeBench {
 
     fn print(&self) -> Result<()> {
         crate::output::write_stdout(&format!(
-            "node16 ({NODE16_CORES}-core nanoPU node, {} cores serving loopback_16core, built-in load: {} x 64 B echoes, 64 outstanding): {} replies, {} instructions, {:.1} simulated us in {:.3} s: {:.1} simulated MIPS, {:.1} simulated us/s\n",
+            "{} ({NODE16_CORES}-core nanoPU node, {} cores serving {}, built-in load: {} x 64 B echoes, 64 outstanding): {} replies, {} instructions, {:.1} simulated us in {:.3} s: {:.1} simulated MIPS, {:.1} simulated us/s\n",
+            self.key(),
             self.serving,
+            self.program,
             NODE16_REQUESTS,
             self.replies,
             self.instret,
@@ -553,23 +581,37 @@ impl NodeBench {
         ))
     }
 
+    /// Its name in the output and the JSON keys' prefix.
+    fn key(&self) -> &'static str {
+        match self.program {
+            "loopback_16core" => "node16",
+            _ => "node16_full",
+        }
+    }
+
     fn add_json(&self, j: &mut serde_json::Value) {
-        j["node16_mips"] = json!(self.mips());
-        j["node16_sim_us_per_s"] = json!(self.sim_us_per_s());
-        j["node16_instret"] = json!(self.instret);
-        j["node16_replies"] = json!(self.replies);
-        j["node16_serving_cores"] = json!(self.serving);
-        j["node16_sim_us"] = json!(self.sim_ns / 1e3);
-        j["node16_wall_s"] = json!(self.wall_s);
+        let k = self.key();
+        j[format!("{k}_mips")] = json!(self.mips());
+        j[format!("{k}_sim_us_per_s")] = json!(self.sim_us_per_s());
+        j[format!("{k}_instret")] = json!(self.instret);
+        j[format!("{k}_replies")] = json!(self.replies);
+        j[format!("{k}_serving_cores")] = json!(self.serving);
+        j[format!("{k}_sim_us")] = json!(self.sim_ns / 1e3);
+        j[format!("{k}_wall_s")] = json!(self.wall_s);
     }
 }
 
 /// A 16-core node serving 64-byte echoes on every core it can
-/// (`loopback_16core`), driven by the built-in client in a closed loop;
-/// repeated for [`NODE16_MIN_WALL_S`]. Fails unless every reply is right.
-fn message_node(sim: &nanopu_system::Config, dir: &std::path::Path) -> Result<NodeBench> {
+/// (`program`, one of [`NODE16_PROGRAMS`]), driven by the built-in client
+/// in a closed loop; repeated for [`NODE16_MIN_WALL_S`]. Fails unless
+/// every reply is right.
+fn message_node(
+    sim: &nanopu_system::Config,
+    dir: &std::path::Path,
+    program_name: &'static str,
+) -> Result<NodeBench> {
     use nanopu_system::{LoadConfig, LoadMode, System, SystemEnd};
-    let elf = program(dir, "loopback_16core")?;
+    let elf = program(dir, program_name)?;
     let mut cfg = sim.clone();
     cfg.node.cores = NODE16_CORES;
     let load = LoadConfig {
@@ -579,7 +621,10 @@ fn message_node(sim: &nanopu_system::Config, dir: &std::path::Path) -> Result<No
         mode: LoadMode::Closed { window: 64 },
         ..LoadConfig::default()
     };
-    let mut b = NodeBench::default();
+    let mut b = NodeBench {
+        program: program_name,
+        ..NodeBench::default()
+    };
     while b.wall_s < NODE16_MIN_WALL_S {
         let node = Node::with_program(cfg.node.clone(), &elf)?;
         let mut sys = System::new(node, &cfg, Some(load.clone()))?;

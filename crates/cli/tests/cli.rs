@@ -223,6 +223,8 @@ fn bench_reports_the_contract_keys() {
         "leafspine64_packets_per_s",
         "leafspine64_sim_us_per_s",
         "leafspine64_messages",
+        "node16_mips",
+        "node16_full_mips",
     ] {
         assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
     }

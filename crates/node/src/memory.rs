@@ -31,6 +31,9 @@ pub struct NodeBus {
     active_reservations: usize,
     /// Core cycles of an uncached device-register access.
     mmio_cycles: u32,
+    /// Device accesses by the harts so far (any may change what wakes a
+    /// sleeping hart: the node's scheduler looks at this count).
+    device_accesses: u64,
 }
 
 impl NodeBus {
@@ -49,6 +52,7 @@ impl NodeBus {
             reservations: vec![None; harts],
             active_reservations: 0,
             mmio_cycles,
+            device_accesses: 0,
         }
     }
 
@@ -75,6 +79,12 @@ impl NodeBus {
 
     pub fn devices_mut(&mut self) -> &mut DeviceMap {
         &mut self.devices
+    }
+
+    /// How many device accesses (loads, stores, `tohost` writes) the harts
+    /// have made so far.
+    pub fn device_accesses(&self) -> u64 {
+        self.device_accesses
     }
 
     /// What the program wrote to the UART while it had no HTIF (bounded
@@ -143,6 +153,7 @@ impl NodeBus {
 
     #[cold]
     fn load_device(&mut self, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
+        self.device_accesses += 1;
         self.devices
             .load(addr, size, cycle)
             .ok_or(BusError::Unmapped)
@@ -156,6 +167,7 @@ impl NodeBus {
         size: u8,
         value: u64,
     ) -> Result<(), BusError> {
+        self.device_accesses += 1;
         let dma = Dma {
             dram: &mut self.dram,
             mem: &mut self.mem,
@@ -173,6 +185,7 @@ impl NodeBus {
         size: u8,
         value: u64,
     ) -> Result<(), BusError> {
+        self.device_accesses += 1;
         let dma = Dma {
             dram: &mut self.dram,
             mem: &mut self.mem,

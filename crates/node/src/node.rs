@@ -9,6 +9,42 @@
 //! costs no host time: when something can wake it, the node advances it to
 //! that cycle, by whole loop iterations for a polling loop, so its cycle and
 //! instruction counts stay exact.
+//!
+//! # What the scheduler computes, and what it remembers
+//!
+//! The rule above fixes every slice (which hart, up to which cycle); the
+//! scheduler below finds the same slices with less work, so results are
+//! bit-identical to scanning every hart before every slice:
+//!
+//! - Running and sleeping harts are bit masks; the hart furthest behind and
+//!   the one next behind it come from one pass over the running harts.
+//! - A sleeping hart that cannot continue has a *wake memo*: that answer and
+//!   its wake cycle (the earliest cycle at which time alone wakes it: a
+//!   timer, a message arriving, a thread-scheduler event). Both depend only
+//!   on the hart (frozen while it sleeps, its own cycle included), its
+//!   network interface and the devices, so the memo holds until one of
+//!   these may change. It is dropped when the hart's state changes; for
+//!   every hart as soon as any hart touches a device (the bus counts device
+//!   loads and stores: a CLINT store raises another hart's interrupt, a
+//!   device register read may have effects); for one core when the NIC
+//!   delivers to it or takes its output; for every hart when anything else
+//!   outside the run reaches the node through a `&mut` method (a DMA, the
+//!   traditional NIC, a debugger). Harts polling memory words keep no memo
+//!   (any store may wake them).
+//! - When a run ends at its limit, sleepers move to the limit
+//!   (`idle_until`); one whose wake cycle is later keeps its memo
+//!   (time alone wakes it, and not before then), and the next wake check
+//!   still calls `can_wake` on it for its `mip` update.
+//!
+//! Why slices are no longer than a quantum: harts share the L2 and DRAM
+//! timing model (requests are accounted in the order they are made), DRAM
+//! contents and LR/SC reservations, and an interrupt another hart raises
+//! through the CLINT is seen at the start of the next slice. Running a hart
+//! further would reorder these and change results; doing it exactly needs
+//! the core to stop before its first shared access (a bus hook in its run
+//! loop). In message-heavy programs slices are short for another reason:
+//! the node runs only up to the next network event
+//! (`docs/parallel-network.md`).
 
 use crate::clint::{Clint, CLINT_SIZE};
 use crate::config::{NodeConfig, NodeConfigError, DRAM_BASE};
@@ -174,6 +210,41 @@ pub struct Node {
     /// For each hart in an idle loop: the words its loop reads and their
     /// values when it went to sleep.
     watches: Vec<Vec<(u64, u64)>>,
+    /// Bit `h`: hart `h` sleeps (its state is not `Running`).
+    sleeping: u64,
+    /// For each sleeping hart whose bit is set in `memo_valid`, what the
+    /// scheduler last worked out: it cannot continue now, and this is its
+    /// [`wake_cycle`](Node::wake_cycle), the earliest cycle at which time
+    /// alone wakes it. Both depend only on the hart (frozen while it
+    /// sleeps), its network interface and the devices; the memo is dropped
+    /// when any of these may have changed (see the module documentation).
+    wake_memo: Vec<Option<u64>>,
+    /// Bit `h`: `wake_memo[h]` holds, as of `memo_device_accesses`.
+    memo_valid: u64,
+    /// With a wake memo: the first cycle after the hart's at which one of
+    /// its device interrupt lines rises (enabled or not; `u64::MAX`: none).
+    memo_line_rise: Vec<u64>,
+    /// The bus's device-access count when `memo_valid` was last checked
+    /// against it.
+    memo_device_accesses: u64,
+    /// Bit `h`: sleeping hart `h` was moved forward in time by
+    /// [`idle_until`](Node::idle_until) with its memo kept, and `can_wake`
+    /// there would change its state (its thread scheduler is in use, or one
+    /// of its device interrupt lines rose): the next wake check still calls
+    /// [`can_wake`](Node::can_wake) on it for that.
+    owed_check: u64,
+}
+
+/// The harts whose bits are set in `mask`, lowest first.
+fn harts_in(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let h = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(h)
+    })
 }
 
 impl Node {
@@ -228,6 +299,12 @@ impl Node {
             nic_attached: false,
             stop_request: None,
             watches: vec![Vec::new(); cfg_cores],
+            sleeping: 0,
+            wake_memo: vec![None; cfg_cores],
+            memo_line_rise: vec![u64::MAX; cfg_cores],
+            memo_valid: 0,
+            memo_device_accesses: 0,
+            owed_check: 0,
         })
     }
 
@@ -336,6 +413,7 @@ impl Node {
     /// Core `h`'s thread scheduler decision (`ltargetcontext`,
     /// `ltargetpriority`) at the core's cycle; brings the scheduler there.
     pub fn hts_target(&mut self, h: usize) -> (u16, u8) {
+        self.forget_wake(h);
         let now = self.harts[h].cycle();
         self.harts[h].net_mut().hts_target(now)
     }
@@ -421,6 +499,7 @@ impl Node {
     }
 
     pub fn htif_mut(&mut self) -> Option<&mut Htif> {
+        self.forget_wakes();
         self.bus.devices_mut().htif_mut()
     }
 
@@ -462,6 +541,7 @@ impl Node {
     /// scheduler, as the run loop does before every slice (for inspecting
     /// a stopped node).
     pub fn update_interrupts(&mut self, h: usize) {
+        self.forget_wake(h);
         self.update_mip(h);
     }
 
@@ -544,10 +624,118 @@ impl Node {
         [timer, message, hts, device].into_iter().flatten().min()
     }
 
+    /// Sets hart `h`'s scheduling state (and the `sleeping` mask); its
+    /// wake memo, if any, no longer holds.
+    fn set_state(&mut self, h: usize, state: HartState) {
+        self.states[h] = state;
+        self.forget_wake(h);
+        if state == HartState::Running {
+            self.sleeping &= !(1 << h);
+        } else {
+            self.sleeping |= 1 << h;
+        }
+    }
+
+    /// The harts that run, as a mask.
+    fn running(&self) -> u64 {
+        let all = u64::MAX >> (64 - self.harts.len());
+        all & !self.sleeping
+    }
+
+    /// Forgets what the scheduler worked out for every sleeping hart:
+    /// something outside the run (a NIC, a debugger) may have changed what
+    /// wakes them.
+    fn forget_wakes(&mut self) {
+        self.memo_valid = 0;
+    }
+
+    /// Forgets what the scheduler worked out for hart `h`.
+    fn forget_wake(&mut self, h: usize) {
+        self.memo_valid &= !(1 << h);
+    }
+
+    /// The harts whose wake memo holds: none if a hart touched a device
+    /// since the memos were made.
+    fn memos_valid(&self) -> u64 {
+        if self.bus.device_accesses() == self.memo_device_accesses {
+            self.memo_valid
+        } else {
+            0
+        }
+    }
+
+    /// Drops the memos if a hart touched a device since they were made.
+    fn check_wake_memos(&mut self) {
+        let n = self.bus.device_accesses();
+        if n != self.memo_device_accesses {
+            self.memo_device_accesses = n;
+            self.forget_wakes();
+        }
+    }
+
+    /// [`can_wake`](Self::can_wake) for a sleeping hart `h` with no valid
+    /// memo: if it cannot continue, remembers so with its wake cycle,
+    /// unless it polls memory words (any store may change them: checked
+    /// every time).
+    fn can_wake_memo(&mut self, h: usize) -> bool {
+        if self.can_wake(h) {
+            return true;
+        }
+        let watches_memory =
+            matches!(self.states[h], HartState::Poll { .. }) && !self.watches[h].is_empty();
+        if !watches_memory {
+            self.wake_memo[h] = self.wake_cycle(h);
+            let cycle = self.harts[h].cycle();
+            self.memo_line_rise[h] = (self.bus.devices().next_interrupts(h))
+                .map(|(c, _)| c)
+                .filter(|&c| c > cycle)
+                .min()
+                .unwrap_or(u64::MAX);
+            self.memo_valid |= 1 << h;
+        }
+        false
+    }
+
+    /// The earliest wake-up of the sleeping harts, `(cycle, hart)`, through
+    /// the memos.
+    fn next_wake(&self) -> Option<(u64, usize)> {
+        let valid = self.memos_valid();
+        harts_in(self.sleeping)
+            .filter_map(|h| {
+                let c = if valid & (1 << h) != 0 {
+                    debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h}");
+                    self.wake_memo[h]
+                } else {
+                    self.wake_cycle(h)
+                };
+                c.map(|c| (c, h))
+            })
+            .min()
+    }
+
+    /// The running hart furthest behind (the lowest-numbered one of those
+    /// at the same cycle), and the cycle of the one next behind it, if any.
+    fn two_furthest_behind(&self) -> Option<(usize, Option<u64>)> {
+        let mut first: Option<(u64, usize)> = None;
+        let mut second: Option<u64> = None;
+        for h in harts_in(self.running()) {
+            let c = self.harts[h].cycle();
+            match first {
+                Some((f, _)) if c >= f => {
+                    second = Some(second.map_or(c, |s| s.min(c)));
+                }
+                _ => {
+                    second = first.map(|(f, _)| second.map_or(f, |s| s.min(f)));
+                    first = Some((c, h));
+                }
+            }
+        }
+        first.map(|(_, h)| (h, second))
+    }
+
     /// The cycle of the running hart furthest behind, if any hart runs.
     pub fn lead_cycle(&self) -> Option<u64> {
-        (0..self.harts.len())
-            .filter(|&h| self.states[h] == HartState::Running)
+        harts_in(self.running())
             .map(|h| self.harts[h].cycle())
             .min()
     }
@@ -563,10 +751,7 @@ impl Node {
 
     /// The earliest cycle at which a sleeping hart may wake, if any can.
     pub fn next_wake_cycle(&self) -> Option<u64> {
-        (0..self.harts.len())
-            .filter(|&h| self.states[h] != HartState::Running)
-            .filter_map(|h| self.wake_cycle(h))
-            .min()
+        self.next_wake().map(|(c, _)| c)
     }
 
     /// Advances sleeping hart `h` to cycle `to` (not past it) and marks it running.
@@ -596,7 +781,7 @@ impl Node {
             HartState::Running => {}
             _ => hart.stall_until(to),
         }
-        self.states[h] = HartState::Running;
+        self.set_state(h, HartState::Running);
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.
@@ -620,30 +805,30 @@ impl Node {
             if self.stop_requested() {
                 return Err(NodeError::Interrupted(self.describe_harts()));
             }
-            let runnable = (0..self.harts.len())
-                .filter(|&h| self.states[h] == HartState::Running)
-                .min_by_key(|&h| self.harts[h].cycle());
-            let leader = runnable.map_or(u64::MAX, |h| self.harts[h].cycle());
             // Wake sleepers whose condition holds now (another hart's store
-            // to the CLINT, a message delivered to their RX FIFO).
-            for h in 0..self.harts.len() {
-                if self.states[h] != HartState::Running && self.can_wake(h) {
-                    let at = if leader == u64::MAX {
-                        self.harts[h].cycle()
+            // to the CLINT, a message delivered to their RX FIFO); those
+            // with a valid memo cannot.
+            self.check_wake_memos();
+            let unknown = self.sleeping & !self.memo_valid;
+            let owed = self.sleeping & self.memo_valid & std::mem::take(&mut self.owed_check);
+            if unknown | owed != 0 {
+                let leader = self.lead_cycle();
+                for h in harts_in(unknown | owed) {
+                    let wakes = if owed & (1 << h) != 0 {
+                        self.can_wake(h)
                     } else {
-                        leader
+                        self.can_wake_memo(h)
                     };
-                    self.advance(h, at);
+                    if wakes {
+                        let at = leader.unwrap_or(self.harts[h].cycle());
+                        self.advance(h, at);
+                    }
                 }
             }
             // The earliest future wake-up (a timer, a message arriving).
-            let next_wake = (0..self.harts.len())
-                .filter(|&h| self.states[h] != HartState::Running)
-                .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
-                .min();
-            let runnable = (0..self.harts.len())
-                .filter(|&h| self.states[h] == HartState::Running)
-                .min_by_key(|&h| self.harts[h].cycle());
+            let next_wake = self.next_wake();
+            let behind = self.two_furthest_behind();
+            let runnable = behind.map(|(h, _)| h);
             let h = match (runnable, next_wake) {
                 (Some(h), Some((c, w))) if c <= self.harts[h].cycle() && c < limit => {
                     self.advance(w, c);
@@ -668,14 +853,8 @@ impl Node {
             if let Some((c, _)) = next_wake {
                 end = end.min(c);
             }
-            for o in 0..self.harts.len() {
-                if o != h && self.states[o] == HartState::Running {
-                    end = end.min(
-                        self.harts[o]
-                            .cycle()
-                            .saturating_add(self.cfg.quantum_cycles),
-                    );
-                }
+            if let Some(Some(next)) = behind.map(|(_, next)| next) {
+                end = end.min(next.saturating_add(self.cfg.quantum_cycles));
             }
             if self.stop_request.is_some() {
                 end = end.min(self.harts[h].cycle().saturating_add(STOP_CHECK_CYCLES));
@@ -739,6 +918,7 @@ impl Node {
     /// core's L1 D-cache. Returns false if the frame was dropped (the packet
     /// buffer full, see [`crate::IceNicStats`]) or the node has no IceNIC.
     pub fn icenic_frame_in(&mut self, frame: &[u8], last_bit_cycle: u64) -> bool {
+        self.forget_wakes();
         let accepted = self.bus.icenic_frame_in(frame, last_bit_cycle);
         self.icenic_finish_writes();
         accepted
@@ -764,6 +944,7 @@ impl Node {
     /// core cycle at which it is ready to leave (its DMA read complete).
     /// Frames come out in the order their send requests were issued.
     pub fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
+        self.forget_wakes();
         self.bus.devices_mut().icenic_mut()?.take_tx()
     }
 
@@ -773,6 +954,7 @@ impl Node {
     }
 
     pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
+        self.forget_wakes();
         self.bus.devices_mut().icenic_mut()
     }
 
@@ -783,6 +965,7 @@ impl Node {
         base: u64,
         queues: NebulaQueues,
     ) -> Result<(), crate::device::OverlapError> {
+        self.forget_wakes();
         self.bus.devices_mut().attach(
             "nebula",
             base,
@@ -796,6 +979,7 @@ impl Node {
     }
 
     pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
+        self.forget_wakes();
         self.bus.devices_mut().nebula_queues_mut()
     }
 
@@ -815,6 +999,7 @@ impl Node {
         if core >= self.harts.len() {
             return None;
         }
+        self.forget_wakes();
         self.bus.dram().slice(addr, len)?;
         let done = self
             .bus
@@ -834,6 +1019,7 @@ impl Node {
 
     /// The RDMA NIC's doorbell page, if the node has one.
     pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
+        self.forget_wakes();
         self.bus.devices_mut().rdma_doorbell_mut()
     }
 
@@ -848,6 +1034,7 @@ impl Node {
         cycle: u64,
         outstanding: usize,
     ) -> Option<u64> {
+        self.forget_wakes();
         let len = out.len() as u64;
         out.copy_from_slice(self.bus.dram().slice(addr, len)?);
         if len == 0 {
@@ -872,6 +1059,7 @@ impl Node {
         cycle: u64,
         outstanding: usize,
     ) -> Option<u64> {
+        self.forget_wakes();
         let len = data.len() as u64;
         self.bus
             .dram_mut()
@@ -912,6 +1100,7 @@ impl Node {
         words: &[u64],
         cycle: u64,
     ) -> Result<(), nanopu_core::netif::RxError> {
+        self.forget_wake(core);
         self.harts[core].net_mut().deliver(context, words, cycle)
     }
 
@@ -922,6 +1111,10 @@ impl Node {
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
         let mut words = Vec::new();
         for (core, hart) in self.harts.iter_mut().enumerate() {
+            if hart.net().has_output() {
+                // Draining its netTX may let a hart stalled on it continue.
+                self.memo_valid &= !(1 << core);
+            }
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
@@ -953,7 +1146,7 @@ impl Node {
         match stop {
             Stop::Limit => {}
             Stop::Break => self.observer_stop = Some(h),
-            Stop::Wfi => self.states[h] = HartState::Wfi,
+            Stop::Wfi => self.set_state(h, HartState::Wfi),
             // A trace lists every retired instruction (and a debugger's
             // breakpoints must be seen): no skipping then.
             Stop::Poll { .. } if !self.cfg.idle_skip || observed => {}
@@ -961,10 +1154,13 @@ impl Node {
                 period_cycles,
                 period_instret,
             } => {
-                self.states[h] = HartState::Poll {
-                    period_cycles,
-                    period_instret,
-                };
+                self.set_state(
+                    h,
+                    HartState::Poll {
+                        period_cycles,
+                        period_instret,
+                    },
+                );
                 let cycle = self.harts[h].cycle().saturating_sub(period_cycles);
                 let watch = &mut self.watches[h];
                 watch.clear();
@@ -979,8 +1175,8 @@ impl Node {
                     ));
                 }
             }
-            Stop::RxEmpty => self.states[h] = HartState::RxEmpty,
-            Stop::TxFull => self.states[h] = HartState::TxFull,
+            Stop::RxEmpty => self.set_state(h, HartState::RxEmpty),
+            Stop::TxFull => self.set_state(h, HartState::TxFull),
             Stop::Yield => match self
                 .bus
                 .devices_mut()
@@ -1029,8 +1225,20 @@ impl Node {
                 // first loop head past it (callers then see the hart reach
                 // the limit; see the README on its one inexactness).
                 let round_up = !self.watches[h].is_empty();
+                // Time alone wakes the hart at its wake cycle and nothing
+                // else changed: its memo still holds before that cycle.
+                let memo = (self.memos_valid() & (1 << h) != 0).then_some(self.wake_memo[h]);
                 self.advance_rounding(h, limit, round_up);
-                self.states[h] = state;
+                self.set_state(h, state);
+                let now = self.harts[h].cycle();
+                if let Some(wake) = memo.filter(|w| w.is_none_or(|w| now < w)) {
+                    self.wake_memo[h] = wake;
+                    self.memo_valid |= 1 << h;
+                    if self.harts[h].net().hts.in_use() || self.memo_line_rise[h] <= now {
+                        self.owed_check |= 1 << h;
+                    }
+                    debug_assert_eq!(wake, self.wake_cycle(h), "hart {h} at {now}");
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 # nb_mica and nb_nanopu_mica run on 16 cores: its own copy of the runtime, built with
 # NANOPU_MAX_HARTS = 16 (the other programs keep the SDK's 8, so their
 # memory layout does not move), and a store sized for 1.6 M pairs.
+# loopback_16core_full uses the same runtime copy (16 serving cores).
 NB16_FLAGS := -DNANOPU_MAX_HARTS=16
 NB16_DIR := $(BUILD)/lib16
 NB16_CRT := $(NB16_DIR)/crt.S.o
@@ -9,7 +10,7 @@ NB16_OBJS := $(patsubst lib/%,$(NB16_DIR)/%.o,$(LIB_SRCS))
 nb_mica_CFLAGS := $(NB16_FLAGS) -DMICA_INDEX_IN_FREE_MEMORY -DMICA_PARTITION_BITS=6 -DMICA_BUCKETS=8192 \
 	-DMICA_EXTRA_BUCKETS=2048 '-DMICA_LOG_BYTES=(16UL << 20)'
 nb_nanopu_mica_CFLAGS := $(nb_mica_CFLAGS)
-PROGRAMS := $(filter-out nb_mica nb_nanopu_mica,$(PROGRAMS))
+PROGRAMS := $(filter-out nb_mica nb_nanopu_mica loopback_16core_full,$(PROGRAMS))
 
 $(NB16_DIR)/%.c.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -35,4 +36,4 @@ $(BUILD)/$(1).regs-ok: $(BUILD)/$(1).elf $(RUNTIME_SYMS) tools/check-regs.sh
 $(1): $(BUILD)/$(1).elf $(BUILD)/$(1).regs-ok
 .PHONY: $(1)
 endef
-$(foreach p,nb_mica nb_nanopu_mica,$(eval $(call NB16_template,$(p))))
+$(foreach p,nb_mica nb_nanopu_mica loopback_16core_full,$(eval $(call NB16_template,$(p))))

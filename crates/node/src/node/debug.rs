@@ -57,7 +57,7 @@ impl Node {
                 }
                 continue;
             }
-            self.states[h] = HartState::Running;
+            self.set_state(h, HartState::Running);
             if self.harts[h].cycle() >= limit {
                 return Ok(ObservedEnd::Limit);
             }
@@ -90,6 +90,7 @@ impl Node {
     /// Hart `h`, for a debugger to change its registers while the node is
     /// stopped.
     pub fn hart_mut(&mut self, h: usize) -> &mut Hart {
+        self.forget_wakes();
         &mut self.harts[h]
     }
 
@@ -116,6 +117,7 @@ impl Node {
     /// (other harts lose their reservations; decoded code is dropped).
     /// Returns false, writing nothing, if it is not all DRAM.
     pub fn poke_memory(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.forget_wakes();
         let Some(s) = self.bus.dram_mut().slice_mut(addr, data.len() as u64) else {
             return false;
         };
