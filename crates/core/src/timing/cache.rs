@@ -98,6 +98,12 @@ impl Cache {
         addr >> self.line_shift
     }
 
+    /// log2 of the line size in bytes.
+    #[inline]
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
+    }
+
     /// Bytes per line.
     pub fn line_bytes(&self) -> u64 {
         1 << self.line_shift
