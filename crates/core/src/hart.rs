@@ -138,7 +138,7 @@ pub struct Hart {
     pub(crate) load_arrival: u64,
     /// Line address of the last instruction fetch (the L1I is consulted only
     /// when fetch moves to another line).
-    last_fetch_line: u64,
+    pub(crate) last_fetch_line: u64,
     /// The core's local RX/TX queues and LNIC CSR state.
     pub(crate) net: NetIf,
     /// Counts accesses with effects outside the hart (memory, devices, NIC,
@@ -372,7 +372,7 @@ impl Hart {
     }
 
     #[inline(always)]
-    pub(crate) fn fetch_timing<B: Bus>(&mut self, bus: &mut B) {
+    fn fetch_timing<B: Bus>(&mut self, bus: &mut B) {
         let line = self.l1i.line_of(self.pc);
         if line != self.last_fetch_line {
             self.last_fetch_line = line;

@@ -1,7 +1,8 @@
-//! Differential test of the hart's execution engines: the fast run loop
-//! (`Hart::run`, specialised at compile time for the blocking or the
-//! non-blocking L1D) against the reference loop (`Hart::run_observed`, the
-//! generic interpreter every observer, trace and debugger uses). On every
+//! Differential test of the hart's execution engines: the block engine
+//! (`Hart::run`, `crates/core/src/block.rs`, specialised at compile time for
+//! the blocking or the non-blocking L1D) against the reference loop
+//! (`Hart::run_observed`, the per-instruction interpreter every observer,
+//! trace and debugger uses). On every
 //! guest program in `sdk/build` and every official RISC-V test, both run in
 //! the same cycle slices; after each slice and at the end, cycles, retired
 //! instructions, architectural state (pc, privilege, integer and FP
@@ -13,6 +14,7 @@ mod common;
 
 use common::*;
 use nanopu_core::decode_cache::Decoded;
+use nanopu_core::timing::CacheConfig;
 use nanopu_core::{Hart, MemoryPeek, Observer};
 use nanopu_node::{Node, NodeConfig, ObservedEnd, RunEnd};
 use std::path::{Path, PathBuf};
@@ -66,6 +68,11 @@ fn state(node: &Node) -> Vec<String> {
 
 /// Runs `elf` under both engines; returns how many slices were compared.
 fn compare(elf: &Path, cfg: &NodeConfig) -> usize {
+    compare_sliced(elf, cfg, SLICE_CYCLES, MAX_CYCLES)
+}
+
+/// [`compare`] with slices of `slice` cycles, for at most `max` cycles.
+fn compare_sliced(elf: &Path, cfg: &NodeConfig, slice: u64, max: u64) -> usize {
     let name = elf.display();
     let cfg = NodeConfig {
         idle_skip: false,
@@ -76,7 +83,7 @@ fn compare(elf: &Path, cfg: &NodeConfig) -> usize {
     let mut limit = 0;
     let mut slices = 0;
     loop {
-        limit += SLICE_CYCLES;
+        limit += slice;
         let a = match fast.run(limit) {
             Ok(RunEnd::Exited(code)) => Ok(Some(code)),
             Ok(RunEnd::Limit) => Ok(None),
@@ -97,7 +104,7 @@ fn compare(elf: &Path, cfg: &NodeConfig) -> usize {
                 "{name}: engines differ after slice {slices} (fast, reference)"
             );
         }
-        if a != Ok(None) || limit >= MAX_CYCLES {
+        if a != Ok(None) || limit >= max {
             return slices;
         }
     }
@@ -160,5 +167,45 @@ fn fast_and_reference_engines_agree_on_the_riscv_tests() {
     };
     for t in &tests {
         compare(t, &cfg);
+    }
+}
+
+#[test]
+fn engines_agree_when_slices_end_inside_blocks() {
+    // A prime slice length ends runs at arbitrary instructions of a block
+    // (the block engine checks the limit before each one, as the reference).
+    let cfg = NodeConfig::default();
+    for name in [
+        "matmul",
+        "hashing",
+        "coremark_like",
+        "pointer_chase",
+        "multihart",
+    ] {
+        let slices = compare_sliced(&program(name), &cfg, 7_919, 1_500_000);
+        assert!(slices > 1, "{name}: {slices} slices");
+    }
+}
+
+#[test]
+fn engines_agree_with_other_cache_geometries() {
+    // 16-byte L1I lines: blocks cross lines several times (the block
+    // engine times fetch only where a block's instructions change line);
+    // a small L1D and a tiny decode cache (blocks are rebuilt from
+    // refetched slots) change nothing either.
+    let mut cfg = NodeConfig::default();
+    cfg.core.l1i = CacheConfig {
+        size_bytes: 2048,
+        ways: 2,
+        line_bytes: 16,
+    };
+    cfg.core.l1d = CacheConfig {
+        size_bytes: 2048,
+        ways: 2,
+        line_bytes: 32,
+    };
+    cfg.decode_cache_entries = 64;
+    for name in ["matmul", "hashing", "coremark_like", "multihart", "nbody"] {
+        compare(&program(name), &cfg);
     }
 }
