@@ -120,7 +120,7 @@ impl Kind {
             O::Sw => Kind::Sw,
             O::Sd => Kind::Sd,
             // A load into x0 still accesses memory: the interpreter's.
-            _ if i.rd == 0 && d.timing.class == Class::Load => Kind::Generic,
+            _ if i.rd == 0 && d.timing.class == Class::Load => return (Kind::Generic, imm),
             O::Lb => Kind::Lb,
             O::Lh => Kind::Lh,
             O::Lw => Kind::Lw,
@@ -176,7 +176,7 @@ impl Kind {
                 | Kind::Sd
         );
         if integer_result && i.rd == 0 {
-            // Loads into x0 were sent to the interpreter above.
+            // A computation into x0 (loads into x0 returned above).
             return (Kind::Nop, imm);
         }
         let imm = if i.op == O::Auipc {
@@ -607,5 +607,48 @@ impl Hart {
         let r = handler(self);
         *cycle = self.cycle;
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nanopu_isa::decode;
+
+    fn kind(word: u32, pc: u64) -> (Kind, u64) {
+        Kind::of(&Decoded::new(decode(word)), pc)
+    }
+
+    #[test]
+    fn handlers_are_chosen_by_form() {
+        // addi a0, a0, 1
+        assert_eq!(kind(0x0015_0513, 0), (Kind::Addi, 1));
+        // auipc a0, 1: the result is a constant of the block
+        assert_eq!(kind(0x0000_1517, 0x8000_0000), (Kind::Li, 0x8000_1000));
+        // nop (addi x0, x0, 0) and auipc x0, 1 only take time
+        assert_eq!(kind(0x0000_0013, 0).0, Kind::Nop);
+        assert_eq!(kind(0x0000_1017, 0x8000_0000).0, Kind::Nop);
+        // ld a0, 8(sp); a load into x0 still accesses memory: the interpreter
+        assert_eq!(kind(0x0081_3503, 0).0, Kind::Ld);
+        assert_eq!(kind(0x0081_3003, 0).0, Kind::Generic);
+        // sd ra, 8(sp)
+        assert_eq!(kind(0x0011_3423, 0), (Kind::Sd, 8));
+        // div a0, a1, a2: the interpreter (and the iterative unit)
+        assert_eq!(kind(0x02c5_c533, 0).0, Kind::Generic);
+        // a read of netRX (add a0, x30, x0) goes through the flagged path
+        assert_eq!(kind(0x000f_0533, 0).0, Kind::Flagged);
+    }
+
+    #[test]
+    fn blocks_end_where_control_or_mode_may_change() {
+        let end = |word: u32| ends_block(&Decoded::new(decode(word)));
+        assert!(!end(0x0015_0513)); // addi
+        assert!(!end(0x0081_3503)); // ld
+        assert!(end(0xfe05_1ee3)); // bne a0, x0, -4
+        assert!(end(0x0000_8067)); // ret
+        assert!(end(0x3400_2573)); // csrr a0, mscratch
+        assert!(end(0x0000_100f)); // fence.i
+        assert!(end(0x0000_0073)); // ecall
+        assert!(end(0x0000_0000)); // illegal
     }
 }

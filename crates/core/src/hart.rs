@@ -805,7 +805,11 @@ impl Hart {
     }
 
     /// Takes an exception raised by the instruction at `self.pc`.
-    pub(crate) fn take_trap(&mut self, t: Trap, inst: Option<&nanopu_isa::Inst>) -> Result<(), Stop> {
+    pub(crate) fn take_trap(
+        &mut self,
+        t: Trap,
+        inst: Option<&nanopu_isa::Inst>,
+    ) -> Result<(), Stop> {
         let handler = self.csr.mtvec & !3;
         let storm = &mut self.trap_storm;
         if storm.count > 0 && storm.pc == self.pc && storm.cause == Some(t.cause) {
