@@ -5,6 +5,7 @@
 //! `fence.i` may keep executing the old instructions, which the RISC-V
 //! memory model allows.
 
+use crate::block::BlockCache;
 use crate::bus::{Bus, BusError};
 use crate::timing::Timing;
 use nanopu_isa::{decode, Format, Inst, Opcode, RegFile};
@@ -64,6 +65,8 @@ pub struct DecodeCache {
     slots: Vec<Slot>,
     mask: usize,
     pub misses: u64,
+    /// The block engine's blocks (`block.rs`), built from these slots.
+    pub(crate) blocks: BlockCache,
 }
 
 const EMPTY_PC: u64 = u64::MAX;
@@ -81,6 +84,7 @@ impl DecodeCache {
             slots: vec![empty; n],
             mask: n - 1,
             misses: 0,
+            blocks: BlockCache::new(),
         }
     }
 
@@ -111,10 +115,16 @@ impl DecodeCache {
         Ok(())
     }
 
-    /// Forgets every decoded instruction (`fence.i`, program load).
+    /// Blocks built by the block engine (a statistic).
+    pub fn block_builds(&self) -> u64 {
+        self.blocks.builds
+    }
+
+    /// Forgets every decoded instruction and block (`fence.i`, program load).
     pub fn invalidate(&mut self) {
         for s in &mut self.slots {
             s.pc = EMPTY_PC;
         }
+        self.blocks.invalidate();
     }
 }

@@ -15,7 +15,7 @@ fn illegal(inst: &Inst) -> Event {
 }
 
 #[inline(always)]
-fn sext32(v: u64) -> u64 {
+pub(crate) fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
 }
 
@@ -48,7 +48,7 @@ impl Hart {
     }
 
     #[inline(always)]
-    fn branch(&mut self, i: &Inst, taken: bool) -> Exec {
+    pub(crate) fn branch(&mut self, i: &Inst, taken: bool) -> Exec {
         if self.predictor.branch(self.pc, taken) {
             self.cycle += self.pipeline.mispredict_cycles as u64;
         }
@@ -72,6 +72,17 @@ impl Hart {
         size: u8,
     ) -> Result<u64, Event> {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
+        self.load_at::<B, NB>(bus, addr, size)
+    }
+
+    /// A load of `size` bytes at `addr` (timing and value).
+    #[inline(always)]
+    pub(crate) fn load_at<B: Bus, const NB: bool>(
+        &mut self,
+        bus: &mut B,
+        addr: u64,
+        size: u8,
+    ) -> Result<u64, Event> {
         self.dcache_load::<B, NB>(bus, addr, size);
         bus.load(self.id, self.cycle, addr, size).map_err(|_| {
             self.load_arrival = 0;
@@ -83,7 +94,7 @@ impl Hart {
     /// line is still in flight (non-blocking L1D; see `Event::LoadPending`).
     /// `NB`: the L1D has MSHRs (with none, no line is ever in flight).
     #[inline(always)]
-    fn load_done<const NB: bool>(&self) -> Exec {
+    pub(crate) fn load_done<const NB: bool>(&self) -> Exec {
         if NB && self.load_arrival != 0 {
             return Err(Event::LoadPending);
         }
@@ -107,14 +118,29 @@ impl Hart {
         value: u64,
     ) -> Exec {
         let addr = self.rs1(i).wrapping_add(i.imm as i64 as u64);
+        let next_pc = self.pc.wrapping_add(i.len as u64);
+        self.store_at::<B, NB>(bus, addr, size, value, next_pc)
+    }
+
+    /// A store of the low `size` bytes of `value` at `addr`; the pc moves
+    /// to `next_pc` if it completes.
+    #[inline(always)]
+    pub(crate) fn store_at<B: Bus, const NB: bool>(
+        &mut self,
+        bus: &mut B,
+        addr: u64,
+        size: u8,
+        value: u64,
+        next_pc: u64,
+    ) -> Exec {
         self.dcache_store::<B, NB>(bus, addr);
         match bus.store(self.id, self.cycle, addr, size, value) {
             Ok(()) => {
-                self.next(i);
+                self.pc = next_pc;
                 Ok(())
             }
             Err(BusError::Yield) => {
-                self.next(i);
+                self.pc = next_pc;
                 Err(Event::Stop(Stop::Yield))
             }
             Err(BusError::Unmapped) => {

@@ -15,25 +15,6 @@ use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Lookup, MshrFile, 
 use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
 use nanopu_isa::decode;
 
-/// The observer of the unobserved run loop (never called).
-struct NoObserver;
-
-impl Observer for NoObserver {
-    fn before(&mut self, _: &Hart, _: &Decoded) -> bool {
-        false
-    }
-    fn after(
-        &mut self,
-        _: &Hart,
-        _: u64,
-        _: u64,
-        _: &Decoded,
-        _: bool,
-        _: &mut dyn crate::debug::MemoryPeek,
-    ) {
-    }
-}
-
 /// Why [`Hart::run`] returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -157,7 +138,7 @@ pub struct Hart {
     pub(crate) load_arrival: u64,
     /// Line address of the last instruction fetch (the L1I is consulted only
     /// when fetch moves to another line).
-    last_fetch_line: u64,
+    pub(crate) last_fetch_line: u64,
     /// The core's local RX/TX queues and LNIC CSR state.
     pub(crate) net: NetIf,
     /// Counts accesses with effects outside the hart (memory, devices, NIC,
@@ -255,12 +236,13 @@ impl Hart {
         }
     }
 
-    /// Runs until cycle `limit` or until something stops the hart.
+    /// Runs until cycle `limit` or until something stops the hart, a basic
+    /// block at a time (`block.rs`).
     pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
         if self.mshrs.count() == 0 {
-            self.run_loop::<B, false, false>(bus, dc, limit, &mut NoObserver)
+            self.run_blocks::<B, false>(bus, dc, limit)
         } else {
-            self.run_loop::<B, false, true>(bus, dc, limit, &mut NoObserver)
+            self.run_blocks::<B, true>(bus, dc, limit)
         }
     }
 
@@ -289,11 +271,12 @@ impl Hart {
         self.run_loop::<B, true, true>(bus, dc, limit, observer)
     }
 
-    /// The run loop; `TRACE` is a compile-time switch so the unobserved loop
-    /// carries no observer calls, and `NB` one for the non-blocking L1D (with
-    /// MSHRs) so the blocking cache's loop carries no in-flight checks. The
-    /// observed loops take the `NB` path whatever the cache: it is exact for
-    /// both (with no MSHRs nothing is ever in flight).
+    /// The per-instruction run loop: the reference the block engine
+    /// (`block.rs`, [`run`](Self::run)) must match cycle for cycle, used by
+    /// observers and traces. `TRACE` is a compile-time switch for the
+    /// observer calls, and `NB` one for the non-blocking L1D (with MSHRs).
+    /// The observed loops take the `NB` path whatever the cache: it is exact
+    /// for both (with no MSHRs nothing is ever in flight).
     #[inline(always)]
     fn run_loop<B: Bus, const TRACE: bool, const NB: bool>(
         &mut self,
@@ -596,7 +579,7 @@ impl Hart {
     /// has an RX FIFO); otherwise it is an ordinary register, so programs that
     /// never receive (the ISA test suite) run unchanged. x31 always sends
     /// (see `netif.rs`).
-    fn execute_flagged<B: Bus, const NB: bool>(
+    pub(crate) fn execute_flagged<B: Bus, const NB: bool>(
         &mut self,
         d: &Decoded,
         bus: &mut B,
@@ -663,7 +646,7 @@ impl Hart {
 
     /// Handles an event from `execute`. Returns a stop to leave the loop.
     #[cold]
-    fn handle_event(
+    pub(crate) fn handle_event(
         &mut self,
         event: Event,
         d: &Decoded,
@@ -789,7 +772,7 @@ impl Hart {
 
     /// The cycle at which to end the current slice for the thread scheduler.
     #[cold]
-    fn hts_slice_bound(&mut self) -> u64 {
+    pub(crate) fn hts_slice_bound(&mut self) -> u64 {
         self.net.hts.dirty = false;
         self.next_hts_event_cycle().unwrap_or(u64::MAX)
     }
@@ -822,7 +805,11 @@ impl Hart {
     }
 
     /// Takes an exception raised by the instruction at `self.pc`.
-    fn take_trap(&mut self, t: Trap, inst: Option<&nanopu_isa::Inst>) -> Result<(), Stop> {
+    pub(crate) fn take_trap(
+        &mut self,
+        t: Trap,
+        inst: Option<&nanopu_isa::Inst>,
+    ) -> Result<(), Stop> {
         let handler = self.csr.mtvec & !3;
         let storm = &mut self.trap_storm;
         if storm.count > 0 && storm.pc == self.pc && storm.cause == Some(t.cause) {

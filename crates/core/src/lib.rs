@@ -8,6 +8,7 @@
 //! - [`fpu`]: IEEE 754 arithmetic for F and D.
 //! - [`bus`]: what the hart needs from the machine around it.
 
+mod block;
 pub mod bus;
 pub mod commit_log;
 pub mod csr;

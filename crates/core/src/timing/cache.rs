@@ -67,6 +67,18 @@ const INVALID: u64 = u64::MAX;
 /// line and is never reported as a victim.
 const DIRTY: u64 = 1 << 63;
 
+/// Moves way `i` of a set to the front (most recent), the ones before it
+/// back by one: `ways[..=i].rotate_right(1)`, written out (a set has a
+/// handful of ways; the library's rotation is slower at that size).
+#[inline(always)]
+fn move_to_front(ways: &mut [u64], i: usize) {
+    let t = ways[i];
+    for j in (1..=i).rev() {
+        ways[j] = ways[j - 1];
+    }
+    ways[0] = t;
+}
+
 /// What a data access ([`Cache::access_data`]) found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lookup {
@@ -98,6 +110,12 @@ impl Cache {
         addr >> self.line_shift
     }
 
+    /// log2 of the line size in bytes.
+    #[inline]
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
+    }
+
     /// Bytes per line.
     pub fn line_bytes(&self) -> u64 {
         1 << self.line_shift
@@ -113,25 +131,28 @@ impl Cache {
             return true;
         }
         self.last_line = line;
-        self.access_slow(line)
-    }
-
-    fn access_slow(&mut self, line: u64) -> bool {
-        let set = (line & self.set_mask) as usize * self.ways;
-        let ways = &mut self.tags[set..set + self.ways];
         // The most recent line of its set: a hit with no LRU change.
-        if ways[0] & !DIRTY == line {
+        let set = (line & self.set_mask) as usize * self.ways;
+        if self.tags.get(set).is_some_and(|&t| t & !DIRTY == line) {
             self.hits += 1;
             return true;
         }
+        self.access_slow(set, line)
+    }
+
+    /// [`access`](Self::access) beyond the set's most recent way.
+    #[inline(never)]
+    fn access_slow(&mut self, set: usize, line: u64) -> bool {
+        let ways = &mut self.tags[set..set + self.ways];
         match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
-                ways[..=i].rotate_right(1);
+                move_to_front(ways, i);
                 self.hits += 1;
                 true
             }
             None => {
-                ways.rotate_right(1);
+                let n = ways.len();
+                move_to_front(ways, n - 1);
                 ways[0] = line;
                 self.misses += 1;
                 false
@@ -155,29 +176,36 @@ impl Cache {
             return Lookup::Hit;
         }
         self.last_line = line;
-        self.access_data_slow(line, write)
+        // The most recent line of its set: a hit with no LRU change.
+        let set = (line & self.set_mask) as usize * self.ways;
+        if let Some(t) = self.tags.get_mut(set) {
+            if *t & !DIRTY == line {
+                if write {
+                    *t |= DIRTY;
+                }
+                self.hits += 1;
+                return Lookup::Hit;
+            }
+        }
+        self.access_data_slow(set, line, write)
     }
 
-    fn access_data_slow(&mut self, line: u64, write: bool) -> Lookup {
-        let set = (line & self.set_mask) as usize * self.ways;
+    /// [`access_data`](Self::access_data) beyond the set's most recent way.
+    #[inline(never)]
+    fn access_data_slow(&mut self, set: usize, line: u64, write: bool) -> Lookup {
         let dirty = if write { DIRTY } else { 0 };
         let ways = &mut self.tags[set..set + self.ways];
-        // The most recent line of its set: a hit with no LRU change.
-        if ways[0] & !DIRTY == line {
-            ways[0] |= dirty;
-            self.hits += 1;
-            return Lookup::Hit;
-        }
         match ways.iter().position(|&t| t & !DIRTY == line) {
             Some(i) => {
-                ways[..=i].rotate_right(1);
+                move_to_front(ways, i);
                 ways[0] |= dirty;
                 self.hits += 1;
                 Lookup::Hit
             }
             None => {
-                let victim = ways[self.ways - 1];
-                ways.rotate_right(1);
+                let n = ways.len();
+                let victim = ways[n - 1];
+                move_to_front(ways, n - 1);
                 ways[0] = line | dirty;
                 self.misses += 1;
                 let dirty_victim = (victim != INVALID && victim & DIRTY != 0)

@@ -311,6 +311,11 @@ impl Latencies {
 /// Scoreboard index meaning "no register" (results written there are dropped).
 pub const NO_REG: u8 = 64;
 
+/// Scoreboard index of the unpipelined multiply/divide and FP divide unit:
+/// the cycle at which it frees. Kept with the registers so that the block
+/// engine can treat it as one more source and destination (`block.rs`).
+pub const ITERATIVE_UNIT: u8 = 65;
+
 /// Per-instruction timing record, computed once at decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
@@ -352,10 +357,10 @@ impl Timing {
 #[derive(Clone, Debug)]
 pub struct Pipeline {
     /// Cycle at which each register's value is available (index [`NO_REG`]
-    /// is a sink). 256 entries so that a `u8` index needs no bounds check.
+    /// is a sink), and at which the unpipelined multiply/divide or FP divide
+    /// unit frees (index [`ITERATIVE_UNIT`]). 256 entries so that a `u8`
+    /// index needs no bounds check.
     pub ready: [u64; 256],
-    /// Cycle at which the unpipelined multiply/divide or FP divide unit frees.
-    pub iterative_busy_until: u64,
     pub lat: Latencies,
     pub mispredict_cycles: u32,
     pub flush_cycles: u32,
@@ -365,7 +370,6 @@ impl Pipeline {
     pub fn new(c: &CoreTimingConfig) -> Pipeline {
         Pipeline {
             ready: [0; 256],
-            iterative_busy_until: 0,
             lat: Latencies::new(c),
             mispredict_cycles: c.branch_mispredict_cycles,
             flush_cycles: c.pipeline_flush_cycles,
@@ -382,7 +386,7 @@ impl Pipeline {
             .max(r[t.srcs[1] as usize])
             .max(r[t.srcs[2] as usize]);
         if t.class.iterative() {
-            issue = issue.max(self.iterative_busy_until);
+            issue = issue.max(self.iterative_busy_until());
         }
         issue
     }
@@ -393,14 +397,22 @@ impl Pipeline {
         let lat = self.lat.of(t.class) as u64;
         self.ready[t.dst as usize] = issue + lat;
         if t.class.iterative() {
-            self.iterative_busy_until = issue + lat;
+            self.ready[ITERATIVE_UNIT as usize] = issue + lat;
         }
+    }
+
+    /// Cycle at which the unpipelined multiply/divide or FP divide unit frees.
+    #[inline(always)]
+    pub fn iterative_busy_until(&self) -> u64 {
+        self.ready[ITERATIVE_UNIT as usize]
     }
 
     /// Makes every register ready now (after a flush nothing is in flight
     /// that a later instruction could wait on, except iterative results).
     pub fn reset_scoreboard(&mut self) {
+        let unit = self.iterative_busy_until();
         self.ready = [0; 256];
+        self.ready[ITERATIVE_UNIT as usize] = unit;
     }
 }
 
