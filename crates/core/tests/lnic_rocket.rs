@@ -7,6 +7,8 @@ use nanopu_core::{
     Bus, BusError, CoreTimingConfig, DecodeCache, Hart, NetIfConfig, RefillKind, Stop,
 };
 
+mod common;
+
 /// Cycles from a refill request until its line arrives.
 const LATENCY: u64 = 100;
 
@@ -17,22 +19,14 @@ struct FlatBus {
 
 impl FlatBus {
     fn new(code: &[u32]) -> FlatBus {
-        let mut mem = vec![0u8; 0x40000];
-        for (i, w) in code.iter().enumerate() {
-            mem[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
-        }
+        let mem = common::memory_with(code);
         FlatBus { mem }
     }
 }
 
 impl Bus for FlatBus {
     fn load(&mut self, _hart: usize, _cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
-        let a = addr as usize;
-        let bytes = self
-            .mem
-            .get(a..a + size as usize)
-            .ok_or(BusError::Unmapped)?;
-        Ok(bytes.iter().rev().fold(0, |v, &b| v << 8 | b as u64))
+        common::load(&self.mem, addr, size)
     }
 
     fn store(
@@ -43,13 +37,7 @@ impl Bus for FlatBus {
         size: u8,
         value: u64,
     ) -> Result<(), BusError> {
-        let a = addr as usize;
-        let bytes = self
-            .mem
-            .get_mut(a..a + size as usize)
-            .ok_or(BusError::Unmapped)?;
-        bytes.copy_from_slice(&value.to_le_bytes()[..size as usize]);
-        Ok(())
+        common::store(&mut self.mem, addr, size, value)
     }
 
     fn fetch16(&mut self, addr: u64) -> Result<u16, BusError> {
