@@ -256,7 +256,7 @@ impl Hart {
         limit: u64,
         trace: &mut dyn std::io::Write,
     ) -> Stop {
-        self.run_loop::<B, true, true>(bus, dc, limit, &mut TextTrace::new(trace))
+        self.run_loop(bus, dc, limit, &mut TextTrace::new(trace))
     }
 
     /// Like [`run`](Self::run), calling `observer` before and after every
@@ -268,17 +268,15 @@ impl Hart {
         limit: u64,
         observer: &mut dyn Observer,
     ) -> Stop {
-        self.run_loop::<B, true, true>(bus, dc, limit, observer)
+        self.run_loop(bus, dc, limit, observer)
     }
 
     /// The per-instruction run loop: the reference the block engine
     /// (`block.rs`, [`run`](Self::run)) must match cycle for cycle, used by
-    /// observers and traces. `TRACE` is a compile-time switch for the
-    /// observer calls, and `NB` one for the non-blocking L1D (with MSHRs).
-    /// The observed loops take the `NB` path whatever the cache: it is exact
-    /// for both (with no MSHRs nothing is ever in flight).
-    #[inline(always)]
-    fn run_loop<B: Bus, const TRACE: bool, const NB: bool>(
+    /// observers and traces. It takes the non-blocking L1D's path whatever
+    /// the cache: that is exact for both (with no MSHRs nothing is ever in
+    /// flight).
+    fn run_loop<B: Bus>(
         &mut self,
         bus: &mut B,
         dc: &mut DecodeCache,
@@ -299,7 +297,7 @@ impl Hart {
                     }
                 }
             };
-            if TRACE && observer.before(self, d) {
+            if observer.before(self, d) {
                 return Stop::Break;
             }
             self.fetch_timing(bus);
@@ -307,20 +305,18 @@ impl Hart {
             self.cycle = issue + 1;
             let pc = self.pc;
             let result = if d.flags == 0 {
-                self.execute::<B, NB>(&d.inst, bus)
+                self.execute::<B, true>(&d.inst, bus)
             } else {
-                self.execute_flagged::<B, NB>(d, bus)
+                self.execute_flagged::<B, true>(d, bus)
             };
             self.x[0] = 0;
-            if TRACE {
-                let retired = result.as_ref().map_or_else(Event::retires, |_| true);
-                let mut mem = BusPeek {
-                    bus: &mut *bus,
-                    hart: self.id,
-                    cycle: self.cycle,
-                };
-                observer.after(self, issue, pc, d, retired, &mut mem);
-            }
+            let retired = result.as_ref().map_or_else(Event::retires, |_| true);
+            let mut mem = BusPeek {
+                bus: &mut *bus,
+                hart: self.id,
+                cycle: self.cycle,
+            };
+            observer.after(self, issue, pc, d, retired, &mut mem);
             match result {
                 Ok(()) => {
                     self.pipeline.complete(&d.timing, issue);
