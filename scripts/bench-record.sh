@@ -10,26 +10,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=docs/bench-history.csv
 json=$(mktemp)
-trap 'rm -f "$json"' EXIT
+json_t2=$(mktemp)
+trap 'rm -f "$json" "$json_t2"' EXIT
 cargo build --release -q
 make -C sdk -s >/dev/null
 ./target/release/nanopu bench --json "$json" >&2
+# The network benchmarks again, partitioned on both host cores (issue #16).
+./target/release/nanopu bench --net-only --threads 2 --json "$json_t2" >&2
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates sdk || echo "+dirty")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,/ /g')
 cores=$(nproc)
 note=${1:-}
 if [ ! -f "$out" ]; then
-    echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,incast1024_sim_us_per_s,hashing_mips,node16_mips,node16_sim_us_per_s,note" >"$out"
+    echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,incast1024_sim_us_per_s,hashing_mips,node16_mips,node16_sim_us_per_s,node16_full_mips,node16_full_sim_us_per_s,incast80_t2_packets_per_s,leafspine64_t2_packets_per_s,incast1024_t2_sim_us_per_s,note" >"$out"
 fi
-python3 - "$json" "$commit" "$cpu" "$cores" "${note//,/;}" >>"$out" <<'PY'
+python3 - "$json" "$json_t2" "$commit" "$cpu" "$cores" "${note//,/;}" >>"$out" <<'PY'
 import json, sys, datetime
 j = json.load(open(sys.argv[1]))
+j.update({k.replace("_packets", "_t2_packets").replace("_sim_us", "_t2_sim_us"): v
+          for k, v in json.load(open(sys.argv[2])).items()})
 keys = ["kernel_mips", "coremark_like_mips", "pointer_chase_mips", "idle_cycles_per_s",
         "incast80_packets_per_s", "incast80_sim_us_per_s", "leafspine64_packets_per_s",
         "leafspine64_sim_us_per_s", "incast1024_sim_us_per_s", "hashing_mips", "node16_mips",
-        "node16_sim_us_per_s"]
+        "node16_sim_us_per_s", "node16_full_mips", "node16_full_sim_us_per_s",
+        "incast80_t2_packets_per_s", "leafspine64_t2_packets_per_s", "incast1024_t2_sim_us_per_s"]
 vals = [f"{j[k]:.4g}" if k in j else "" for k in keys]
 date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
-print(",".join([date, sys.argv[2], sys.argv[3], sys.argv[4]] + vals + [sys.argv[5]]))
+print(",".join([date, sys.argv[3], sys.argv[4], sys.argv[5]] + vals + [sys.argv[6]]))
 PY
 tail -n 1 "$out"
