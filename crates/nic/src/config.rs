@@ -46,6 +46,9 @@ pub enum NicConfigError {
     /// The transport's parameters.
     #[error(transparent)]
     Transport(#[from] TransportConfigError),
+    /// The RDMA NIC's parameters (`[nic.rdma]`).
+    #[error(transparent)]
+    Rdma(#[from] crate::rdma_params::RdmaParamsError),
 }
 
 fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -> NicConfigError {
@@ -57,7 +60,7 @@ fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -
 }
 
 /// Per-stage latencies and sizes of the NIC fast path (nanoPU Fig. 1 and 2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NicConfig {
     /// Which NIC design the nodes have: `nanopu` (the register-file fast
@@ -116,6 +119,9 @@ pub struct NicConfig {
     /// latencies and `transport.reassembly_ps` / `transport.packetize_ps`
     /// replace those four.
     pub transport: nanopu_transport::TransportConfig,
+    /// The RDMA NIC's parameters (`kind = "rdma"`; `[nic.rdma]`), each
+    /// named and sourced in [`crate::rdma_params::RdmaParams`].
+    pub rdma: crate::rdma_params::RdmaParams,
 }
 
 impl Default for NicConfig {
@@ -137,6 +143,7 @@ impl Default for NicConfig {
             core_selection: crate::core_selection::Policy::Jbsq,
             core_selection_seed: 1,
             transport: nanopu_transport::TransportConfig::default(),
+            rdma: crate::rdma_params::RdmaParams::default(),
         }
     }
 }
@@ -184,6 +191,7 @@ impl NicConfig {
             }
         }
         self.transport.validate()?;
+        self.rdma.validate()?;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ pub mod mac;
 pub mod message;
 pub mod nic;
 pub mod nic_timeline;
+pub mod rdma_params;
 
 pub use config::{NicConfig, NicConfigError, NicKind};
 pub use message::{Message, PacketInfo};

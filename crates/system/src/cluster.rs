@@ -1264,7 +1264,7 @@ pub fn node_nic(
         }
         NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps))),
         NicKind::Rdma => NodeNic::rdma(crate::nics::rdma::RdmaNic::new(
-            crate::nics::rdma::RdmaParams::default(),
+            cfg.rdma.clone(),
             ip,
             mac(cfg, link.gbps),
         )),

@@ -317,6 +317,26 @@ mod tests {
     }
 
     #[test]
+    fn rdma_parameters_are_read_and_checked() {
+        let c =
+            Config::parse("[nic]\nkind = \"rdma\"\n[nic.rdma]\nqp_cache_entries = 64\n").unwrap();
+        assert_eq!(c.nic.rdma.qp_cache_entries, 64);
+        assert_eq!(c.nic.rdma.max_rd_atomic, 16);
+        let e = Config::parse("[nic.rdma]\nmax_rd_atomic = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nic.rdma.max_rd_atomic"), "{e}");
+        let e = Config::parse("[nic.rdma]\npcie_gbps = -1.0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nic.rdma.pcie_gbps"), "{e}");
+        let e = Config::parse("[nic.rdma]\nqp_cache = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("qp_cache"), "{e}");
+    }
+
+    #[test]
     fn partial_nested_tables_keep_their_own_defaults() {
         let c = Config::parse("[node.core.l1d]\nsize_bytes = 65536\n").unwrap();
         let d = Config::default();

@@ -29,6 +29,11 @@ fn cluster(clients: usize, loss: f64) -> Cluster {
 
 /// As [`cluster`], with `qps` connections per client.
 fn cluster_with(clients: usize, qps: u32, loss: f64) -> Cluster {
+    Cluster::new(&cluster_config(clients, qps, loss)).expect("cluster builds")
+}
+
+/// The configuration [`cluster_with`] builds.
+fn cluster_config(clients: usize, qps: u32, loss: f64) -> ClusterConfig {
     let mut cfg = ClusterConfig::default();
     cfg.network.topology = TopologyConfig::SingleSwitch { hosts: clients + 1 };
     cfg.network.faults.loss = loss;
@@ -52,7 +57,7 @@ fn cluster_with(clients: usize, qps: u32, loss: f64) -> Cluster {
             args: vec![],
         },
     ];
-    Cluster::new(&cfg).expect("cluster builds")
+    cfg
 }
 
 fn region(client: usize) -> RemoteRegion {
@@ -66,7 +71,11 @@ fn region(client: usize) -> RemoteRegion {
 }
 
 fn run_one(op: OneSidedOp, count: u64, loss: f64) -> (Vec<f64>, Cluster) {
-    let mut c = cluster(1, loss);
+    run_on(cluster(1, loss), op, count)
+}
+
+/// Runs `count` operations `op` from host 1 against host 0 of `c`.
+fn run_on(mut c: Cluster, op: OneSidedOp, count: u64) -> (Vec<f64>, Cluster) {
     let start = run_until_ready(&mut c, 0, 1, limit()).unwrap();
     let client = OneSidedClient::new(op, region(0), initial_word, count, 5, 7, false);
     attach_client(&mut c, 1, Box::new(client), start).unwrap();
@@ -120,6 +129,29 @@ fn every_one_sided_verb_does_what_it_says() {
         let stats = c.host(0).as_node().unwrap().nic.stats();
         assert_eq!(stats["retransmissions"], 0, "{op:?}");
     }
+}
+
+#[test]
+fn pcie_parameters_come_from_the_configuration() {
+    let read_median = |one_way_ps: u64| {
+        let mut cfg = cluster_config(1, 1, 0.0);
+        cfg.nic.rdma.pcie_one_way_ps = one_way_ps;
+        let c = Cluster::new(&cfg).expect("cluster builds");
+        median(&run_on(c, OneSidedOp::Read, 30).0)
+    };
+    let (short, long) = (read_median(200_000), read_median(600_000));
+    // A READ crosses PCIe at least four times on its critical path (the
+    // client's doorbell and WQE fetch, the server's DMA read round trip,
+    // the client's data and CQE writes): each crossing 400 ns longer.
+    let added = long - short;
+    assert!(
+        (4.0 * 400.0..=12.0 * 400.0).contains(&added),
+        "READ median {short:.0} ns -> {long:.0} ns"
+    );
+    let mut cfg = cluster_config(1, 1, 0.0);
+    cfg.nic.rdma.max_rd_atomic = 0;
+    let e = Cluster::new(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("rdma.max_rd_atomic"), "{e}");
 }
 
 #[test]

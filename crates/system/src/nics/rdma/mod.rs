@@ -24,7 +24,7 @@ pub mod client;
 pub mod engine;
 pub mod kv_clients;
 pub mod packet;
-pub mod params;
+pub use nanopu_nic::rdma_params as params;
 pub mod pcie;
 pub mod run;
 pub mod verbs;

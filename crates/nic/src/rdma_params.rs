@@ -98,8 +98,8 @@ impl Default for RdmaParams {
 }
 
 /// A parameter the NIC cannot work with; names the key.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("nic.rdma.{key} = {value}: {reason}")]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("rdma.{key} = {value}: {reason}")]
 pub struct RdmaParamsError {
     pub key: &'static str,
     pub value: String,
@@ -137,15 +137,29 @@ impl RdmaParams {
                 "must not exceed mtu_bytes",
             ));
         }
-        if self.qp_miss_slots == 0 || self.max_rd_atomic == 0 || self.dma_outstanding_lines == 0 {
-            return Err(bad(
-                "qp_miss_slots/max_rd_atomic/dma_outstanding_lines",
-                &0,
-                "must be at least 1",
-            ));
+        for (key, v) in [
+            ("qp_miss_slots", self.qp_miss_slots),
+            ("max_rd_atomic", self.max_rd_atomic),
+            ("dma_outstanding_lines", self.dma_outstanding_lines),
+        ] {
+            if v == 0 {
+                return Err(bad(key, &v, "must be at least 1"));
+            }
         }
         if self.rc_timeout_ps == 0 {
             return Err(bad("rc_timeout_ps", &0, "must be positive"));
+        }
+        for (key, ps) in [
+            ("pcie_one_way_ps", self.pcie_one_way_ps),
+            ("rc_timeout_ps", self.rc_timeout_ps),
+        ] {
+            if nanopu_sim::SimDuration::try_from_ps(ps).is_err() {
+                return Err(bad(
+                    key,
+                    &ps,
+                    "too long for the simulated time base (at most about 5 hours)",
+                ));
+            }
         }
         Ok(())
     }
