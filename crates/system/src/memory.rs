@@ -13,9 +13,11 @@ pub const IDLE_HOST_BYTES: u64 = 8 << 10;
 /// Memory per workload message: its spec, its record, its send event.
 pub const MESSAGE_BYTES: u64 = 160;
 /// Memory of a nanoPU node beyond its decode cache, cores and DRAM pages:
-/// the NIC, the program image. Measured: `configs/incast-80-nodes.toml`
-/// (81 four-core nodes) peaks at 185 MB, 2.3 MB a node, which these
-/// constants overestimate about twofold.
+/// the NIC, the program image, the basic blocks it has built (they grow
+/// with the code it runs). Measured: `configs/incast-80-nodes.toml` (81
+/// four-core nodes) peaks at 185 MB before the block engine and 213 MB
+/// with it (2.6 MB a node), which these constants overestimate about
+/// 1.6 times.
 pub const NODE_BASE_BYTES: u64 = 1 << 20;
 /// Memory of one core (caches' tags, predictor, FIFOs).
 pub const CORE_BYTES: u64 = 256 << 10;
