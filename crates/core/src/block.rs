@@ -103,6 +103,9 @@ pub(crate) enum Kind {
     Bge,
     Bltu,
     Bgeu,
+    /// `jal` (`imm` is its target) and `jalr`: rd may be x0.
+    Jal,
+    Jalr,
 }
 
 impl Kind {
@@ -121,6 +124,8 @@ impl Kind {
             O::Bge => Kind::Bge,
             O::Bltu => Kind::Bltu,
             O::Bgeu => Kind::Bgeu,
+            O::Jal => Kind::Jal,
+            O::Jalr => Kind::Jalr,
             O::Sb => Kind::Sb,
             O::Sh => Kind::Sh,
             O::Sw => Kind::Sw,
@@ -176,6 +181,8 @@ impl Kind {
                 | Kind::Bge
                 | Kind::Bltu
                 | Kind::Bgeu
+                | Kind::Jal
+                | Kind::Jalr
                 | Kind::Sb
                 | Kind::Sh
                 | Kind::Sw
@@ -188,7 +195,7 @@ impl Kind {
         let imm = match kind {
             // The result, or the branch target: constants of the block.
             Kind::Li if i.op == O::Auipc => pc.wrapping_add(imm),
-            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => {
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu | Kind::Jal => {
                 pc.wrapping_add(imm)
             }
             _ => imm,
@@ -230,6 +237,38 @@ pub(crate) struct Op {
     pub d: Decoded,
 }
 
+impl Op {
+    /// The block instruction for `d` at `pc` (`new_line`: see the field),
+    /// every source marked for checking (see [`stall_sources`]).
+    fn new(d: Decoded, pc: u64, new_line: bool, lat: &Latencies) -> Op {
+        let (kind, imm) = Kind::of(&d, pc);
+        let t = d.timing;
+        let mut srcs = t.srcs;
+        let mut dst2 = NO_REG;
+        if t.class.iterative() {
+            debug_assert_eq!(srcs[2], 0, "{}", d.inst);
+            srcs[2] = ITERATIVE_UNIT;
+            dst2 = ITERATIVE_UNIT;
+        }
+        Op {
+            kind,
+            rd: d.inst.rd,
+            rs1: d.inst.rs1,
+            rs2: d.inst.rs2,
+            new_line,
+            check: true,
+            srcs,
+            dst: t.dst,
+            dst2,
+            lat: lat.of(t.class),
+            imm,
+            pc,
+            next_pc: pc.wrapping_add(d.inst.len as u64),
+            d,
+        }
+    }
+}
+
 /// A block: `len` instructions from `start` in [`BlockCache::ops`].
 #[derive(Clone, Copy)]
 pub(crate) struct Block {
@@ -246,6 +285,14 @@ pub(crate) struct Block {
     /// A block's number stays valid until the cache is cleared, so a link
     /// is checked by comparing the linked block's pc.
     pub next: [u32; 2],
+}
+
+impl Block {
+    /// Where its instructions are in [`BlockCache::ops`]: (start, length).
+    #[inline(always)]
+    pub fn ops(&self) -> (usize, usize) {
+        (self.start as usize, self.len as usize)
+    }
 }
 
 /// No block (an empty index entry or chaining link).
@@ -323,7 +370,11 @@ impl DecodeCache {
         let i = (pc >> 1) as usize & (INDEX_ENTRIES - 1);
         if let Some(&b) = self.blocks.index.get(i) {
             if self.blocks.line_shift == line_shift
-                && self.blocks.blocks.get(b as usize).is_some_and(|b| b.pc == pc)
+                && self
+                    .blocks
+                    .blocks
+                    .get(b as usize)
+                    .is_some_and(|b| b.pc == pc)
             {
                 return Ok(b);
             }
@@ -363,34 +414,10 @@ impl DecodeCache {
                 Err(_) => break,
             };
             let line = at >> line_shift;
-            let (kind, imm) = Kind::of(&d, at);
-            let t = d.timing;
-            let mut srcs = t.srcs;
-            let mut dst2 = NO_REG;
-            if t.class.iterative() {
-                debug_assert_eq!(srcs[2], 0, "{}", d.inst);
-                srcs[2] = ITERATIVE_UNIT;
-                dst2 = ITERATIVE_UNIT;
-            }
-            let next_pc = at.wrapping_add(d.inst.len as u64);
-            self.blocks.ops.push(Op {
-                kind,
-                rd: d.inst.rd,
-                rs1: d.inst.rs1,
-                rs2: d.inst.rs2,
-                new_line: prev_line != Some(line),
-                check: true,
-                srcs,
-                dst: t.dst,
-                dst2,
-                lat: lat.of(t.class),
-                imm,
-                pc: at,
-                next_pc,
-                d,
-            });
+            let op = Op::new(d, at, prev_line != Some(line), lat);
+            self.blocks.ops.push(op);
             prev_line = Some(line);
-            at = next_pc;
+            at = op.next_pc;
             if ends_block(&d) {
                 falls_through = false;
                 break;
@@ -501,6 +528,53 @@ mod tests {
         assert_eq!(kind(0x02c5_c533, 0).0, Kind::Generic);
         // a read of netRX (add a0, x30, x0) goes through the flagged path
         assert_eq!(kind(0x000f_0533, 0).0, Kind::Flagged);
+    }
+
+    #[test]
+    fn only_sources_that_may_stall_are_checked() {
+        use crate::timing::CoreTimingConfig;
+        let lat = Latencies::new(&CoreTimingConfig::default());
+        let (a1, a2, a3, a4, a5, a6) = (11u8, 12u8, 13u8, 14u8, 15u8, 16u8);
+        let i_type = |op: u32, f3: u32, rd: u8, rs1: u8, imm: u32| {
+            (imm << 20) | ((rs1 as u32) << 15) | (f3 << 12) | ((rd as u32) << 7) | op
+        };
+        let r_type = |f7: u32, rd: u8, rs1: u8, rs2: u8| {
+            (f7 << 25) | ((rs2 as u32) << 20) | ((rs1 as u32) << 15) | ((rd as u32) << 7) | 0x33
+        };
+        // matmul's inner loop: c[j] += a * b[j]
+        let words = [
+            i_type(0x03, 3, a4, a5, 0), // ld a4, 0(a5)
+            i_type(0x03, 3, a3, a2, 0), // ld a3, 0(a2)
+            r_type(1, a4, a4, a1),      // mul a4, a4, a1
+            r_type(0, a4, a4, a3),      // add a4, a4, a3
+            ((a4 as u32) << 20) | ((a2 as u32) << 15) | (3 << 12) | 0x23, // sd a4, 0(a2)
+            i_type(0x13, 0, a5, a5, 8), // addi a5, a5, 8
+            i_type(0x13, 0, a2, a2, 8), // addi a2, a2, 8
+            0xfe00_1000 | ((a6 as u32) << 20) | ((a5 as u32) << 15) | 0x63 | (0x1f << 7), // bne a5, a6, ...
+        ];
+        let mut ops: Vec<Op> = words
+            .iter()
+            .enumerate()
+            .map(|(n, &w)| Op::new(Decoded::new(decode(w)), 4 * n as u64, n == 0, &lat))
+            .collect();
+        assert_eq!(ops[7].kind, Kind::Bne);
+        stall_sources(&mut ops);
+        let checked: Vec<[u8; 3]> = ops.iter().map(|o| o.srcs).collect();
+        assert_eq!(
+            checked,
+            [
+                [a5, 0, 0], // first read of a register from before
+                [a2, 0, 0],
+                [a4, a1, ITERATIVE_UNIT], // a load 2 instructions back (3 cycles)
+                [a4, a3, 0],              // the multiply (8 cycles), the load
+                [0, 0, 0],                // a4 from the add: one cycle
+                [0, 0, 0],                // a5 checked by the first load
+                [0, 0, 0],
+                [a6, 0, 0], // a5 from an add two back; a6 first read
+            ]
+        );
+        let check: Vec<bool> = ops.iter().map(|o| o.check).collect();
+        assert_eq!(check, [true, true, true, true, false, false, false, true]);
     }
 
     #[test]

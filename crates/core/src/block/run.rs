@@ -7,28 +7,23 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{BlockCache, Kind, Op, NO_BLOCK};
+use super::{Kind, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
-use crate::decode_cache::{DecodeCache, Decoded};
+use crate::decode_cache::DecodeCache;
 use crate::exec::sext32;
 use crate::hart::{Event, Hart, Stop};
 use crate::timing::{Lookup, ITERATIVE_UNIT, NO_REG};
 use crate::trap::{Exception, Trap};
 
-/// How a block's run ended.
-enum BlockEnd {
-    /// Every instruction retired; the pc is where execution continues.
-    Done,
-    /// The cycle limit came before an instruction (the pc is its).
-    Limit,
-    /// An instruction raised an event: what the shared slow path needs.
-    Event(Event, Decoded, u64),
-}
-
 impl Hart {
     /// The block engine: the unobserved run loop. Same contract and, cycle
     /// for cycle, the same behaviour as the per-instruction loop
     /// (`run_loop`, the reference), which observers and traces use.
+    ///
+    /// The cycle and the retired count live in locals for the whole run;
+    /// `self.cycle` and `self.instret` are brought up to date before any
+    /// code that reads them (the handlers that need them, events, traps)
+    /// and the locals reloaded after.
     #[inline(always)]
     pub(crate) fn run_blocks<B: Bus, const NB: bool>(
         &mut self,
@@ -42,26 +37,76 @@ impl Hart {
         let line_shift = self.l1i.line_shift();
         // The block to run next, if known (chaining: no index lookup).
         let mut block = NO_BLOCK;
-        while self.cycle < limit {
+        let mut cycle = self.cycle;
+        let mut instret = self.instret;
+        while cycle < limit {
             if block == NO_BLOCK {
                 block = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
                     Ok(b) => b,
                     Err(addr) => {
                         let t = Trap::new(Exception::InstructionAccessFault, addr);
-                        match self.take_trap(t, None) {
+                        self.cycle = cycle;
+                        let r = self.take_trap(t, None);
+                        cycle = self.cycle;
+                        match r {
                             Ok(()) => continue,
                             Err(stop) => return stop,
                         }
                     }
                 };
             }
-            match self.run_block::<B, NB>(bus, &dc.blocks, block, line_shift, limit) {
-                BlockEnd::Done => block = self.next_block(bus, dc, block, line_shift),
-                BlockEnd::Limit => return Stop::Limit,
-                BlockEnd::Event(event, d, issue) => {
+            let blocks = &dc.blocks;
+            let (start, len) = blocks.blocks[block as usize].ops();
+            let ops = &blocks.ops[start..][..len];
+            let mut exit = None;
+            for (n, op) in ops.iter().enumerate() {
+                if cycle >= limit {
+                    self.cycle = cycle;
+                    self.instret = instret + n as u64;
+                    self.pc = op.pc;
+                    return Stop::Limit;
+                }
+                debug_assert_eq!(op.lat, self.pipeline.lat.of(op.d.timing.class));
+                if op.new_line {
+                    cycle = self.fetch_line(bus, op.pc, line_shift, cycle);
+                }
+                // Only the sources that may not be ready are looked at
+                // (`stall_sources`).
+                let issue = if op.check {
+                    let r = &self.pipeline.ready;
+                    cycle
+                        .max(r[op.srcs[0] as usize])
+                        .max(r[op.srcs[1] as usize])
+                        .max(r[op.srcs[2] as usize])
+                } else {
+                    cycle
+                };
+                cycle = issue + 1;
+                let retired = instret + n as u64;
+                if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, retired) {
+                    exit = Some((event, op.d, issue, retired));
+                    break;
+                }
+                self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
+            }
+            match exit {
+                None => {
+                    instret += ops.len() as u64;
+                    let b = &dc.blocks.blocks[block as usize];
+                    if b.falls_through {
+                        self.pc = b.end_pc;
+                    }
+                    block = self.next_block(bus, dc, block, line_shift);
+                }
+                Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
-                    if let Some(stop) = self.handle_event(event, &d, issue, dc) {
+                    self.cycle = cycle;
+                    self.instret = retired;
+                    let stop = self.handle_event(event, &d, issue, dc);
+                    cycle = self.cycle;
+                    instret = self.instret;
+                    if let Some(stop) = stop {
                         return stop;
                     }
                     if self.net.hts.dirty {
@@ -72,6 +117,8 @@ impl Hart {
                 }
             }
         }
+        self.cycle = cycle;
+        self.instret = instret;
         Stop::Limit
     }
 
@@ -90,6 +137,18 @@ impl Hart {
         if let Some(next) = dc.blocks.chained(from, pc) {
             return next;
         }
+        self.link_next_block(bus, dc, from, line_shift)
+    }
+
+    #[inline(never)]
+    fn link_next_block<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        from: u32,
+        line_shift: u32,
+    ) -> u32 {
+        let pc = self.pc;
         let epoch = dc.blocks.epoch;
         match dc.block(pc, bus, line_shift, &self.pipeline.lat) {
             Ok(next) => {
@@ -101,61 +160,6 @@ impl Hart {
             }
             Err(_) => NO_BLOCK,
         }
-    }
-
-    /// Runs block number `block` from its first instruction until it ends,
-    /// the cycle reaches `limit` before an instruction, or an instruction
-    /// raises an event.
-    #[inline(always)]
-    fn run_block<B: Bus, const NB: bool>(
-        &mut self,
-        bus: &mut B,
-        blocks: &BlockCache,
-        block: u32,
-        line_shift: u32,
-        limit: u64,
-    ) -> BlockEnd {
-        let b = &blocks.blocks[block as usize];
-        let ops = &blocks.ops[b.start as usize..][..b.len as usize];
-        let mut cycle = self.cycle;
-        let instret = self.instret;
-        for (n, op) in ops.iter().enumerate() {
-            if cycle >= limit {
-                self.cycle = cycle;
-                self.instret = instret + n as u64;
-                self.pc = op.pc;
-                return BlockEnd::Limit;
-            }
-            debug_assert_eq!(op.lat, self.pipeline.lat.of(op.d.timing.class));
-            if op.new_line {
-                cycle = self.fetch_line(bus, op.pc, line_shift, cycle);
-            }
-            // Only the sources that may not be ready are looked at
-            // (`stall_sources`).
-            let issue = if op.check {
-                let r = &self.pipeline.ready;
-                cycle
-                    .max(r[op.srcs[0] as usize])
-                    .max(r[op.srcs[1] as usize])
-                    .max(r[op.srcs[2] as usize])
-            } else {
-                cycle
-            };
-            cycle = issue + 1;
-            let retired = instret + n as u64;
-            if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, retired) {
-                self.cycle = cycle;
-                self.instret = retired;
-                return BlockEnd::Event(event, op.d, issue);
-            }
-            self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
-        }
-        self.cycle = cycle;
-        self.instret = instret + ops.len() as u64;
-        if b.falls_through {
-            self.pc = b.end_pc;
-        }
-        BlockEnd::Done
     }
 
     /// The fetch timing of the instruction at `pc` at `cycle` (the
@@ -252,10 +256,16 @@ impl Hart {
                 }
             }
             Kind::Generic | Kind::Flagged => {
-                return self.op_interpreted::<B, NB>(op, bus, cycle, issue, retired)
+                // By value: the cycle's address must not escape (it would
+                // live in memory for the whole run loop).
+                let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, retired);
+                *cycle = self.cycle;
+                return r;
             }
             Kind::Lb => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v as i8 as i64 as u64),
-            Kind::Lh => return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v as i16 as i64 as u64),
+            Kind::Lh => {
+                return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v as i16 as i64 as u64)
+            }
             Kind::Lw => return self.op_load::<B, NB>(op, bus, cycle, 4, sext32),
             Kind::Ld => return self.op_load::<B, NB>(op, bus, cycle, 8, |v| v),
             Kind::Lbu => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v),
@@ -271,6 +281,8 @@ impl Hart {
             Kind::Bge => return self.op_branch(op, cycle, (a!() as i64) >= (b!() as i64)),
             Kind::Bltu => return self.op_branch(op, cycle, a!() < b!()),
             Kind::Bgeu => return self.op_branch(op, cycle, a!() >= b!()),
+            Kind::Jal => return self.op_jal(op, cycle),
+            Kind::Jalr => return self.op_jalr(op, cycle),
         };
         self.xw(op.rd, v);
         Ok(())
@@ -278,18 +290,19 @@ impl Hart {
 
     /// An instruction without a specialised handler: the interpreter's
     /// `execute` (or `execute_flagged` for netRX/netTX and jumps to self),
-    /// with the hart's state as the reference has it.
+    /// with the hart's state as the reference has it; the cycle after it in
+    /// `self.cycle`.
     #[inline(never)]
     fn op_interpreted<B: Bus, const NB: bool>(
         &mut self,
         op: &Op,
         bus: &mut B,
-        cycle: &mut u64,
+        cycle: u64,
         issue: u64,
         retired: u64,
     ) -> Result<(), Event> {
         self.pc = op.pc;
-        self.cycle = *cycle;
+        self.cycle = cycle;
         // The interpreter may read minstret (a CSR).
         self.instret = retired;
         let r = if op.kind == Kind::Flagged {
@@ -297,7 +310,6 @@ impl Hart {
         } else {
             self.execute::<B, NB>(&op.d.inst, bus)
         };
-        *cycle = self.cycle;
         self.x[0] = 0;
         r?;
         if op.dst2 != NO_REG {
@@ -399,6 +411,41 @@ impl Hart {
             }
         } else {
             self.pc = op.next_pc;
+        }
+        Ok(())
+    }
+
+    /// `jal` (`imm` is its target): the interpreter's.
+    #[inline(always)]
+    fn op_jal(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+        self.predictor.jal(op.rd, op.next_pc);
+        if op.rd != 0 {
+            self.xw(op.rd, op.next_pc);
+        }
+        self.pc = op.imm;
+        let back = op.d.inst.imm <= 0;
+        if back && (self.polled_empty || *cycle >= self.next_probe) {
+            return Err(Event::LoopBack);
+        }
+        Ok(())
+    }
+
+    /// `jalr`: the interpreter's.
+    #[inline(always)]
+    fn op_jalr(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+        let target = self.xr(op.rs1).wrapping_add(op.imm) & !1;
+        if self
+            .predictor
+            .jalr(op.pc, op.rd, op.rs1, target, op.next_pc)
+        {
+            *cycle += self.pipeline.mispredict_cycles as u64;
+        }
+        if op.rd != 0 {
+            self.xw(op.rd, op.next_pc);
+        }
+        self.pc = target;
+        if target <= op.pc && self.polled_empty {
+            return Err(Event::LoopBack);
         }
         Ok(())
     }
