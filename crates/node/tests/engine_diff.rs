@@ -371,3 +371,20 @@ fn engines_agree_on_self_modifying_code_and_index_conflicts() {
         assert!(slices > 5, "{slices} slices");
     }
 }
+
+#[test]
+fn engines_agree_on_a_fatal_fetch_fault() {
+    // A jump to unmapped memory with no trap handler: the run ends with
+    // the fault, and the retired count and cycle must still agree.
+    let body = "    li a0, 7\n    addi a0, a0, 1\n    li t0, 0x1000\n    jr t0\n";
+    let image = assemble("fetch_fault", body);
+    let cfg = NodeConfig {
+        cores: 1,
+        idle_skip: false,
+        ..NodeConfig::default()
+    };
+    let load = || Node::with_program_bytes(cfg.clone(), "fetch_fault", &image).unwrap();
+    let (_, end) = compare_nodes("fetch_fault", load, 1_000, MAX_CYCLES);
+    let err = end.expect_err("the fetch faults");
+    assert!(err.contains("0x1000"), "{err}");
+}

@@ -46,6 +46,7 @@ impl Hart {
                     Err(addr) => {
                         let t = Trap::new(Exception::InstructionAccessFault, addr);
                         self.cycle = cycle;
+                        self.instret = instret;
                         let r = self.take_trap(t, None);
                         cycle = self.cycle;
                         match r {
