@@ -9,20 +9,26 @@
 //! with exactly the timing of the per-instruction loop (the reference):
 //! only the work that does not depend on run-time state moves to block
 //! build time (decode, the decode-cache tag check, which instructions
-//! start a new L1I line, the choice of the handler). The scoreboard
-//! interlock, L1D, MSHRs and branch prediction stay per instruction, and
-//! anything unusual (an event) leaves the block for the shared slow path.
+//! start a new L1I line, the choice of the handler, which sources can
+//! possibly stall an instruction: [`stall_sources`]). The remaining
+//! scoreboard checks, L1D, MSHRs and branch prediction stay per
+//! instruction, and anything unusual (an event) leaves the block for the
+//! shared slow path (`block/run.rs` holds the run loop).
+//!
+//! Blocks are numbered in build order and chained: a block remembers the
+//! block that ran after it (one link for falling through, one for a taken
+//! branch or jump), checked by its start pc, so most block changes need no
+//! index lookup.
 //!
 //! Blocks live in the node's [`DecodeCache`] and are forgotten with it
 //! (`fence.i`, program load); code changed without a `fence.i` may keep
 //! executing the old instructions, which RISC-V allows.
 
-use crate::bus::{Bus, RefillKind};
+mod run;
+
+use crate::bus::Bus;
 use crate::decode_cache::{DecodeCache, Decoded};
-use crate::exec::sext32;
-use crate::hart::{Event, Hart, Stop};
 use crate::timing::{Class, Latencies, ITERATIVE_UNIT, NO_REG};
-use crate::trap::{Exception, Trap};
 use nanopu_isa::Opcode;
 
 /// The longest block (instructions): bounds the work to rebuild one.
@@ -97,6 +103,9 @@ pub(crate) enum Kind {
     Bge,
     Bltu,
     Bgeu,
+    /// `jal` (`imm` is its target) and `jalr`: rd may be x0.
+    Jal,
+    Jalr,
 }
 
 impl Kind {
@@ -115,6 +124,8 @@ impl Kind {
             O::Bge => Kind::Bge,
             O::Bltu => Kind::Bltu,
             O::Bgeu => Kind::Bgeu,
+            O::Jal => Kind::Jal,
+            O::Jalr => Kind::Jalr,
             O::Sb => Kind::Sb,
             O::Sh => Kind::Sh,
             O::Sw => Kind::Sw,
@@ -170,6 +181,8 @@ impl Kind {
                 | Kind::Bge
                 | Kind::Bltu
                 | Kind::Bgeu
+                | Kind::Jal
+                | Kind::Jalr
                 | Kind::Sb
                 | Kind::Sh
                 | Kind::Sw
@@ -179,10 +192,13 @@ impl Kind {
             // A computation into x0 (loads into x0 returned above).
             return (Kind::Nop, imm);
         }
-        let imm = if i.op == O::Auipc {
-            pc.wrapping_add(imm)
-        } else {
-            imm
+        let imm = match kind {
+            // The result, or the branch target: constants of the block.
+            Kind::Li if i.op == O::Auipc => pc.wrapping_add(imm),
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu | Kind::Jal => {
+                pc.wrapping_add(imm)
+            }
+            _ => imm,
         };
         (kind, imm)
     }
@@ -198,42 +214,101 @@ pub(crate) struct Op {
     /// The instruction is the first of the block or starts another L1I line
     /// than the one before it: the fetch timing is checked here.
     pub new_line: bool,
-    /// Scoreboard indices ([`crate::timing::Timing`]) of the sources and of
-    /// the destinations: an instruction of the unpipelined multiply/divide
-    /// unit (none has a third source) waits for it through `srcs[2]` and
-    /// occupies it through `dst2` ([`ITERATIVE_UNIT`]); for the others
-    /// `dst2` is the sink [`NO_REG`].
+    /// One of `srcs` may not be ready when the instruction comes to issue
+    /// (see [`stall_sources`]); otherwise it issues at the cycle it reaches.
+    pub check: bool,
+    /// Scoreboard indices ([`crate::timing::Timing`]) of the sources that
+    /// may stall the instruction, 0 (x0, always ready) for the others: the
+    /// iterative unit ([`ITERATIVE_UNIT`]) is one for the instructions of
+    /// the unpipelined multiply/divide unit.
     pub srcs: [u8; 3],
+    /// The destination's scoreboard index ([`NO_REG`] if none), and
+    /// [`ITERATIVE_UNIT`] for the instructions that occupy it ([`NO_REG`]
+    /// for the others).
     pub dst: u8,
     pub dst2: u8,
     /// Cycles from issue until the result can be used (its class's latency).
     pub lat: u32,
-    /// The sign-extended immediate (the result, for `Kind::Li`).
+    /// The sign-extended immediate (the result, for `Kind::Li`; the target,
+    /// for the branches).
     pub imm: u64,
     pub pc: u64,
     pub next_pc: u64,
     pub d: Decoded,
 }
 
-#[derive(Clone, Copy)]
-struct Entry {
-    pc: u64,
-    start: u32,
-    len: u32,
+impl Op {
+    /// The block instruction for `d` at `pc` (`new_line`: see the field),
+    /// every source marked for checking (see [`stall_sources`]).
+    fn new(d: Decoded, pc: u64, new_line: bool, lat: &Latencies) -> Op {
+        let (kind, imm) = Kind::of(&d, pc);
+        let t = d.timing;
+        let mut srcs = t.srcs;
+        let mut dst2 = NO_REG;
+        if t.class.iterative() {
+            debug_assert_eq!(srcs[2], 0, "{}", d.inst);
+            srcs[2] = ITERATIVE_UNIT;
+            dst2 = ITERATIVE_UNIT;
+        }
+        Op {
+            kind,
+            rd: d.inst.rd,
+            rs1: d.inst.rs1,
+            rs2: d.inst.rs2,
+            new_line,
+            check: true,
+            srcs,
+            dst: t.dst,
+            dst2,
+            lat: lat.of(t.class),
+            imm,
+            pc,
+            next_pc: pc.wrapping_add(d.inst.len as u64),
+            d,
+        }
+    }
 }
 
-const EMPTY: Entry = Entry {
-    pc: u64::MAX,
-    start: 0,
-    len: 0,
-};
+/// A block: `len` instructions from `start` in [`BlockCache::ops`].
+#[derive(Clone, Copy)]
+pub(crate) struct Block {
+    pub pc: u64,
+    pub start: u32,
+    pub len: u32,
+    /// The pc after the last instruction.
+    pub end_pc: u64,
+    /// The last instruction does not set the pc (the block was cut short):
+    /// execution falls through to `end_pc`.
+    pub falls_through: bool,
+    /// Chaining: the block last run after this one when it continued at
+    /// `end_pc` (`next[0]`) or elsewhere (`next[1]`), [`NO_BLOCK`] if none.
+    /// A block's number stays valid until the cache is cleared, so a link
+    /// is checked by comparing the linked block's pc.
+    pub next: [u32; 2],
+}
+
+impl Block {
+    /// Where its instructions are in [`BlockCache::ops`]: (start, length).
+    #[inline(always)]
+    pub fn ops(&self) -> (usize, usize) {
+        (self.start as usize, self.len as usize)
+    }
+}
+
+/// No block (an empty index entry or chaining link).
+pub(crate) const NO_BLOCK: u32 = u32::MAX;
 
 /// The blocks built so far, indexed by start pc.
 pub(crate) struct BlockCache {
-    index: Vec<Entry>,
+    /// Block numbers, direct-mapped by start pc.
+    index: Vec<u32>,
+    pub blocks: Vec<Block>,
     pub ops: Vec<Op>,
     /// log2 of the L1I line size the blocks' `new_line` marks were computed for.
     line_shift: u32,
+    /// Bumped whenever the blocks are forgotten: block numbers (and chaining
+    /// links) from an older epoch mean nothing.
+    pub epoch: u64,
     pub builds: u64,
 }
 
@@ -241,8 +316,10 @@ impl BlockCache {
     pub fn new() -> BlockCache {
         BlockCache {
             index: Vec::new(),
+            blocks: Vec::new(),
             ops: Vec::new(),
             line_shift: 0,
+            epoch: 0,
             builds: 0,
         }
     }
@@ -250,15 +327,38 @@ impl BlockCache {
     /// Forgets every block.
     pub fn invalidate(&mut self) {
         self.index.clear();
+        self.blocks.clear();
         self.ops.clear();
+        self.epoch += 1;
+    }
+
+    /// The block following block `from` when execution continues at `pc`,
+    /// if `from` is linked to it.
+    #[inline(always)]
+    pub fn chained(&self, from: u32, pc: u64) -> Option<u32> {
+        let b = &self.blocks[from as usize];
+        let link = (pc != b.end_pc) as usize;
+        let next = b.next[link];
+        match self.blocks.get(next as usize) {
+            Some(n) if n.pc == pc => Some(next),
+            _ => None,
+        }
+    }
+
+    /// Links block `from` to block `to` (which starts at `pc`).
+    #[inline]
+    pub fn link(&mut self, from: u32, pc: u64, to: u32) {
+        let b = &mut self.blocks[from as usize];
+        let link = (pc != b.end_pc) as usize;
+        b.next[link] = to;
     }
 }
 
 impl DecodeCache {
-    /// The range of [`BlockCache::ops`] holding the block that starts at
-    /// `pc`, built on a miss for an L1I of `2^line_shift`-byte lines.
-    /// `Err(addr)` when instruction memory at `addr` (the block's first
-    /// instruction) cannot be read.
+    /// The number of the block that starts at `pc` (see
+    /// [`BlockCache::blocks`]), built on a miss for an L1I of
+    /// `2^line_shift`-byte lines. `Err(addr)` when instruction memory at
+    /// `addr` (the block's first instruction) cannot be read.
     #[inline(always)]
     pub(crate) fn block<B: Bus>(
         &mut self,
@@ -266,12 +366,17 @@ impl DecodeCache {
         bus: &mut B,
         line_shift: u32,
         lat: &Latencies,
-    ) -> Result<(usize, usize), u64> {
+    ) -> Result<u32, u64> {
         let i = (pc >> 1) as usize & (INDEX_ENTRIES - 1);
-        if let Some(e) = self.blocks.index.get(i) {
-            if e.pc == pc && self.blocks.line_shift == line_shift {
-                let start = e.start as usize;
-                return Ok((start, start + e.len as usize));
+        if let Some(&b) = self.blocks.index.get(i) {
+            if self.blocks.line_shift == line_shift
+                && self
+                    .blocks
+                    .blocks
+                    .get(b as usize)
+                    .is_some_and(|b| b.pc == pc)
+            {
+                return Ok(b);
             }
         }
         self.build_block(i, pc, bus, line_shift, lat)
@@ -286,19 +391,20 @@ impl DecodeCache {
         bus: &mut B,
         line_shift: u32,
         lat: &Latencies,
-    ) -> Result<(usize, usize), u64> {
+    ) -> Result<u32, u64> {
         if self.blocks.index.is_empty()
             || self.blocks.line_shift != line_shift
             || self.blocks.ops.len() + MAX_BLOCK_OPS > MAX_OPS
         {
             self.blocks.invalidate();
-            self.blocks.index.resize(INDEX_ENTRIES, EMPTY);
+            self.blocks.index.resize(INDEX_ENTRIES, NO_BLOCK);
             self.blocks.line_shift = line_shift;
         }
         self.blocks.builds += 1;
         let start = self.blocks.ops.len();
         let mut at = pc;
         let mut prev_line = None;
+        let mut falls_through = true;
         for n in 0..MAX_BLOCK_OPS {
             let d = match self.get(at, bus) {
                 Ok(d) => *d,
@@ -308,44 +414,79 @@ impl DecodeCache {
                 Err(_) => break,
             };
             let line = at >> line_shift;
-            let (kind, imm) = Kind::of(&d, at);
-            let t = d.timing;
-            let mut srcs = t.srcs;
-            let mut dst2 = NO_REG;
-            if t.class.iterative() {
-                debug_assert_eq!(srcs[2], 0, "{}", d.inst);
-                srcs[2] = ITERATIVE_UNIT;
-                dst2 = ITERATIVE_UNIT;
-            }
-            let next_pc = at.wrapping_add(d.inst.len as u64);
-            self.blocks.ops.push(Op {
-                kind,
-                rd: d.inst.rd,
-                rs1: d.inst.rs1,
-                rs2: d.inst.rs2,
-                new_line: prev_line != Some(line),
-                srcs,
-                dst: t.dst,
-                dst2,
-                lat: lat.of(t.class),
-                imm,
-                pc: at,
-                next_pc,
-                d,
-            });
+            let op = Op::new(d, at, prev_line != Some(line), lat);
+            self.blocks.ops.push(op);
             prev_line = Some(line);
-            at = at.wrapping_add(d.inst.len as u64);
+            at = op.next_pc;
             if ends_block(&d) {
+                falls_through = false;
                 break;
             }
         }
         let end = self.blocks.ops.len();
-        self.blocks.index[i] = Entry {
+        stall_sources(&mut self.blocks.ops[start..end]);
+        let number = self.blocks.blocks.len() as u32;
+        self.blocks.blocks.push(Block {
             pc,
             start: start as u32,
             len: (end - start) as u32,
-        };
-        Ok((start, end))
+            end_pc: at,
+            falls_through,
+            next: [NO_BLOCK; 2],
+        });
+        self.blocks.index[i] = number;
+        Ok(number)
+    }
+}
+
+/// Keeps in each instruction's `srcs` only the sources that may not be
+/// ready when it comes to issue, given that the block always runs from its
+/// first instruction and every instruction takes at least a cycle from
+/// issue to the next one's (the cycle only ever moves forward, and the
+/// scoreboard is written only by the block's own instructions while it
+/// runs; anything else leaves the block). A source is ready
+/// - once an earlier instruction of the block checked it (the scoreboard
+///   entry has not changed since), or
+/// - when its producer in the block, `d` instructions before, has a
+///   latency of at most `d` cycles (most integer results, one cycle).
+///
+/// The first read of a source the block does not produce is checked (its
+/// producer ran before the block).
+fn stall_sources(ops: &mut [Op]) {
+    #[derive(Clone, Copy)]
+    enum State {
+        /// Not produced in the block, not checked yet.
+        Unknown,
+        Ready,
+        /// Produced by the instruction at this index with this latency.
+        Pending(usize, u32),
+    }
+    let mut state = [State::Unknown; ITERATIVE_UNIT as usize + 1];
+    for (i, op) in ops.iter_mut().enumerate() {
+        let mut srcs = [0u8; 3];
+        let mut n = 0;
+        for s in op.srcs {
+            if s == 0 {
+                continue;
+            }
+            let must_check = match state[s as usize] {
+                State::Ready => false,
+                State::Pending(j, lat) => lat as usize > i - j,
+                State::Unknown => true,
+            };
+            state[s as usize] = State::Ready;
+            if must_check && !srcs[..n].contains(&s) {
+                srcs[n] = s;
+                n += 1;
+            }
+        }
+        op.srcs = srcs;
+        op.check = n > 0;
+        for d in [op.dst, op.dst2] {
+            if d != NO_REG {
+                state[d as usize] = State::Pending(i, op.lat);
+            }
+        }
     }
 }
 
@@ -358,256 +499,6 @@ fn ends_block(d: &Decoded) -> bool {
             d.timing.class,
             Class::Branch | Class::Jump | Class::Csr | Class::System | Class::Amo
         )
-}
-
-impl Hart {
-    /// The block engine: the unobserved run loop. Same contract and, cycle
-    /// for cycle, the same behaviour as the per-instruction loop
-    /// (`run_loop`, the reference), which observers and traces use.
-    #[inline(always)]
-    pub(crate) fn run_blocks<B: Bus, const NB: bool>(
-        &mut self,
-        bus: &mut B,
-        dc: &mut DecodeCache,
-        mut limit: u64,
-    ) -> Stop {
-        if let Some(stop) = self.take_pending_interrupt() {
-            return stop;
-        }
-        let line_shift = self.l1i.line_shift();
-        while self.cycle < limit {
-            let (start, end) = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
-                Ok(r) => r,
-                Err(addr) => {
-                    let t = Trap::new(Exception::InstructionAccessFault, addr);
-                    match self.take_trap(t, None) {
-                        Ok(()) => continue,
-                        Err(stop) => return stop,
-                    }
-                }
-            };
-            // The cycle and the retired count live in registers while the
-            // block runs; handlers that read or advance the cycle (memory,
-            // branches, the interpreter) get it in `self.cycle`, and the
-            // interpreter the count in `self.instret` (see `exec_op`).
-            let mut cycle = self.cycle;
-            let mut instret = self.instret;
-            let mut exit = None;
-            for op in &dc.blocks.ops[start..end] {
-                if cycle >= limit {
-                    self.cycle = cycle;
-                    self.instret = instret;
-                    return Stop::Limit;
-                }
-                debug_assert_eq!(self.pc, op.pc);
-                debug_assert_eq!(op.lat, self.pipeline.lat.of(op.d.timing.class));
-                if op.new_line {
-                    cycle = self.fetch_line(bus, op.pc, line_shift, cycle);
-                }
-                // The operands' ready cycles first: the chain through
-                // `cycle` from one instruction to the next stays short.
-                let r = &self.pipeline.ready;
-                let operands = r[op.srcs[0] as usize]
-                    .max(r[op.srcs[1] as usize])
-                    .max(r[op.srcs[2] as usize]);
-                let issue = cycle.max(operands);
-                cycle = issue + 1;
-                match self.exec_op::<B, NB>(op, bus, &mut cycle, &mut instret) {
-                    Ok(()) => {
-                        let ready = issue + op.lat as u64;
-                        self.pipeline.ready[op.dst as usize] = ready;
-                        self.pipeline.ready[op.dst2 as usize] = ready;
-                        instret += 1;
-                    }
-                    Err(event) => {
-                        exit = Some((event, op.d, issue));
-                        break;
-                    }
-                }
-            }
-            self.cycle = cycle;
-            self.instret = instret;
-            if let Some((event, d, issue)) = exit {
-                if let Some(stop) = self.handle_event(event, &d, issue, dc) {
-                    return stop;
-                }
-                if self.net.hts.dirty {
-                    // A CSR write moved the thread scheduler's deadlines:
-                    // end the slice where its interrupt would become pending.
-                    limit = limit.min(self.hts_slice_bound());
-                }
-            }
-        }
-        Stop::Limit
-    }
-
-    /// The fetch timing of the instruction at `pc` at `cycle` (the
-    /// reference's `fetch_timing`): the L1I is consulted when fetch moves
-    /// to another line. Returns the cycle after a miss's refill.
-    #[inline(always)]
-    fn fetch_line<B: Bus>(&mut self, bus: &mut B, pc: u64, line_shift: u32, cycle: u64) -> u64 {
-        let line = pc >> line_shift;
-        if line == self.last_fetch_line {
-            return cycle;
-        }
-        self.last_fetch_line = line;
-        if self.l1i.access(pc) {
-            return cycle;
-        }
-        self.stats.icache_misses += 1;
-        bus.refill(self.id, pc, cycle, RefillKind::Fetch)
-    }
-
-    #[inline(always)]
-    fn xr(&self, r: u8) -> u64 {
-        self.x[(r & 31) as usize]
-    }
-
-    /// Writes integer register `r` (never x0: see [`Kind`]).
-    #[inline(always)]
-    fn xw(&mut self, r: u8, v: u64) {
-        self.x[(r & 31) as usize] = v;
-    }
-
-    /// An integer result: rd = v, on to the next instruction.
-    #[inline(always)]
-    fn op_alu(&mut self, op: &Op, v: u64) -> Result<(), Event> {
-        self.xw(op.rd, v);
-        self.pc = op.next_pc;
-        Ok(())
-    }
-
-    /// A load of `size` bytes into rd, extended by `ext`.
-    #[inline(always)]
-    fn op_load<B: Bus, const NB: bool>(
-        &mut self,
-        op: &Op,
-        bus: &mut B,
-        size: u8,
-        ext: fn(u64) -> u64,
-    ) -> Result<(), Event> {
-        let addr = self.xr(op.rs1).wrapping_add(op.imm);
-        let v = self.load_at::<B, NB>(bus, addr, size)?;
-        self.xw(op.rd, ext(v));
-        self.pc = op.next_pc;
-        self.load_done::<NB>()
-    }
-
-    #[inline(always)]
-    fn op_store<B: Bus, const NB: bool>(
-        &mut self,
-        op: &Op,
-        bus: &mut B,
-        size: u8,
-    ) -> Result<(), Event> {
-        let addr = self.xr(op.rs1).wrapping_add(op.imm);
-        let value = self.xr(op.rs2);
-        self.store_at::<B, NB>(bus, addr, size, value, op.next_pc)
-    }
-
-    /// Executes one block instruction (the semantics of `exec.rs`) issued
-    /// at `*cycle - 1`. Integer computations leave the cycle alone; every
-    /// other handler gets it in `self.cycle` ([`timed`](Self::timed)) and
-    /// may advance it.
-    #[inline(always)]
-    fn exec_op<B: Bus, const NB: bool>(
-        &mut self,
-        op: &Op,
-        bus: &mut B,
-        cycle: &mut u64,
-        instret: &mut u64,
-    ) -> Result<(), Event> {
-        let a = self.xr(op.rs1);
-        let b = self.xr(op.rs2);
-        let imm = op.imm;
-        match op.kind {
-            Kind::Nop => {
-                self.pc = op.next_pc;
-                Ok(())
-            }
-            Kind::Li => self.op_alu(op, imm),
-            Kind::Addi => self.op_alu(op, a.wrapping_add(imm)),
-            Kind::Addiw => self.op_alu(op, sext32(a.wrapping_add(imm))),
-            Kind::Andi => self.op_alu(op, a & imm),
-            Kind::Ori => self.op_alu(op, a | imm),
-            Kind::Xori => self.op_alu(op, a ^ imm),
-            Kind::Slti => self.op_alu(op, ((a as i64) < (imm as i64)) as u64),
-            Kind::Sltiu => self.op_alu(op, (a < imm) as u64),
-            Kind::Slli => self.op_alu(op, a << (imm & 63)),
-            Kind::Srli => self.op_alu(op, a >> (imm & 63)),
-            Kind::Srai => self.op_alu(op, ((a as i64) >> (imm & 63)) as u64),
-            Kind::Slliw => self.op_alu(op, sext32(a << (imm & 31))),
-            Kind::Srliw => self.op_alu(op, sext32((a as u32 >> (imm & 31)) as u64)),
-            Kind::Sraiw => self.op_alu(op, ((a as i32) >> (imm & 31)) as i64 as u64),
-            Kind::Add => self.op_alu(op, a.wrapping_add(b)),
-            Kind::Sub => self.op_alu(op, a.wrapping_sub(b)),
-            Kind::Addw => self.op_alu(op, sext32(a.wrapping_add(b))),
-            Kind::Subw => self.op_alu(op, sext32(a.wrapping_sub(b))),
-            Kind::And => self.op_alu(op, a & b),
-            Kind::Or => self.op_alu(op, a | b),
-            Kind::Xor => self.op_alu(op, a ^ b),
-            Kind::Sll => self.op_alu(op, a << (b & 63)),
-            Kind::Srl => self.op_alu(op, a >> (b & 63)),
-            Kind::Sra => self.op_alu(op, ((a as i64) >> (b & 63)) as u64),
-            Kind::Sllw => self.op_alu(op, sext32(a << (b & 31))),
-            Kind::Srlw => self.op_alu(op, sext32((a as u32 >> (b & 31)) as u64)),
-            Kind::Sraw => self.op_alu(op, ((a as i32) >> (b & 31)) as i64 as u64),
-            Kind::Slt => self.op_alu(op, ((a as i64) < (b as i64)) as u64),
-            Kind::Sltu => self.op_alu(op, (a < b) as u64),
-            Kind::Mul => self.op_alu(op, a.wrapping_mul(b)),
-            Kind::Mulw => self.op_alu(op, sext32(a.wrapping_mul(b))),
-            // The interpreter may also read minstret (a CSR).
-            Kind::Generic => self.timed(cycle, |h| {
-                h.instret = *instret;
-                let r = h.execute::<B, NB>(&op.d.inst, bus);
-                *instret = h.instret;
-                h.x[0] = 0;
-                r
-            }),
-            Kind::Flagged => self.timed(cycle, |h| {
-                h.instret = *instret;
-                let r = h.execute_flagged::<B, NB>(&op.d, bus);
-                *instret = h.instret;
-                h.x[0] = 0;
-                r
-            }),
-            Kind::Lb => self.timed(cycle, |h| {
-                h.op_load::<B, NB>(op, bus, 1, |v| v as i8 as i64 as u64)
-            }),
-            Kind::Lh => self.timed(cycle, |h| {
-                h.op_load::<B, NB>(op, bus, 2, |v| v as i16 as i64 as u64)
-            }),
-            Kind::Lw => self.timed(cycle, |h| h.op_load::<B, NB>(op, bus, 4, sext32)),
-            Kind::Ld => self.timed(cycle, |h| h.op_load::<B, NB>(op, bus, 8, |v| v)),
-            Kind::Lbu => self.timed(cycle, |h| h.op_load::<B, NB>(op, bus, 1, |v| v)),
-            Kind::Lhu => self.timed(cycle, |h| h.op_load::<B, NB>(op, bus, 2, |v| v)),
-            Kind::Lwu => self.timed(cycle, |h| h.op_load::<B, NB>(op, bus, 4, |v| v)),
-            Kind::Sb => self.timed(cycle, |h| h.op_store::<B, NB>(op, bus, 1)),
-            Kind::Sh => self.timed(cycle, |h| h.op_store::<B, NB>(op, bus, 2)),
-            Kind::Sw => self.timed(cycle, |h| h.op_store::<B, NB>(op, bus, 4)),
-            Kind::Sd => self.timed(cycle, |h| h.op_store::<B, NB>(op, bus, 8)),
-            Kind::Beq => self.timed(cycle, |h| h.branch(&op.d.inst, a == b)),
-            Kind::Bne => self.timed(cycle, |h| h.branch(&op.d.inst, a != b)),
-            Kind::Blt => self.timed(cycle, |h| h.branch(&op.d.inst, (a as i64) < (b as i64))),
-            Kind::Bge => self.timed(cycle, |h| h.branch(&op.d.inst, (a as i64) >= (b as i64))),
-            Kind::Bltu => self.timed(cycle, |h| h.branch(&op.d.inst, a < b)),
-            Kind::Bgeu => self.timed(cycle, |h| h.branch(&op.d.inst, a >= b)),
-        }
-    }
-
-    /// Runs a handler that reads or advances the cycle with it in
-    /// `self.cycle`.
-    #[inline(always)]
-    fn timed(
-        &mut self,
-        cycle: &mut u64,
-        handler: impl FnOnce(&mut Hart) -> Result<(), Event>,
-    ) -> Result<(), Event> {
-        self.cycle = *cycle;
-        let r = handler(self);
-        *cycle = self.cycle;
-        r
-    }
 }
 
 #[cfg(test)]
@@ -637,6 +528,53 @@ mod tests {
         assert_eq!(kind(0x02c5_c533, 0).0, Kind::Generic);
         // a read of netRX (add a0, x30, x0) goes through the flagged path
         assert_eq!(kind(0x000f_0533, 0).0, Kind::Flagged);
+    }
+
+    #[test]
+    fn only_sources_that_may_stall_are_checked() {
+        use crate::timing::CoreTimingConfig;
+        let lat = Latencies::new(&CoreTimingConfig::default());
+        let (a1, a2, a3, a4, a5, a6) = (11u8, 12u8, 13u8, 14u8, 15u8, 16u8);
+        let i_type = |op: u32, f3: u32, rd: u8, rs1: u8, imm: u32| {
+            (imm << 20) | ((rs1 as u32) << 15) | (f3 << 12) | ((rd as u32) << 7) | op
+        };
+        let r_type = |f7: u32, rd: u8, rs1: u8, rs2: u8| {
+            (f7 << 25) | ((rs2 as u32) << 20) | ((rs1 as u32) << 15) | ((rd as u32) << 7) | 0x33
+        };
+        // matmul's inner loop: c[j] += a * b[j]
+        let words = [
+            i_type(0x03, 3, a4, a5, 0), // ld a4, 0(a5)
+            i_type(0x03, 3, a3, a2, 0), // ld a3, 0(a2)
+            r_type(1, a4, a4, a1),      // mul a4, a4, a1
+            r_type(0, a4, a4, a3),      // add a4, a4, a3
+            ((a4 as u32) << 20) | ((a2 as u32) << 15) | (3 << 12) | 0x23, // sd a4, 0(a2)
+            i_type(0x13, 0, a5, a5, 8), // addi a5, a5, 8
+            i_type(0x13, 0, a2, a2, 8), // addi a2, a2, 8
+            0xfe00_1000 | ((a6 as u32) << 20) | ((a5 as u32) << 15) | 0x63 | (0x1f << 7), // bne a5, a6, ...
+        ];
+        let mut ops: Vec<Op> = words
+            .iter()
+            .enumerate()
+            .map(|(n, &w)| Op::new(Decoded::new(decode(w)), 4 * n as u64, n == 0, &lat))
+            .collect();
+        assert_eq!(ops[7].kind, Kind::Bne);
+        stall_sources(&mut ops);
+        let checked: Vec<[u8; 3]> = ops.iter().map(|o| o.srcs).collect();
+        assert_eq!(
+            checked,
+            [
+                [a5, 0, 0], // first read of a register from before
+                [a2, 0, 0],
+                [a4, a1, ITERATIVE_UNIT], // a load 2 instructions back (3 cycles)
+                [a4, a3, 0],              // the multiply (8 cycles), the load
+                [0, 0, 0],                // a4 from the add: one cycle
+                [0, 0, 0],                // a5 checked by the first load
+                [0, 0, 0],
+                [a6, 0, 0], // a5 from an add two back; a6 first read
+            ]
+        );
+        let check: Vec<bool> = ops.iter().map(|o| o.check).collect();
+        assert_eq!(check, [true, true, true, true, false, false, false, true]);
     }
 
     #[test]

@@ -45,6 +45,27 @@ pub trait Bus {
         value: u64,
     ) -> Result<(), BusError>;
 
+    /// A load from plain memory: `Some(value)` (as [`load`](Self::load)
+    /// would return it) when all of `[addr, addr + size)` is cacheable
+    /// memory whose reads have no side effects and do not depend on the
+    /// cycle; `None` otherwise (a device, unmapped), with nothing done. The
+    /// hart's fast path: one range check for the cache model and the data.
+    /// Default: never (every access takes the general path).
+    #[inline(always)]
+    fn load_ram(&mut self, _addr: u64, _size: u8) -> Option<u64> {
+        None
+    }
+
+    /// A store to plain memory: when all of `[addr, addr + size)` is
+    /// cacheable memory whose writes have no effect beyond the write itself
+    /// (and breaking other harts' reservations) and do not depend on the
+    /// cycle, stores like [`store`](Self::store) and returns true;
+    /// otherwise returns false with nothing done. Default: never.
+    #[inline(always)]
+    fn store_ram(&mut self, _hart: usize, _addr: u64, _size: u8, _value: u64) -> bool {
+        false
+    }
+
     /// Reads 16 bits of instruction memory at `addr`.
     fn fetch16(&mut self, addr: u64) -> Result<u16, BusError>;
 

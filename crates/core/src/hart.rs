@@ -161,8 +161,8 @@ pub struct Hart {
     /// may end mid-iteration) must still wake the loop.
     watched_seen: [Option<u64>; MAX_WATCHED],
     watch_len: u8,
-    watch_overflow: bool,
-    watching: bool,
+    pub(crate) watch_overflow: bool,
+    pub(crate) watching: bool,
     poll: Option<Box<PollSnapshot>>,
     /// Cycle at which a scheduler interrupt being handled was taken.
     ctx_switch_from: Option<u64>,
@@ -460,7 +460,7 @@ impl Hart {
     /// A load that found its line's tag: if the line is still in flight
     /// (a secondary miss), the load waits for it, merged into its MSHR.
     #[cold]
-    fn load_hit_in_flight(&mut self, addr: u64) {
+    pub(crate) fn load_hit_in_flight(&mut self, addr: u64) {
         if let Some(arrival) = self.mshrs.in_flight(self.l1d.line_of(addr), self.cycle) {
             self.load_arrival = arrival;
         }
@@ -470,7 +470,7 @@ impl Hart {
     /// otherwise the refill is tracked by an MSHR (stalling only while all
     /// are busy) and a load's result waits for it ([`Event::LoadPending`]).
     #[inline(never)]
-    fn dcache_miss<B: Bus, const NB: bool>(
+    pub(crate) fn dcache_miss<B: Bus, const NB: bool>(
         &mut self,
         bus: &mut B,
         addr: u64,

@@ -234,6 +234,25 @@ impl Bus for NodeBus {
         self.load_device(cycle, addr, size)
     }
 
+    #[inline(always)]
+    fn load_ram(&mut self, addr: u64, size: u8) -> Option<u64> {
+        let off = self.dram.offset(addr, size as u64)?;
+        Some(self.dram.read(off, size))
+    }
+
+    #[inline(always)]
+    fn store_ram(&mut self, hart: usize, addr: u64, size: u8, value: u64) -> bool {
+        let Some(off) = self.dram.offset(addr, size as u64) else {
+            return false;
+        };
+        if self.devices.ram_window_hit(addr, size) {
+            return false; // HTIF's `tohost`: the general path serves it
+        }
+        self.snoop(hart, addr, size);
+        self.dram.write(off, size, value);
+        true
+    }
+
     fn pure_device_read(&self, addr: u64) -> bool {
         self.devices.is_status(addr)
     }

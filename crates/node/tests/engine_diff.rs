@@ -318,3 +318,73 @@ fn engines_agree_on_every_specialised_form() {
         );
     }
 }
+
+/// Self-modifying code: every iteration rewrites the instruction at
+/// `patch` (an `addi` or an `xori`, alternately), runs `fence.i` and calls
+/// it, so the block engine must forget its blocks and chaining links and
+/// rebuild them; `patch` and `far` start 8 KiB apart, so their blocks
+/// take turns in one entry of the block index while the links to both
+/// stay in use. Returns the program and the exit code it must produce.
+fn self_modifying_program(iterations: u64) -> (String, u64) {
+    let body = format!(
+        "    li s1, {iterations}\n    li a0, 0\n    li a1, 0\n    la s0, patch\n\
+         1:\n    andi t0, s1, 0x7ff\n    slli t0, t0, 20\n    li t1, 0x00050513\n    or t1, t1, t0\n\
+         \x20   andi t2, s1, 1\n    beqz t2, 2f\n    li t1, 0x00154513\n\
+         2:\n    sw t1, 0(s0)\n    fence.i\n    call patch\n    call far\n\
+         \x20   addi s1, s1, -1\n    bnez s1, 1b\n    add a0, a0, a1\n    andi a0, a0, 127\n{}\
+         \x20   .option push\n    .option norvc\n    .balign 8192\npatch:\n    addi a0, a0, 1\n    ret\n\
+         \x20   .balign 8192\nfar:\n    addi a1, a1, 3\n    ret\n    .option pop\n",
+        exit_with("a0")
+    );
+    // The same computation: `addi a0, a0, s1 & 0x7ff` for even s1, `xori
+    // a0, a0, 1` for odd; `far` adds 3 to a1 each time.
+    let mut a0: u64 = 0;
+    for s1 in (1..=iterations).rev() {
+        if s1 & 1 == 0 {
+            a0 = a0.wrapping_add(s1 & 0x7ff);
+        } else {
+            a0 ^= 1;
+        }
+    }
+    let expected = a0.wrapping_add(3 * iterations) & 127;
+    (body, expected)
+}
+
+#[test]
+fn engines_agree_on_self_modifying_code_and_index_conflicts() {
+    let (body, expected) = self_modifying_program(300);
+    let image = assemble("self_modifying", &body);
+    for mshrs in [0, 2] {
+        let mut cfg = NodeConfig {
+            cores: 1,
+            idle_skip: false,
+            ..NodeConfig::default()
+        };
+        cfg.core.l1d_mshrs = mshrs;
+        let load = || Node::with_program_bytes(cfg.clone(), "self_modifying", &image).unwrap();
+        let (slices, end) = compare_nodes("self_modifying", load, 997, MAX_CYCLES);
+        assert_eq!(
+            end,
+            Ok(Some(expected)),
+            "the rewritten instructions ran (after {slices} slices)"
+        );
+        assert!(slices > 5, "{slices} slices");
+    }
+}
+
+#[test]
+fn engines_agree_on_a_fatal_fetch_fault() {
+    // A jump to unmapped memory with no trap handler: the run ends with
+    // the fault, and the retired count and cycle must still agree.
+    let body = "    li a0, 7\n    addi a0, a0, 1\n    li t0, 0x1000\n    jr t0\n";
+    let image = assemble("fetch_fault", body);
+    let cfg = NodeConfig {
+        cores: 1,
+        idle_skip: false,
+        ..NodeConfig::default()
+    };
+    let load = || Node::with_program_bytes(cfg.clone(), "fetch_fault", &image).unwrap();
+    let (_, end) = compare_nodes("fetch_fault", load, 1_000, MAX_CYCLES);
+    let err = end.expect_err("the fetch faults");
+    assert!(err.contains("0x1000"), "{err}");
+}

@@ -1,0 +1,453 @@
+//! The block engine's run loop ([`Hart::run_blocks`]) and the specialised
+//! handlers of block instructions.
+//!
+//! Hot state stays in locals while a block runs: the cycle (handed to the
+//! handlers that read or advance it), the retired count (only written back
+//! when the block ends or a handler needs it) and the pc (written only
+//! where it can be observed: before the interpreter or a path that may
+//! trap, by control transfers, and when the block ends).
+
+use super::{Kind, Op, NO_BLOCK};
+use crate::bus::{Bus, RefillKind};
+use crate::decode_cache::DecodeCache;
+use crate::exec::sext32;
+use crate::hart::{Event, Hart, Stop};
+use crate::timing::{Lookup, ITERATIVE_UNIT, NO_REG};
+use crate::trap::{Exception, Trap};
+
+impl Hart {
+    /// The block engine: the unobserved run loop. Same contract and, cycle
+    /// for cycle, the same behaviour as the per-instruction loop
+    /// (`run_loop`, the reference), which observers and traces use.
+    ///
+    /// The cycle and the retired count live in locals for the whole run;
+    /// `self.cycle` and `self.instret` are brought up to date before any
+    /// code that reads them (the handlers that need them, events, traps)
+    /// and the locals reloaded after.
+    #[inline(always)]
+    pub(crate) fn run_blocks<B: Bus, const NB: bool>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        mut limit: u64,
+    ) -> Stop {
+        if let Some(stop) = self.take_pending_interrupt() {
+            return stop;
+        }
+        let line_shift = self.l1i.line_shift();
+        // The block to run next, if known (chaining: no index lookup).
+        let mut block = NO_BLOCK;
+        let mut cycle = self.cycle;
+        let mut instret = self.instret;
+        while cycle < limit {
+            if block == NO_BLOCK {
+                block = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
+                    Ok(b) => b,
+                    Err(addr) => {
+                        let t = Trap::new(Exception::InstructionAccessFault, addr);
+                        self.cycle = cycle;
+                        self.instret = instret;
+                        let r = self.take_trap(t, None);
+                        cycle = self.cycle;
+                        match r {
+                            Ok(()) => continue,
+                            Err(stop) => return stop,
+                        }
+                    }
+                };
+            }
+            let blocks = &dc.blocks;
+            let (start, len) = blocks.blocks[block as usize].ops();
+            let ops = &blocks.ops[start..][..len];
+            let mut exit = None;
+            for (n, op) in ops.iter().enumerate() {
+                if cycle >= limit {
+                    self.cycle = cycle;
+                    self.instret = instret + n as u64;
+                    self.pc = op.pc;
+                    return Stop::Limit;
+                }
+                debug_assert_eq!(op.lat, self.pipeline.lat.of(op.d.timing.class));
+                if op.new_line {
+                    cycle = self.fetch_line(bus, op.pc, line_shift, cycle);
+                }
+                // Only the sources that may not be ready are looked at
+                // (`stall_sources`).
+                let issue = if op.check {
+                    let r = &self.pipeline.ready;
+                    cycle
+                        .max(r[op.srcs[0] as usize])
+                        .max(r[op.srcs[1] as usize])
+                        .max(r[op.srcs[2] as usize])
+                } else {
+                    cycle
+                };
+                cycle = issue + 1;
+                let retired = instret + n as u64;
+                if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, retired) {
+                    exit = Some((event, op.d, issue, retired));
+                    break;
+                }
+                self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
+            }
+            match exit {
+                None => {
+                    instret += ops.len() as u64;
+                    let b = &dc.blocks.blocks[block as usize];
+                    if b.falls_through {
+                        self.pc = b.end_pc;
+                    }
+                    block = self.next_block(bus, dc, block, line_shift);
+                }
+                Some((event, d, issue, retired)) => {
+                    // The event may forget the blocks (`fence.i`).
+                    block = NO_BLOCK;
+                    self.cycle = cycle;
+                    self.instret = retired;
+                    let stop = self.handle_event(event, &d, issue, dc);
+                    cycle = self.cycle;
+                    instret = self.instret;
+                    if let Some(stop) = stop {
+                        return stop;
+                    }
+                    if self.net.hts.dirty {
+                        // A CSR write moved the thread scheduler's deadlines:
+                        // end the slice where its interrupt would become pending.
+                        limit = limit.min(self.hts_slice_bound());
+                    }
+                }
+            }
+        }
+        self.cycle = cycle;
+        self.instret = instret;
+        Stop::Limit
+    }
+
+    /// The block at the pc after block `from` ran: through `from`'s link,
+    /// else looked up (and linked). [`NO_BLOCK`] if instruction memory at
+    /// the pc cannot be read (the run loop takes the fault).
+    #[inline(always)]
+    fn next_block<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        from: u32,
+        line_shift: u32,
+    ) -> u32 {
+        let pc = self.pc;
+        if let Some(next) = dc.blocks.chained(from, pc) {
+            return next;
+        }
+        self.link_next_block(bus, dc, from, line_shift)
+    }
+
+    #[inline(never)]
+    fn link_next_block<B: Bus>(
+        &mut self,
+        bus: &mut B,
+        dc: &mut DecodeCache,
+        from: u32,
+        line_shift: u32,
+    ) -> u32 {
+        let pc = self.pc;
+        let epoch = dc.blocks.epoch;
+        match dc.block(pc, bus, line_shift, &self.pipeline.lat) {
+            Ok(next) => {
+                // Building it may have started the cache over: `from` is gone.
+                if dc.blocks.epoch == epoch {
+                    dc.blocks.link(from, pc, next);
+                }
+                next
+            }
+            Err(_) => NO_BLOCK,
+        }
+    }
+
+    /// The fetch timing of the instruction at `pc` at `cycle` (the
+    /// reference's `fetch_timing`): the L1I is consulted when fetch moves
+    /// to another line. Returns the cycle after a miss's refill.
+    #[inline(always)]
+    fn fetch_line<B: Bus>(&mut self, bus: &mut B, pc: u64, line_shift: u32, cycle: u64) -> u64 {
+        let line = pc >> line_shift;
+        if line == self.last_fetch_line {
+            return cycle;
+        }
+        self.last_fetch_line = line;
+        if self.l1i.access(pc) {
+            return cycle;
+        }
+        self.stats.icache_misses += 1;
+        bus.refill(self.id, pc, cycle, RefillKind::Fetch)
+    }
+
+    #[inline(always)]
+    fn xr(&self, r: u8) -> u64 {
+        self.x[(r & 31) as usize]
+    }
+
+    /// Writes integer register `r` (never x0: see [`Kind`]).
+    #[inline(always)]
+    fn xw(&mut self, r: u8, v: u64) {
+        self.x[(r & 31) as usize] = v;
+    }
+
+    /// Executes one block instruction (the semantics of `exec.rs`) issued
+    /// at `issue`, with `*cycle` the cycle after; `retired` instructions
+    /// retired before it. Integer computations only write their register
+    /// (the pc is the block's business); the other handlers may read and
+    /// advance the cycle, and set the pc where it can be observed.
+    #[inline(always)]
+    fn exec_op<B: Bus, const NB: bool>(
+        &mut self,
+        op: &Op,
+        bus: &mut B,
+        cycle: &mut u64,
+        issue: u64,
+        retired: u64,
+    ) -> Result<(), Event> {
+        macro_rules! a {
+            () => {
+                self.xr(op.rs1)
+            };
+        }
+        macro_rules! b {
+            () => {
+                self.xr(op.rs2)
+            };
+        }
+        let imm = op.imm;
+        let v = match op.kind {
+            Kind::Nop => return Ok(()),
+            Kind::Li => imm,
+            Kind::Addi => a!().wrapping_add(imm),
+            Kind::Addiw => sext32(a!().wrapping_add(imm)),
+            Kind::Andi => a!() & imm,
+            Kind::Ori => a!() | imm,
+            Kind::Xori => a!() ^ imm,
+            Kind::Slti => ((a!() as i64) < (imm as i64)) as u64,
+            Kind::Sltiu => (a!() < imm) as u64,
+            Kind::Slli => a!() << (imm & 63),
+            Kind::Srli => a!() >> (imm & 63),
+            Kind::Srai => ((a!() as i64) >> (imm & 63)) as u64,
+            Kind::Slliw => sext32(a!() << (imm & 31)),
+            Kind::Srliw => sext32((a!() as u32 >> (imm & 31)) as u64),
+            Kind::Sraiw => ((a!() as i32) >> (imm & 31)) as i64 as u64,
+            Kind::Add => a!().wrapping_add(b!()),
+            Kind::Sub => a!().wrapping_sub(b!()),
+            Kind::Addw => sext32(a!().wrapping_add(b!())),
+            Kind::Subw => sext32(a!().wrapping_sub(b!())),
+            Kind::And => a!() & b!(),
+            Kind::Or => a!() | b!(),
+            Kind::Xor => a!() ^ b!(),
+            Kind::Sll => a!() << (b!() & 63),
+            Kind::Srl => a!() >> (b!() & 63),
+            Kind::Sra => ((a!() as i64) >> (b!() & 63)) as u64,
+            Kind::Sllw => sext32(a!() << (b!() & 31)),
+            Kind::Srlw => sext32((a!() as u32 >> (b!() & 31)) as u64),
+            Kind::Sraw => ((a!() as i32) >> (b!() & 31)) as i64 as u64,
+            Kind::Slt => ((a!() as i64) < (b!() as i64)) as u64,
+            Kind::Sltu => (a!() < b!()) as u64,
+            Kind::Mul | Kind::Mulw => {
+                let p = a!().wrapping_mul(b!());
+                self.pipeline.ready[ITERATIVE_UNIT as usize] = issue + op.lat as u64;
+                if op.kind == Kind::Mul {
+                    p
+                } else {
+                    sext32(p)
+                }
+            }
+            Kind::Generic | Kind::Flagged => {
+                // By value: the cycle's address must not escape (it would
+                // live in memory for the whole run loop).
+                let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, retired);
+                *cycle = self.cycle;
+                return r;
+            }
+            Kind::Lb => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v as i8 as i64 as u64),
+            Kind::Lh => {
+                return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v as i16 as i64 as u64)
+            }
+            Kind::Lw => return self.op_load::<B, NB>(op, bus, cycle, 4, sext32),
+            Kind::Ld => return self.op_load::<B, NB>(op, bus, cycle, 8, |v| v),
+            Kind::Lbu => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v),
+            Kind::Lhu => return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v),
+            Kind::Lwu => return self.op_load::<B, NB>(op, bus, cycle, 4, |v| v),
+            Kind::Sb => return self.op_store::<B, NB>(op, bus, cycle, 1),
+            Kind::Sh => return self.op_store::<B, NB>(op, bus, cycle, 2),
+            Kind::Sw => return self.op_store::<B, NB>(op, bus, cycle, 4),
+            Kind::Sd => return self.op_store::<B, NB>(op, bus, cycle, 8),
+            Kind::Beq => return self.op_branch(op, cycle, a!() == b!()),
+            Kind::Bne => return self.op_branch(op, cycle, a!() != b!()),
+            Kind::Blt => return self.op_branch(op, cycle, (a!() as i64) < (b!() as i64)),
+            Kind::Bge => return self.op_branch(op, cycle, (a!() as i64) >= (b!() as i64)),
+            Kind::Bltu => return self.op_branch(op, cycle, a!() < b!()),
+            Kind::Bgeu => return self.op_branch(op, cycle, a!() >= b!()),
+            Kind::Jal => return self.op_jal(op, cycle),
+            Kind::Jalr => return self.op_jalr(op, cycle),
+        };
+        self.xw(op.rd, v);
+        Ok(())
+    }
+
+    /// An instruction without a specialised handler: the interpreter's
+    /// `execute` (or `execute_flagged` for netRX/netTX and jumps to self),
+    /// with the hart's state as the reference has it; the cycle after it in
+    /// `self.cycle`.
+    #[inline(never)]
+    fn op_interpreted<B: Bus, const NB: bool>(
+        &mut self,
+        op: &Op,
+        bus: &mut B,
+        cycle: u64,
+        issue: u64,
+        retired: u64,
+    ) -> Result<(), Event> {
+        self.pc = op.pc;
+        self.cycle = cycle;
+        // The interpreter may read minstret (a CSR).
+        self.instret = retired;
+        let r = if op.kind == Kind::Flagged {
+            self.execute_flagged::<B, NB>(&op.d, bus)
+        } else {
+            self.execute::<B, NB>(&op.d.inst, bus)
+        };
+        self.x[0] = 0;
+        r?;
+        if op.dst2 != NO_REG {
+            self.pipeline.ready[op.dst2 as usize] = issue + op.lat as u64;
+        }
+        Ok(())
+    }
+
+    /// A load of `size` bytes into rd, extended by `ext`. Plain memory
+    /// ([`Bus::load_ram`]) takes the L1D model's path inline; devices,
+    /// faults and loops under scrutiny take the interpreter's.
+    #[inline(always)]
+    fn op_load<B: Bus, const NB: bool>(
+        &mut self,
+        op: &Op,
+        bus: &mut B,
+        cycle: &mut u64,
+        size: u8,
+        ext: fn(u64) -> u64,
+    ) -> Result<(), Event> {
+        let addr = self.xr(op.rs1).wrapping_add(op.imm);
+        // A loop under scrutiny notes its inputs (until they overflow).
+        if !self.watching || self.watch_overflow {
+            if let Some(v) = bus.load_ram(addr, size) {
+                // `dcache_load` for cacheable memory.
+                match self.l1d.access_data(addr, false) {
+                    Lookup::Hit => {
+                        // Never true without MSHRs (nothing is ever in flight).
+                        if NB && *cycle < self.mshrs.busy_until() {
+                            self.cycle = *cycle;
+                            self.load_hit_in_flight(addr);
+                        }
+                    }
+                    Lookup::Miss { dirty_victim } => {
+                        self.cycle = *cycle;
+                        self.dcache_miss::<B, NB>(bus, addr, dirty_victim, RefillKind::Load);
+                        *cycle = self.cycle;
+                    }
+                }
+                self.xw(op.rd, ext(v));
+                if NB && self.load_arrival != 0 {
+                    self.pc = op.next_pc;
+                    return Err(Event::LoadPending);
+                }
+                return Ok(());
+            }
+        }
+        self.pc = op.pc;
+        self.cycle = *cycle;
+        let r = self.load_at::<B, NB>(bus, addr, size);
+        *cycle = self.cycle;
+        self.xw(op.rd, ext(r?));
+        self.pc = op.next_pc;
+        self.load_done::<NB>()
+    }
+
+    /// A store of the low `size` bytes of rs2. Plain memory
+    /// ([`Bus::store_ram`]) takes the L1D model's path inline; devices and
+    /// faults take the interpreter's.
+    #[inline(always)]
+    fn op_store<B: Bus, const NB: bool>(
+        &mut self,
+        op: &Op,
+        bus: &mut B,
+        cycle: &mut u64,
+        size: u8,
+    ) -> Result<(), Event> {
+        let addr = self.xr(op.rs1).wrapping_add(op.imm);
+        let value = self.xr(op.rs2);
+        if bus.store_ram(self.id, addr, size, value) {
+            // `dcache_store` for cacheable memory.
+            self.effects += 1;
+            if let Lookup::Miss { dirty_victim } = self.l1d.access_data(addr, true) {
+                self.cycle = *cycle;
+                self.dcache_miss::<B, NB>(bus, addr, dirty_victim, RefillKind::Store);
+                *cycle = self.cycle;
+            }
+            return Ok(());
+        }
+        self.pc = op.pc;
+        self.cycle = *cycle;
+        let r = self.store_at::<B, NB>(bus, addr, size, value, op.next_pc);
+        *cycle = self.cycle;
+        r
+    }
+
+    /// A conditional branch (`imm` is its target): the interpreter's
+    /// `branch`.
+    #[inline(always)]
+    fn op_branch(&mut self, op: &Op, cycle: &mut u64, taken: bool) -> Result<(), Event> {
+        if self.predictor.branch(op.pc, taken) {
+            *cycle += self.pipeline.mispredict_cycles as u64;
+        }
+        if taken {
+            self.pc = op.imm;
+            let back = op.d.inst.imm <= 0;
+            if back && (self.polled_empty || *cycle >= self.next_probe) {
+                return Err(Event::LoopBack);
+            }
+        } else {
+            self.pc = op.next_pc;
+        }
+        Ok(())
+    }
+
+    /// `jal` (`imm` is its target): the interpreter's.
+    #[inline(always)]
+    fn op_jal(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+        self.predictor.jal(op.rd, op.next_pc);
+        if op.rd != 0 {
+            self.xw(op.rd, op.next_pc);
+        }
+        self.pc = op.imm;
+        let back = op.d.inst.imm <= 0;
+        if back && (self.polled_empty || *cycle >= self.next_probe) {
+            return Err(Event::LoopBack);
+        }
+        Ok(())
+    }
+
+    /// `jalr`: the interpreter's.
+    #[inline(always)]
+    fn op_jalr(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+        let target = self.xr(op.rs1).wrapping_add(op.imm) & !1;
+        if self
+            .predictor
+            .jalr(op.pc, op.rd, op.rs1, target, op.next_pc)
+        {
+            *cycle += self.pipeline.mispredict_cycles as u64;
+        }
+        if op.rd != 0 {
+            self.xw(op.rd, op.next_pc);
+        }
+        self.pc = target;
+        if target <= op.pc && self.polled_empty {
+            return Err(Event::LoopBack);
+        }
+        Ok(())
+    }
+}
