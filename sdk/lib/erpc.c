@@ -525,6 +525,9 @@ COLD static void start_multi(struct erpc_rpc *rpc, struct session *s, unsigned s
     c->in_wire = 0;
     s->multi_active++;
     rpc->stats.requests_sent++;
+    /* An application may enqueue long after the last event-loop pass (it
+     * just wrote up to 16 KB): its packets' RTTs start now, not then. */
+    rpc->now = rdcycle();
     client_kick(rpc, s, slot);
 }
 

@@ -1,6 +1,7 @@
 //! The eRPC-style library (`sdk/include/erpc.h`) on IceNIC nodes: requests
 //! answered, at-most-once execution under loss, duplication and
-//! reordering, session credits, Raft over it.
+//! reordering, session credits, Raft over it; multi-packet messages (CRs,
+//! RFRs, reassembly, go-back-N) with their content and executions checked.
 
 use nanopu_experiments::erpc::{client_server, icenic_cluster, run_until_exit, GuestRun};
 use nanopu_experiments::{Runner, Scale};
@@ -135,7 +136,10 @@ fn a_multi_packet_request_gets_a_response_of_another_multi_packet_size() {
     // request 2 CRs and 8 RFRs, exactly, on a loss-free network; the
     // server's handler saw each whole request (the answer's content is
     // computed from every request byte) and ran once per request.
-    let run = pair(NetworkConfig::default(), &["sized", "40", "3000", "9000", "2"]);
+    let run = pair(
+        NetworkConfig::default(),
+        &["sized", "40", "3000", "9000", "2"],
+    );
     assert_ok(&run, 1);
     assert!(run.output(1).contains("executed total=40 max_per_id=1"));
     assert_eq!(run.field(1, "stats", "cr_received"), Some(80));
@@ -174,7 +178,10 @@ fn multi_packet_rpcs_are_at_most_once_and_intact_under_loss() {
     net.faults.duplicate = 0.03;
     net.faults.reorder = 0.03;
     net.seed = 11;
-    let run = pair(net.clone(), &["sized", "60", "5000", "7000", "3", "rto_us=150"]);
+    let run = pair(
+        net.clone(),
+        &["sized", "60", "5000", "7000", "3", "rto_us=150"],
+    );
     // Every answer checked (size, id executed once, content from the whole
     // request) and the server's own count: 60 executions, none twice.
     assert_ok(&run, 1);
