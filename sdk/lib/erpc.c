@@ -22,6 +22,9 @@
  * line, in .text.unlikely, its branches laid out as not taken. */
 #define COLD __attribute__((noinline, cold))
 #define unlikely(x) __builtin_expect(!!(x), 0)
+/* write_packet_headers' packet number and message size in one argument,
+ * so that all its arguments travel in registers. */
+#define PKT_NUM_SIZE(pkt_num, msg_size) (((uint64_t)(pkt_num) << 32) | (uint32_t)(msg_size))
 /* Multi-packet msgbufs (erpc_alloc_msgbuf above ERPC_MAX_DATA, server
  * reassembly and large responses): headers, ERPC_MAX_MSG_SIZE of data, the
  * headers of packets 2..N. */
@@ -236,20 +239,22 @@ static void session_template(struct erpc_rpc *rpc, struct session *s)
 
 static unsigned write_packet_headers(struct session *s, uint8_t *frame, uint8_t pkt_type,
                                      uint8_t req_type, uint16_t src_session, uint64_t req_num,
-                                     uint32_t size, uint8_t pkt_num, uint32_t msg_size);
+                                     uint32_t size, uint64_t num_size);
 
 /* Frame headers and the eRPC header of a packet carrying `size` data
  * bytes; returns the frame's length. */
 static unsigned write_headers(struct session *s, uint8_t *frame, uint8_t pkt_type, uint8_t req_type,
                               uint16_t src_session, uint64_t req_num, uint32_t size)
 {
-    return write_packet_headers(s, frame, pkt_type, req_type, src_session, req_num, size, 0, size);
+    return write_packet_headers(s, frame, pkt_type, req_type, src_session, req_num, size,
+                                PKT_NUM_SIZE(0, size));
 }
 
-/* The same for packet pkt_num of a message of msg_size bytes. */
+/* The same for packet pkt_num of a message of msg_size bytes, both in
+ * num_size (PKT_NUM_SIZE). */
 static unsigned write_packet_headers(struct session *s, uint8_t *frame, uint8_t pkt_type,
                                      uint8_t req_type, uint16_t src_session, uint64_t req_num,
-                                     uint32_t size, uint8_t pkt_num, uint32_t msg_size)
+                                     uint32_t size, uint64_t num_size)
 {
     uint64_t *w = (uint64_t *)frame;
     for (int i = 0; i < FRAME_HEADER_LEN / 8; i++)
@@ -268,8 +273,8 @@ static unsigned write_packet_headers(struct session *s, uint8_t *frame, uint8_t 
     ph->dest_session = s->remote_session;
     ph->src_session = src_session;
     ph->magic = ERPC_MAGIC;
-    ph->pkt_num = pkt_num;
-    ph->msg_size = msg_size;
+    ph->pkt_num = (uint8_t)(num_size >> 32);
+    ph->msg_size = (uint32_t)num_size;
     ph->req_num = (uint32_t)req_num;
     return FRAME_HEADER_LEN + payload;
 }
@@ -317,7 +322,7 @@ COLD static void write_msg_headers(struct session *s, uint8_t *frame, uint32_t c
     for (unsigned j = 0; j < n; j++)
         write_packet_headers(s, j == 0 ? frame : trailer_headers(frame, capacity, j), pkt_type,
                              req_type, src_session, req_num, chunk_of(msg_size, j),
-                             (uint8_t)(first_pkt_num + j), msg_size);
+                             PKT_NUM_SIZE(first_pkt_num + j, msg_size));
 }
 
 /* Sends packet j of a message in a msgbuf: the first from the msgbuf
@@ -343,7 +348,7 @@ COLD static void tx_control(struct erpc_rpc *rpc, struct session *s, uint8_t pkt
 {
     uint8_t *f = stage_frame(rpc);
     unsigned len = write_packet_headers(s, f, pkt_type, req_type, (uint16_t)(s - rpc->sessions),
-                                        req_num, 0, (uint8_t)pkt_num, 0);
+                                        req_num, 0, PKT_NUM_SIZE(pkt_num, 0));
     nic_tx(rpc, f, len);
 }
 
@@ -824,17 +829,23 @@ uint32_t erpc_handle_ip(struct erpc_rpc *rpc, erpc_handle h)
 
 /* Sends the response's first packet (numbered after the request's
  * packets, erpc.h). */
+COLD static void send_response_multi(struct erpc_rpc *rpc, struct session *s, unsigned slot)
+{
+    struct smulti *sm = &smulti[session_num(rpc, s)][slot];
+    tx_msg_packet(rpc, sm->resp_buf.frame, sm->resp_buf.capacity, s->s[slot].resp_size, 0);
+}
+
 static void send_response(struct erpc_rpc *rpc, struct session *s, unsigned slot)
 {
     struct sslot *ss = &s->s[slot];
     if (unlikely(ss->resp_size > ERPC_MAX_DATA)) {
-        struct smulti *sm = &smulti[session_num(rpc, s)][slot];
-        tx_msg_packet(rpc, sm->resp_buf.frame, sm->resp_buf.capacity, ss->resp_size, 0);
+        send_response_multi(rpc, s, slot);
         return;
     }
     uint8_t *f = resp_frames[session_num(rpc, s)][slot];
     unsigned len = write_packet_headers(s, f, ERPC_PKT_RESP, 0, session_num(rpc, s), ss->req_num,
-                                        ss->resp_size, (uint8_t)(ss->req_pkts - 1), ss->resp_size);
+                                        ss->resp_size,
+                                        PKT_NUM_SIZE(ss->req_pkts - 1u, ss->resp_size));
     nic_tx(rpc, f, len);
 }
 
@@ -860,23 +871,31 @@ uint8_t *erpc_alloc_response(struct erpc_rpc *rpc, erpc_handle h, uint32_t size)
     return erpc_data(&sm->resp_buf);
 }
 
+/* Writes the headers of a multi-packet response; 0 if it has no msgbuf. */
+COLD static int prepare_multi_response(struct erpc_rpc *rpc, erpc_handle h, uint32_t size)
+{
+    struct session *s = &rpc->sessions[h / ERPC_SLOTS];
+    struct sslot *ss = &s->s[h % ERPC_SLOTS];
+    struct smulti *sm = &smulti[h / ERPC_SLOTS][h % ERPC_SLOTS];
+    if (!sm->resp_buf.frame || size > sm->resp_buf.capacity) {
+        printf("erpc: a response of %u bytes needs erpc_alloc_response\n", (unsigned)size);
+        return 0;
+    }
+    write_msg_headers(s, sm->resp_buf.frame, sm->resp_buf.capacity, ERPC_PKT_RESP, 0,
+                      (uint16_t)(h / ERPC_SLOTS), ss->req_num, size, ss->req_pkts - 1u);
+    /* The client's next packet is the RFR for response packet 1. */
+    sm->num_rx = ss->req_pkts;
+    return 1;
+}
+
 void erpc_enqueue_response(struct erpc_rpc *rpc, erpc_handle h, uint32_t size)
 {
     struct session *s = &rpc->sessions[h / ERPC_SLOTS];
     struct sslot *ss = &s->s[h % ERPC_SLOTS];
     if (ss->state != SS_RUNNING)
         return;
-    if (unlikely(size > ERPC_MAX_DATA)) {
-        struct smulti *sm = &smulti[h / ERPC_SLOTS][h % ERPC_SLOTS];
-        if (!sm->resp_buf.frame || size > sm->resp_buf.capacity) {
-            printf("erpc: a response of %u bytes needs erpc_alloc_response\n", (unsigned)size);
-            return;
-        }
-        write_msg_headers(s, sm->resp_buf.frame, sm->resp_buf.capacity, ERPC_PKT_RESP, 0,
-                          session_num(rpc, s), ss->req_num, size, ss->req_pkts - 1u);
-        /* The client's next packet is the RFR for response packet 1. */
-        sm->num_rx = ss->req_pkts;
-    }
+    if (unlikely(size > ERPC_MAX_DATA) && !prepare_multi_response(rpc, h, size))
+        return;
     ss->resp_size = size;
     ss->state = SS_RESPONDED;
     send_response(rpc, s, h % ERPC_SLOTS);
@@ -890,10 +909,6 @@ static void on_request(struct erpc_rpc *rpc, struct session *s, const struct erp
 {
     unsigned slot = ph->req_num % ERPC_SLOTS;
     struct sslot *ss = &s->s[slot];
-    if (unlikely(ph->msg_size > ERPC_MAX_DATA)) {
-        on_request_multi(rpc, s, ph, data, size);
-        return;
-    }
     if (ss->state != SS_NONE) {
         if (ph->req_num == ss->req_num && ss->state == SS_RESPONDED) {
             /* A re-sent request: its saved response, not the handler again. */
@@ -1080,7 +1095,10 @@ static void process(struct erpc_rpc *rpc, const uint8_t *f, unsigned len)
     const uint8_t *data = f + ERPC_HEADROOM;
     switch (ph->pkt_type) {
     case ERPC_PKT_REQ:
-        if (s->role == SERVER && s->remote_session == ph->src_session)
+        if (unlikely(ph->msg_size > ERPC_MAX_DATA) && s->role == SERVER &&
+            s->remote_session == ph->src_session)
+            on_request_multi(rpc, s, ph, data, size);
+        else if (s->role == SERVER && s->remote_session == ph->src_session)
             on_request(rpc, s, ph, data, size);
         else
             rpc->stats.dropped_stale++;
