@@ -14,34 +14,47 @@
  *   request each (more requests wait in a per-session backlog), and a
  *   quota of session credits (§4.3.1): a packet sent consumes one, a packet
  *   received returns one. An Rpc takes part in at most |RQ| / C sessions.
- * - msgbufs in DMA-capable memory whose packet header sits right before
- *   the data (§4.2.1, Fig. 2), so the NIC reads a small message with one
- *   DMA; requests and responses are sent from them without a copy
- *   (zero-copy TX), and a request handler reads the request where the NIC
- *   wrote it (zero-copy request processing, §4.2.3). A server slot keeps a
- *   preallocated response msgbuf (§4.3).
+ * - msgbufs in DMA-capable memory whose first packet header sits right
+ *   before the data (§4.2.1, Fig. 2), so the NIC reads a small message with
+ *   one DMA; requests and responses are sent from them without a copy
+ *   (zero-copy TX), and a request handler reads a one-packet request where
+ *   the NIC wrote it (zero-copy request processing, §4.2.3). A server slot
+ *   keeps a preallocated one-packet response msgbuf (§4.3); a larger
+ *   response gets a msgbuf from the pool (erpc_alloc_response).
+ * - Multi-packet messages up to ERPC_MAX_MSG_SIZE (§4.2.1, §5.1): the
+ *   headers of packets 2..N sit after the msgbuf's data, as in Fig. 2. A
+ *   request of N packets uses one session credit per packet; the server
+ *   answers each request packet but the last with a credit return (CR)
+ *   and the last with the first response packet; the client then sends a
+ *   request-for-response (RFR, one credit each) per further response
+ *   packet, each answered by that packet. Receivers reassemble in order
+ *   into a msgbuf (the server's handler and the client's continuation see
+ *   the whole message); out-of-order packets are dropped (§5.3).
  * - A client-driven wire protocol (§5): the server only answers; a client
- *   that suspects a loss (no response after the RTO, §5.2.3) rolls the
- *   request back, reclaims its credit, retransmits it and flushes the TX
- *   DMA queue (§4.2.2). The server keeps the last response of every slot
- *   and answers a re-sent request with it, never running the handler twice
- *   (at-most-once, §5.3). Reordered packets are dropped (§5.3).
+ *   that suspects a loss (no progress after the RTO, §5.2.3) rolls the
+ *   request's wire state back to the last packet it knows arrived
+ *   (go-back-N, §5.3), reclaims those credits, retransmits from there and
+ *   flushes the TX DMA queue (§4.2.2). The server keeps the last response
+ *   of every slot and answers a re-sent request packet with its CR or the
+ *   saved response, never running the handler twice (at-most-once, §5.3).
  * - Timely congestion control at the client (§5.2): per-packet RTTs, the
  *   rate computation, a rate limiter; with eRPC's three bypasses (§5.2.2):
  *   no rate update when the RTT is below T_low on an uncongested session,
  *   no rate limiter for an uncongested session, one timestamp per RX or TX
  *   batch (here: per event-loop pass).
  *
- * What differs (sdk/programs/erpc_server/README.md): messages are
- * one packet (up to ERPC_MAX_DATA bytes; no multi-packet messages, so no
- * credit-return or request-for-response packets); one Rpc per node (the
- * IceNIC has one RX queue, eRPC steers flows to a queue per thread); the
- * rate limiter is a short list scanned every pass rather than Carousel's
- * timing wheel.
+ * What differs (sdk/programs/erpc_server/README.md): messages are at most
+ * ERPC_MAX_MSG_SIZE bytes (eRPC: 8 MB); the IceNIC reads a frame with one
+ * DMA (its "partial" send bit is not modelled), so packets 2..N are copied
+ * (their header and data) into a TX staging frame where eRPC's NIC gathers
+ * two DMAs; one Rpc per node (the IceNIC has one RX queue, eRPC steers
+ * flows to a queue per thread); the rate limiter is a short list scanned
+ * every pass rather than Carousel's timing wheel.
  *
  * Wire format: the nanoPU frame headers of icenic.h (Ethernet, IPv4,
  * nanoPU transport: 64 bytes, so switches route it like any frame), then
- * the 16-byte eRPC packet header below, then the message data.
+ * the 16-byte eRPC packet header below, then the packet's share of the
+ * message data (ERPC_MAX_DATA bytes in every packet but the last).
  */
 #ifndef NANOPU_ERPC_H
 #define NANOPU_ERPC_H
@@ -93,39 +106,58 @@
 
 /* ---- wire format ------------------------------------------------------------ */
 
-/* Packet types (eRPC §5.1; CR and RFR are not needed: messages are one
- * packet). CONNECT and CONNECT_RESP are the session handshake. */
+/* Packet types (eRPC §5.1). CONNECT and CONNECT_RESP are the session
+ * handshake; CR and RFR are header-only. */
 #define ERPC_PKT_REQ 1
 #define ERPC_PKT_RESP 2
 #define ERPC_PKT_CONNECT 3
 #define ERPC_PKT_CONNECT_RESP 4
+#define ERPC_PKT_CR 5  /* credit return: server -> client, per request packet but the last */
+#define ERPC_PKT_RFR 6 /* request for response: client -> server, per response packet after the first */
 
 #define ERPC_MAGIC 0xE5
 
-/* The eRPC packet header, after the 64 bytes of frame headers. */
+/* The eRPC packet header, after the 64 bytes of frame headers. pkt_num
+ * numbers a request's packets in each direction as eRPC does: the
+ * client's are request packets 0..Nq-1 then RFRs Nq..Nq+Nr-2, and every
+ * server packet carries the number of the client packet it answers (CR i
+ * for request packet i < Nq-1, response packet j as Nq-1+j). */
 struct erpc_pkthdr {
     uint8_t req_type;      /* the request handler's type */
     uint8_t pkt_type;      /* ERPC_PKT_* */
     uint16_t dest_session; /* the receiver's session number */
     uint16_t src_session;  /* the sender's session number */
     uint8_t magic;         /* ERPC_MAGIC */
-    uint8_t reserved;
-    uint64_t req_num; /* slot = req_num % ERPC_SLOTS; a slot's next request adds ERPC_SLOTS */
+    uint8_t pkt_num;       /* above */
+    uint32_t msg_size;     /* the whole message's bytes (REQ, RESP) */
+    /* slot = req_num % ERPC_SLOTS; a slot's next request adds ERPC_SLOTS.
+     * 32 bits (eRPC: 44): 2^29 requests per slot, more than any run here. */
+    uint32_t req_num;
 };
 
 #define ERPC_PKTHDR_BYTES 16
 #define ERPC_HEADROOM (FRAME_HEADER_LEN + ERPC_PKTHDR_BYTES) /* 80 */
-/* Largest message (one packet): a frame must fit a receive buffer. */
+/* Data bytes per packet (a frame must fit a 2 KB receive buffer): a
+ * one-packet message holds up to this much. */
 #define ERPC_MAX_DATA 1024
 #define ERPC_BUF_BYTES (ERPC_HEADROOM + ERPC_MAX_DATA)
+/* Largest message: 16 packets. Twice the default session credits, so one
+ * message alone runs out of credits and depends on CRs and RFRs to finish
+ * (the case §4.3.1's credits are for); and its pool msgbufs (17.3 KB each,
+ * 16 of them) stay small beside the library's 1 MB of one-packet buffers,
+ * which the guest's start-up code zeroes. */
+#define ERPC_MAX_MSG_SIZE 16384
+#define ERPC_MAX_PKTS (ERPC_MAX_MSG_SIZE / ERPC_MAX_DATA)
 
 /* ---- API --------------------------------------------------------------------- */
 
 struct erpc_rpc;
 
-/* A message buffer: headers then data, contiguous, in DMA-able memory. */
+/* A message buffer in DMA-able memory: the first packet's headers, the
+ * data (contiguous), then (multi-packet msgbufs) the headers of packets
+ * 2..N at erpc_data(m) + capacity (eRPC Fig. 2). */
 struct erpc_msgbuf {
-    uint8_t *frame;    /* ERPC_BUF_BYTES; the data starts at frame + ERPC_HEADROOM */
+    uint8_t *frame;    /* the data starts at frame + ERPC_HEADROOM */
     uint32_t size;     /* bytes of data */
     uint32_t capacity; /* bytes of data it can hold */
 };
@@ -135,9 +167,10 @@ static inline uint8_t *erpc_data(const struct erpc_msgbuf *m) { return m->frame 
 /* A server's handle on a request it is answering: session and slot. */
 typedef uint32_t erpc_handle;
 
-/* A request handler: the request's data (in the receive buffer, valid only
- * until the handler returns) and size. It answers with
- * erpc_response_buf + erpc_enqueue_response, now or later. */
+/* A request handler: the request's data (in the receive buffer, or for a
+ * multi-packet request the msgbuf it was reassembled in; valid only until
+ * the handler returns) and size. It answers with erpc_response_buf (or
+ * erpc_alloc_response) + erpc_enqueue_response, now or later. */
 typedef void (*erpc_req_handler)(struct erpc_rpc *rpc, erpc_handle h, const uint8_t *req,
                                  uint32_t size, void *ctx);
 /* A continuation: the response is in the response msgbuf given to
@@ -168,6 +201,11 @@ struct erpc_stats {
     uint64_t backlogged;        /* requests that waited for a slot or a credit */
     uint64_t rate_updates, rate_limited, timely_bypassed;
     uint64_t rx_batches, rx_packets;
+    /* Multi-packet messages (§5.1): credit returns and requests for
+     * response sent and received (in order, accepted), and multi-packet
+     * requests the server dropped for want of a pool msgbuf. */
+    uint64_t cr_sent, cr_received, rfr_sent, rfr_received;
+    uint64_t dropped_no_msgbuf;
 };
 
 /* The defaults above. */
@@ -182,10 +220,13 @@ void erpc_register_handler(struct erpc_rpc *rpc, uint8_t req_type, erpc_req_hand
  * Returns the session number, or -1 when |RQ| / C sessions exist (§4.3.1). */
 int erpc_create_session(struct erpc_rpc *rpc, uint32_t remote_ip, uint16_t remote_rpc_id);
 int erpc_session_connected(struct erpc_rpc *rpc, int session);
-/* A msgbuf of capacity ERPC_MAX_DATA from the Rpc's pool; 0 if none left. */
+/* A msgbuf for `size` bytes from the Rpc's pools: capacity ERPC_MAX_DATA
+ * for size <= ERPC_MAX_DATA, else ERPC_MAX_MSG_SIZE (a smaller pool, also
+ * used for the server's reassembly and large responses); 0 if none is left
+ * or size > ERPC_MAX_MSG_SIZE. Returns 1 on success. */
 int erpc_alloc_msgbuf(struct erpc_rpc *rpc, struct erpc_msgbuf *m, uint32_t size);
 void erpc_free_msgbuf(struct erpc_rpc *rpc, struct erpc_msgbuf *m);
-/* Queues a request (req->size bytes) on a session; it is sent now if a slot
+/* Queues a request (req->size bytes, up to ERPC_MAX_MSG_SIZE) on a session; it is sent now if a slot
  * and a credit are free, else when one is. The continuation gets resp.
  * Returns 0, or -1 if the session is not a client session or the backlog
  * is full. */
@@ -194,7 +235,13 @@ int erpc_enqueue_request(struct erpc_rpc *rpc, int session, uint8_t req_type,
                          erpc_continuation cont, void *tag);
 /* The preallocated response buffer of request h (ERPC_MAX_DATA bytes). */
 uint8_t *erpc_response_buf(struct erpc_rpc *rpc, erpc_handle h);
-/* Sends the response of request h: size bytes written in its buffer. */
+/* A response buffer of `size` bytes for request h: the preallocated one if
+ * size <= ERPC_MAX_DATA, else a msgbuf from the pool, kept (for re-sent
+ * requests, at-most-once) until the slot's next request arrives. 0 if size
+ * > ERPC_MAX_MSG_SIZE or the pool is empty. */
+uint8_t *erpc_alloc_response(struct erpc_rpc *rpc, erpc_handle h, uint32_t size);
+/* Sends the response of request h: size bytes written in its buffer
+ * (erpc_response_buf, or erpc_alloc_response of at least size). */
 void erpc_enqueue_response(struct erpc_rpc *rpc, erpc_handle h, uint32_t size);
 /* The IPv4 address (host order) of the client of request h. */
 uint32_t erpc_handle_ip(struct erpc_rpc *rpc, erpc_handle h);
@@ -206,6 +253,9 @@ const struct erpc_stats *erpc_stats(const struct erpc_rpc *rpc);
 /* Requests of a client session outstanding (sent, unanswered) and in its
  * backlog. */
 unsigned erpc_outstanding(struct erpc_rpc *rpc, int session);
+/* Prints a client session's slots (diagnostics, e.g. when requests go
+ * unanswered). */
+void erpc_print_state(struct erpc_rpc *rpc, int session);
 /* This node's IPv4 address (host order), from the NIC's MAC. */
 uint32_t erpc_local_ip(void);
 
