@@ -190,6 +190,13 @@ impl<E> EventQueue<E> {
         } else {
             time
         };
+        let t = tick(time);
+        // The common case, a tick ahead on the wheel (not the current one):
+        // the slot joins its bucket's list.
+        let bucket = (t.wrapping_sub(self.tick).wrapping_sub(1) < WHEEL_BUCKETS as u64 - 1
+            && !self.heads.is_empty())
+        .then_some(t as usize % WHEEL_BUCKETS);
+        let next = bucket.map_or(NIL, |i| self.heads[i]);
         let slot = if self.free != NIL {
             // Filled in place: the event is moved once.
             let slot = self.free;
@@ -197,36 +204,41 @@ impl<E> EventQueue<E> {
             self.free = s.next;
             s.time = time;
             s.seq = seq.0;
+            s.next = next;
             s.event = Some(event);
             slot
         } else {
             self.slots.push(Slot {
                 time,
                 seq: seq.0,
-                next: NIL,
+                next,
                 event: Some(event),
             });
             u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
         };
-        self.insert(Key {
-            time,
-            seq: seq.0,
-            slot,
-        });
+        match bucket {
+            Some(i) => {
+                self.heads[i] = slot;
+                self.occupied[i / 64] |= 1 << (i % 64);
+                self.on_wheel += 1;
+            }
+            None => self.insert(Key {
+                time,
+                seq: seq.0,
+                slot,
+            }),
+        }
     }
 
     /// Puts `k` (not earlier than the current tick; its slot holds its
     /// time and place) on the wheel or in the far heap.
-    #[inline]
     fn insert(&mut self, k: Key) {
         let t = tick(k.time);
         debug_assert!(t >= self.tick, "a key before the current tick");
         let ahead = t - self.tick;
         if ahead == 0 {
             // Latest first: the key goes before every later one.
-            let at = self
-                .current_keys
-                .partition_point(|x| x.order() > k.order());
+            let at = self.current_keys.partition_point(|x| x.order() > k.order());
             self.current_keys.insert(at, k);
         } else if ahead < WHEEL_BUCKETS as u64 {
             if self.heads.is_empty() {
