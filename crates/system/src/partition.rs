@@ -605,19 +605,37 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
     }
 }
 
-/// Thread `k`'s rounds over its partitions.
+/// Thread `k`'s rounds over its partitions, one barrier a round. Before
+/// the barrier each thread publishes the earliest of its partitions'
+/// events and of the events it handed to other partitions in the round
+/// (which may not have been taken in yet): the least of them is the
+/// earliest event of all. After the barrier every event handed over in
+/// the round is in a mailbox, and each thread takes in its partitions'
+/// mail before the next round. (Mail a faster thread hands over in that
+/// next round may be taken in early: it is due after the round and brings
+/// its place in the order, so that changes nothing.)
 fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
     let _guard = PoisonOnPanic(&sh.barrier);
-    let mut round = 0usize;
-    loop {
-        let next = bucket
+    let earliest = |bucket: &[(&mut Partition, &mut [&mut BuiltinHost])]| {
+        bucket
             .iter()
             .filter_map(|(p, _)| p.queue.peek_time())
             .min()
-            .map_or(u64::MAX, SimTime::fs);
-        sh.next[round & 1][k].store(next, Ordering::Relaxed);
+            .map_or(u64::MAX, SimTime::fs)
+    };
+    let mut round = 0usize;
+    sh.next[0][k].store(earliest(&bucket), Ordering::Relaxed);
+    loop {
         sh.barrier.wait();
+        for (p, _) in bucket.iter_mut() {
+            let mut mail = sh.mail[p.id as usize]
+                .lock()
+                .expect("no thread panicked holding a mailbox");
+            for c in mail.drain(..) {
+                p.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
+        }
         let t0 = sh.next[round & 1]
             .iter()
             .map(|x| x.load(Ordering::Relaxed))
@@ -629,26 +647,23 @@ fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, 
         // Every event before t0 + lookahead, and none after `until`.
         let round_end = SimTime(t0.saturating_add(sh.lookahead.0));
         let last = SimTime(round_end.0 - 1).min(sh.until);
+        let mut handed_over = u64::MAX;
         for (p, hosts) in bucket.iter_mut() {
             p.round_end = round_end;
             p.run_to(last, hosts, sh);
             for dest in p.sent.drain(..) {
+                let outbox = &mut p.outbox[dest as usize];
+                if let Some(at) = outbox.iter().map(|c| c.at).min() {
+                    handed_over = handed_over.min(at.fs());
+                }
                 sh.mail[dest as usize]
                     .lock()
                     .expect("no thread panicked holding a mailbox")
-                    .append(&mut p.outbox[dest as usize]);
-            }
-        }
-        sh.barrier.wait();
-        for (p, _) in bucket.iter_mut() {
-            let mut mail = sh.mail[p.id as usize]
-                .lock()
-                .expect("no thread panicked holding a mailbox");
-            for c in mail.drain(..) {
-                p.queue.schedule_reserved(c.at, c.key, c.ev);
+                    .append(outbox);
             }
         }
         round += 1;
+        sh.next[round & 1][k].store(earliest(&bucket).min(handed_over), Ordering::Relaxed);
     }
 }
 
