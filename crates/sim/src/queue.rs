@@ -205,7 +205,9 @@ impl<E> EventQueue<E> {
             s.time = time;
             s.seq = seq.0;
             s.next = next;
-            s.event = Some(event);
+            // A free slot holds `None`: nothing to drop.
+            debug_assert!(s.event.is_none());
+            std::mem::forget(s.event.replace(event));
             slot
         } else {
             self.slots.push(Slot {
