@@ -330,7 +330,7 @@ impl<E> EventQueue<E> {
             }
             if self.current_keys.len() > 1 {
                 self.current_keys
-                    .sort_unstable_by(|a, b| b.order().cmp(&a.order()));
+                    .sort_unstable_by_key(|k| Reverse(k.order()));
             }
         }
         let reach = self.tick + WHEEL_BUCKETS as u64;
