@@ -14,8 +14,9 @@
 //!
 //! Like the NIC (`nanopu-nic`), the network owns no clock and no event
 //! queue: [`Network::send`] and [`Network::handle`] take the time, and
-//! answer with [`NetAction`]s pushed to the caller's vector (deliver a frame
-//! to a host, or call back at a given time). Frames are whole Ethernet
+//! answer with [`NetAction`]s handed to the caller's [`NetSink`], a vector
+//! or its event queue (deliver a frame to a host, or call back at a given
+//! time). Frames are whole Ethernet
 //! frames in the format of `nanopu-wire`.
 //!
 //! Hosts are numbered from 0; host `i` has the IPv4 address
@@ -37,7 +38,9 @@ pub use config::{
     NetworkConfig, SwitchConfig, TopologyConfig,
 };
 pub use faults::FaultStats;
-pub use network::{LinkDirection, NetAction, NetEvent, Network, NetworkError, NetworkStats};
+pub use network::{
+    LinkDirection, NetAction, NetEvent, NetSink, Network, NetworkError, NetworkStats,
+};
 pub use port::PortStats;
 pub use switch::{trim_frame, DropStats, SwitchStats};
 pub use topology::{Endpoint, PortRef};

@@ -4,7 +4,8 @@
 //! Like the NIC (`nanopu-nic`'s `NanoNic`), it has no clock and no event
 //! queue of its own. Inputs are [`Network::send`] (a host's NIC hands over
 //! a frame) and [`Network::handle`] (a [`NetEvent`] the network asked for
-//! comes due); outputs are [`NetAction`]s pushed to the caller's vector.
+//! comes due); outputs are [`NetAction`]s handed to the caller's
+//! [`NetSink`] (a vector, or its event queue).
 //!
 //! A frame's life: `send` asks for a callback at `ready`; the frame then
 //! joins its host's uplink queue (the NIC does not serialize: the uplink
@@ -104,6 +105,37 @@ pub enum NetAction {
         key: Reserved,
         event: NetEvent,
     },
+}
+
+/// Where the network's actions go ([`Network::send`],
+/// [`Network::handle_keyed`]): a vector the caller carries out afterwards,
+/// in order, or the caller's event queue itself. A sink that schedules
+/// each action as it comes gives the events the places in the event order
+/// that carrying out the vector afterwards would give them, provided
+/// nothing else is scheduled between the call and that moment; it saves
+/// the vector's traffic (a few actions per packet).
+pub trait NetSink {
+    /// Carries out `a` (never a [`NetAction::Reserve`]: the network asks
+    /// [`NetSink::reserve`] instead).
+    fn act(&mut self, a: NetAction);
+    /// Lazy mode: the next place in the event order, for `port`'s frame
+    /// end, if the sink can give it at once; `None` if it will give it
+    /// later through [`Network::reserved`] (a vector records a
+    /// [`NetAction::Reserve`]).
+    fn reserve(&mut self, port: u32) -> Option<Reserved>;
+}
+
+impl NetSink for Vec<NetAction> {
+    #[inline]
+    fn act(&mut self, a: NetAction) {
+        self.push(a);
+    }
+
+    #[inline]
+    fn reserve(&mut self, port: u32) -> Option<Reserved> {
+        self.push(NetAction::Reserve { port });
+        None
+    }
 }
 
 /// Counters of the whole network.
@@ -437,7 +469,7 @@ impl Network {
     ///
     /// # Panics
     /// If `host` is not a host of this network.
-    pub fn send(&mut self, host: HostId, frame: Vec<u8>, ready: SimTime, out: &mut Vec<NetAction>) {
+    pub fn send(&mut self, host: HostId, frame: Vec<u8>, ready: SimTime, out: &mut impl NetSink) {
         assert!(host < self.hosts(), "host {host} of {}", self.hosts());
         self.sent += 1;
         let port = &mut self.ports[host];
@@ -448,7 +480,7 @@ impl Network {
             }
             return self.depart(host, frame, at, out);
         }
-        out.push(NetAction::Schedule {
+        out.act(NetAction::Schedule {
             at: ready,
             event: NetEvent(Ev::HostReady {
                 host: host as u32,
@@ -459,7 +491,7 @@ impl Network {
 
     /// An event the network scheduled has come due at `now` (not in lazy
     /// mode: see [`Network::handle_keyed`]).
-    pub fn handle(&mut self, ev: NetEvent, now: SimTime, out: &mut Vec<NetAction>) {
+    pub fn handle(&mut self, ev: NetEvent, now: SimTime, out: &mut impl NetSink) {
         debug_assert!(!self.lazy, "lazy mode hands events over with their place");
         self.handle_keyed(ev, now, Reserved::default(), out)
     }
@@ -471,7 +503,7 @@ impl Network {
         ev: NetEvent,
         now: SimTime,
         key: Reserved,
-        out: &mut Vec<NetAction>,
+        out: &mut impl NetSink,
     ) {
         self.present = (now, key);
         match ev.0 {
@@ -485,7 +517,7 @@ impl Network {
 
     /// A frame is queued at switch `s`'s output, one forwarding latency
     /// after its first bit came in: route, admit (or trim, or drop), queue.
-    fn arrive(&mut self, s: usize, mut frame: Vec<u8>, now: SimTime, out: &mut Vec<NetAction>) {
+    fn arrive(&mut self, s: usize, mut frame: Vec<u8>, now: SimTime, out: &mut impl NetSink) {
         let sw = &mut self.switches[s];
         let Some(c) = classify(&frame, self.cfg.switch.priority_bands) else {
             sw.stats.dropped.malformed += 1;
@@ -518,7 +550,7 @@ impl Network {
         band: usize,
         charge: Charge,
         now: SimTime,
-        out: &mut Vec<NetAction>,
+        out: &mut impl NetSink,
     ) {
         let len = frame.len() as u64;
         let port = &mut self.ports[p];
@@ -537,7 +569,7 @@ impl Network {
                 // The first frame behind it: its end becomes an event, in
                 // the place it would have had.
                 let key = d.key.expect("the place was reserved after the frame began");
-                out.push(NetAction::ScheduleReserved {
+                out.act(NetAction::ScheduleReserved {
                     at: d.at,
                     key,
                     event: NetEvent(Ev::TxDone { port: p as u32 }),
@@ -553,7 +585,7 @@ impl Network {
     }
 
     /// The last bit of port `p`'s frame has left: release it, start the next.
-    fn tx_done(&mut self, p: usize, now: SimTime, out: &mut Vec<NetAction>) {
+    fn tx_done(&mut self, p: usize, now: SimTime, out: &mut impl NetSink) {
         let port = &mut self.ports[p];
         if let (Some((len, charge)), Some(s)) = (port.finish(now), port.owner) {
             self.switches[s].release(len, charge);
@@ -565,7 +597,7 @@ impl Network {
 
     /// Port `p` starts serializing `q` at `at`: schedule its end, inject
     /// faults, capture it, pass it to the far end of the link.
-    fn transmit(&mut self, p: usize, q: Queued, at: SimTime, out: &mut Vec<NetAction>) {
+    fn transmit(&mut self, p: usize, q: Queued, at: SimTime, out: &mut impl NetSink) {
         let port = &mut self.ports[p];
         let len = q.frame.len();
         let last_bit = port.begin(len, q.charge, at, port.gbps);
@@ -574,16 +606,13 @@ impl Network {
         }
         match port.owner {
             Some(s) if self.lazy && port.waiting() == 0 && port.samples.is_none() => {
-                port.pending_done = Some(PendingDone {
-                    at: last_bit,
-                    key: None,
-                });
-                out.push(NetAction::Reserve { port: p as u32 });
+                let key = out.reserve(p as u32);
+                port.pending_done = Some(PendingDone { at: last_bit, key });
                 let sw = &mut self.switches[s];
                 sw.pending_dones += 1;
                 sw.earliest_pending = sw.earliest_pending.min(last_bit);
             }
-            _ => out.push(NetAction::Schedule {
+            _ => out.act(NetAction::Schedule {
                 at: last_bit,
                 event: NetEvent(Ev::TxDone { port: p as u32 }),
             }),
@@ -593,16 +622,21 @@ impl Network {
 
     /// Port `p`'s frame starts at `at`: inject faults, capture it, pass it
     /// to the far end of the link.
-    fn depart(&mut self, p: usize, frame: Vec<u8>, at: SimTime, out: &mut Vec<NetAction>) {
+    fn depart(&mut self, p: usize, frame: Vec<u8>, at: SimTime, out: &mut impl NetSink) {
         // Ports 0..hosts are the hosts' uplinks.
         if self.stopped(p, at) {
             self.faults.stopped += 1;
             return;
         }
         let port = &mut self.ports[p];
+        let mut first_bit = at + port.propagation;
+        if port.faults.is_none() && port.capture.is_none() {
+            // The common case: no fault to draw, no capture to write.
+            let peer = port.peer;
+            return self.hand_over(peer, frame, first_bit, out);
+        }
         let len = frame.len();
         let mut frame = frame;
-        let mut first_bit = at + port.propagation;
         let mut duplicate = false;
         if let Some(rng) = &mut port.faults {
             match faults::apply(rng, &self.cfg.faults, &mut frame, &mut self.faults) {
@@ -629,12 +663,13 @@ impl Network {
     }
 
     /// `frame`'s first bit reaches `peer` at `first_bit`.
+    #[inline]
     fn hand_over(
         &mut self,
         peer: Endpoint,
         frame: Vec<u8>,
         first_bit: SimTime,
-        out: &mut Vec<NetAction>,
+        out: &mut impl NetSink,
     ) {
         match peer {
             Endpoint::Host(host) => {
@@ -644,13 +679,13 @@ impl Network {
                 }
                 self.delivered += 1;
                 self.delivered_bytes += frame.len() as u64;
-                out.push(NetAction::Deliver {
+                out.act(NetAction::Deliver {
                     host,
                     frame,
                     first_bit,
                 });
             }
-            Endpoint::Switch(s) => out.push(NetAction::Schedule {
+            Endpoint::Switch(s) => out.act(NetAction::Schedule {
                 at: first_bit + self.forwarding,
                 event: NetEvent(Ev::Arrive {
                     switch: s as u32,

@@ -7,16 +7,20 @@
 //! and taking the next event looks at one small bucket (sorted when it
 //! becomes the current one). Events beyond the wheel's reach (timeouts)
 //! wait in a 4-ary heap and move onto the wheel as it turns.
+//!
+//! Events stay in one slab of slots from scheduling to handling; a bucket
+//! is a list threaded through the slots, so scheduling and taking an event
+//! allocate nothing once the slab has reached the queue's largest size,
+//! and an event is moved twice (in, out) however long it waits.
 
 use crate::time::SimTime;
 use dary_heap::QuaternaryHeap;
 use std::cmp::Reverse;
 
-/// What the heap orders: an event's time, its scheduling order, and the
-/// slot holding the event. The events themselves stay put in `slots`, so a
-/// heap operation moves 24 bytes however large `E` is; a 4-ary heap is
-/// half as deep as a binary one (queues hold tens of thousands of pending
-/// timeouts in long runs).
+/// What the heap and the current bucket order: an event's time, its
+/// scheduling order, and the slot holding the event (24 bytes, however
+/// large the event is). A 4-ary heap is half as deep as a binary one
+/// (queues hold tens of thousands of pending timeouts in long runs).
 #[derive(Clone, Copy)]
 struct Key {
     time: SimTime,
@@ -24,9 +28,15 @@ struct Key {
     slot: u32,
 }
 
+impl Key {
+    fn order(&self) -> (SimTime, u64) {
+        (self.time, self.seq)
+    }
+}
+
 impl PartialEq for Key {
     fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
+        self.order() == o.order()
     }
 }
 impl Eq for Key {}
@@ -37,7 +47,7 @@ impl PartialOrd for Key {
 }
 impl Ord for Key {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.time, self.seq).cmp(&(o.time, o.seq))
+        self.order().cmp(&o.order())
     }
 }
 
@@ -51,6 +61,9 @@ fn tick(t: SimTime) -> u64 {
     t.0 >> TICK_SHIFT
 }
 
+/// No slot (the end of a list).
+const NIL: u32 = u32::MAX;
+
 /// Bits of a scheduling place below the origin ([`EventQueue::with_origin`]):
 /// 2^48 places per origin.
 const ORIGIN_SHIFT: u32 = 48;
@@ -59,26 +72,36 @@ const ORIGIN_SHIFT: u32 = 48;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reserved(u64);
 
+/// A pending event and its key, or a free slot.
+struct Slot<E> {
+    time: SimTime,
+    seq: u64,
+    /// The next slot of its wheel bucket, or of the free list.
+    next: u32,
+    event: Option<E>,
+}
+
 /// Events of type `E` ordered by (time, scheduling order).
 pub struct EventQueue<E> {
-    /// Keys due in ticks `tick .. tick + WHEEL_BUCKETS`, in bucket
-    /// `tick % WHEEL_BUCKETS` onwards (allocated on first use).
-    wheel: Vec<Vec<Key>>,
+    /// Per bucket, the first slot of its list of keys due in ticks
+    /// `tick + 1 .. tick + WHEEL_BUCKETS` (bucket `t % WHEEL_BUCKETS`;
+    /// allocated on first use). The current tick's keys are in `current_keys`.
+    heads: Vec<u32>,
+    /// One bit per bucket, set while its list is not empty: the next key
+    /// is found 64 buckets at a time (a partitioned run has many sparse
+    /// queues).
+    occupied: Vec<u64>,
     /// The current tick: no pending key is earlier.
     tick: u64,
-    /// Whether the current tick's bucket is sorted (latest first).
-    sorted: bool,
-    /// Keys on the wheel.
+    /// The current tick's keys, latest first.
+    current_keys: Vec<Key>,
+    /// Keys on the wheel (`current_keys` included).
     on_wheel: usize,
-    /// One bit per bucket, set while it holds keys: the next key is found
-    /// 64 buckets at a time (a partitioned run has many sparse queues).
-    occupied: Vec<u64>,
     /// Keys due at `tick + WHEEL_BUCKETS` or later.
     far: QuaternaryHeap<Reverse<Key>>,
-    /// Pending events, by slot; freed slots are reused (no allocation per
-    /// event once the queue has reached its largest size).
-    slots: Vec<Option<E>>,
-    free: Vec<u32>,
+    /// Pending events; freed slots are reused (a list through `next`).
+    slots: Vec<Slot<E>>,
+    free: u32,
     seq: u64,
     now: SimTime,
     /// The scheduling place of the last event taken.
@@ -91,14 +114,14 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            wheel: Vec::new(),
-            tick: 0,
-            sorted: false,
-            on_wheel: 0,
+            heads: Vec::new(),
             occupied: Vec::new(),
+            tick: 0,
+            current_keys: Vec::new(),
+            on_wheel: 0,
             far: QuaternaryHeap::new(),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: NIL,
             seq: 0,
             now: SimTime::ZERO,
             current: 0,
@@ -138,6 +161,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time` (at `now` if `time` has already passed).
+    #[inline]
     pub fn schedule(&mut self, time: SimTime, event: E) {
         let seq = self.reserve();
         self.schedule_reserved(time, seq, event);
@@ -150,6 +174,7 @@ impl<E> EventQueue<E> {
     /// pending deadlines in a FIFO of its own (a load generator's
     /// timeouts) keeps only the earliest in the queue, with the same
     /// outcome as scheduling them all.
+    #[inline]
     pub fn reserve(&mut self) -> Reserved {
         self.seq += 1;
         Reserved(self.seq)
@@ -157,6 +182,7 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `time` in the place `seq` reserved (at `now` if
     /// `time` has already passed).
+    #[inline]
     pub fn schedule_reserved(&mut self, time: SimTime, seq: Reserved, event: E) {
         let time = if time < self.now {
             self.late += 1;
@@ -164,53 +190,78 @@ impl<E> EventQueue<E> {
         } else {
             time
         };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(event);
-                slot
-            }
-            None => {
-                self.slots.push(Some(event));
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
-            }
+        let t = tick(time);
+        // The common case, a tick ahead on the wheel (not the current one):
+        // the slot joins its bucket's list.
+        let bucket = (t.wrapping_sub(self.tick).wrapping_sub(1) < WHEEL_BUCKETS as u64 - 1
+            && !self.heads.is_empty())
+        .then_some(t as usize % WHEEL_BUCKETS);
+        let next = bucket.map_or(NIL, |i| self.heads[i]);
+        let slot = if self.free != NIL {
+            // Filled in place: the event is moved once.
+            let slot = self.free;
+            let s = &mut self.slots[slot as usize];
+            self.free = s.next;
+            s.time = time;
+            s.seq = seq.0;
+            s.next = next;
+            // A free slot holds `None`: nothing to drop.
+            debug_assert!(s.event.is_none());
+            std::mem::forget(s.event.replace(event));
+            slot
+        } else {
+            self.slots.push(Slot {
+                time,
+                seq: seq.0,
+                next,
+                event: Some(event),
+            });
+            u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 pending events")
         };
-        self.insert(Key {
-            time,
-            seq: seq.0,
-            slot,
-        });
+        match bucket {
+            Some(i) => {
+                self.heads[i] = slot;
+                self.occupied[i / 64] |= 1 << (i % 64);
+                self.on_wheel += 1;
+            }
+            None => self.insert(Key {
+                time,
+                seq: seq.0,
+                slot,
+            }),
+        }
     }
 
-    /// Puts `k` (not earlier than the current tick) on the wheel or in the
-    /// far heap.
+    /// Puts `k` (not earlier than the current tick; its slot holds its
+    /// time and place) on the wheel or in the far heap.
     fn insert(&mut self, k: Key) {
         let t = tick(k.time);
         debug_assert!(t >= self.tick, "a key before the current tick");
-        if t - self.tick >= WHEEL_BUCKETS as u64 {
+        let ahead = t - self.tick;
+        if ahead == 0 {
+            // Latest first: the key goes before every later one.
+            let at = self.current_keys.partition_point(|x| x.order() > k.order());
+            self.current_keys.insert(at, k);
+        } else if ahead < WHEEL_BUCKETS as u64 {
+            if self.heads.is_empty() {
+                self.heads = vec![NIL; WHEEL_BUCKETS];
+                self.occupied = vec![0; WHEEL_BUCKETS / 64];
+            }
+            let i = t as usize % WHEEL_BUCKETS;
+            self.slots[k.slot as usize].next = self.heads[i];
+            self.heads[i] = k.slot;
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
             self.far.push(Reverse(k));
             return;
-        }
-        if self.wheel.is_empty() {
-            self.wheel = (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect();
-            self.occupied = vec![0; WHEEL_BUCKETS / 64];
-        }
-        let i = t as usize % WHEEL_BUCKETS;
-        self.occupied[i / 64] |= 1 << (i % 64);
-        let bucket = &mut self.wheel[i];
-        if t == self.tick && self.sorted {
-            // Latest first: the key goes before every later one.
-            let at = bucket.partition_point(|x| (x.time, x.seq) > (k.time, k.seq));
-            bucket.insert(at, k);
-        } else {
-            bucket.push(k);
         }
         self.on_wheel += 1;
     }
 
-    /// The tick of the first non-empty bucket at or after the current one,
-    /// if any key is on the wheel.
+    /// The tick of the first non-empty bucket after the current one, if
+    /// any list holds a key.
     fn next_tick(&self) -> Option<u64> {
-        if self.on_wheel == 0 {
+        if self.on_wheel == self.current_keys.len() {
             return None;
         }
         // Buckets in tick order: from the current one round the wheel.
@@ -235,27 +286,52 @@ impl<E> EventQueue<E> {
         None
     }
 
+    /// The earliest time in bucket `i`'s list.
+    fn bucket_min(&self, i: usize) -> Option<SimTime> {
+        let mut s = self.heads[i];
+        let mut min = None;
+        while s != NIL {
+            let slot = &self.slots[s as usize];
+            min = Some(min.map_or(slot.time, |m: SimTime| m.min(slot.time)));
+            s = slot.next;
+        }
+        min
+    }
+
     /// The time of the next event.
     pub fn peek_time(&self) -> Option<SimTime> {
+        if let Some(k) = self.current_keys.last() {
+            return Some(k.time);
+        }
         match self.next_tick() {
-            Some(t) => {
-                let b = &self.wheel[t as usize % WHEEL_BUCKETS];
-                if t == self.tick && self.sorted {
-                    b.last().map(|k| k.time)
-                } else {
-                    b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0)
-                }
-            }
+            Some(t) => self.bucket_min(t as usize % WHEEL_BUCKETS),
             None => self.far.peek().map(|Reverse(k)| k.time),
         }
     }
 
-    /// Makes tick `t` (no key is earlier) the current one: the wheel turns,
-    /// far keys it now reaches move onto it.
+    /// Makes tick `t` (no key is earlier; `current_keys` is empty) the
+    /// current one: its bucket's keys become the current keys, far keys
+    /// the wheel now reaches move onto it.
     fn turn_to(&mut self, t: u64) {
-        if t != self.tick {
-            self.tick = t;
-            self.sorted = false;
+        debug_assert!(self.current_keys.is_empty() && t > self.tick);
+        self.tick = t;
+        if !self.heads.is_empty() {
+            let i = t as usize % WHEEL_BUCKETS;
+            let mut s = std::mem::replace(&mut self.heads[i], NIL);
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            while s != NIL {
+                let slot = &self.slots[s as usize];
+                self.current_keys.push(Key {
+                    time: slot.time,
+                    seq: slot.seq,
+                    slot: s,
+                });
+                s = slot.next;
+            }
+            if self.current_keys.len() > 1 {
+                self.current_keys
+                    .sort_unstable_by_key(|k| Reverse(k.order()));
+            }
         }
         let reach = self.tick + WHEEL_BUCKETS as u64;
         while let Some(Reverse(k)) = self.far.peek() {
@@ -268,58 +344,60 @@ impl<E> EventQueue<E> {
     }
 
     /// Takes the next event if it is due at or before `until`.
+    #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        // The common case: more keys in the current (sorted) bucket, whose
-        // last is the earliest of all (far keys are past the wheel).
-        if self.sorted {
-            let i = self.tick as usize % WHEEL_BUCKETS;
-            if let Some(&k) = self.wheel[i].last() {
-                if k.time > until {
-                    return None;
-                }
-                self.wheel[i].pop();
-                if self.wheel[i].is_empty() {
-                    self.occupied[i / 64] &= !(1 << (i % 64));
-                }
-                return Some(self.take(k));
-            }
-        }
-        let t = match self.next_tick() {
-            Some(t) => t,
-            None => tick(self.far.peek()?.0.time),
-        };
-        // Every far key is past the wheel: the next key is in bucket `t`.
-        let next = match self.wheel.get(t as usize % WHEEL_BUCKETS) {
-            Some(b) if t == self.tick && self.sorted => b.last().map(|k| k.time),
-            Some(b) if !b.is_empty() => b.iter().map(|k| (k.time, k.seq)).min().map(|m| m.0),
-            _ => self.far.peek().map(|Reverse(k)| k.time),
-        };
-        if next? > until {
+        // The common case: more keys in the current tick, whose last is
+        // the earliest of all (later buckets and far keys are later).
+        if self.current_keys.is_empty() && !self.advance(until) {
             return None;
         }
-        self.turn_to(t);
-        let bucket = &mut self.wheel[t as usize % WHEEL_BUCKETS];
-        if !self.sorted {
-            bucket.sort_unstable_by_key(|k| Reverse((k.time, k.seq)));
-            self.sorted = true;
+        let k = *self.current_keys.last()?;
+        if k.time > until {
+            return None;
         }
-        let k = bucket.pop().expect("the next tick's bucket holds a key");
-        if bucket.is_empty() {
-            let i = t as usize % WHEEL_BUCKETS;
-            self.occupied[i / 64] &= !(1 << (i % 64));
-        }
+        self.current_keys.pop();
         Some(self.take(k))
     }
 
-    /// Takes the event of `k`, just removed from the wheel.
+    /// With no key left in the current tick, turns the wheel to the next
+    /// tick with a key if that key is due at or before `until`; returns
+    /// whether it did.
+    #[cold]
+    fn advance(&mut self, until: SimTime) -> bool {
+        let (t, on_wheel) = match self.next_tick() {
+            Some(t) => (t, true),
+            None => match self.far.peek() {
+                Some(Reverse(k)) => (tick(k.time), false),
+                None => return false,
+            },
+        };
+        // The tick is not turned to unless its first key is due: events may
+        // still be scheduled before it.
+        let tick_last = SimTime(((t + 1) << TICK_SHIFT) - 1);
+        if until < tick_last {
+            let first = if on_wheel {
+                self.bucket_min(t as usize % WHEEL_BUCKETS)
+            } else {
+                self.far.peek().map(|Reverse(k)| k.time)
+            };
+            if first.is_none_or(|f| f > until) {
+                return false;
+            }
+        }
+        self.turn_to(t);
+        true
+    }
+
+    /// Takes the event of `k`, just removed from the current keys.
+    #[inline]
     fn take(&mut self, k: Key) -> (SimTime, E) {
         self.on_wheel -= 1;
         self.now = k.time;
         self.current = k.seq;
-        let event = self.slots[k.slot as usize]
-            .take()
-            .expect("a pending event's slot is full");
-        self.free.push(k.slot);
+        let slot = &mut self.slots[k.slot as usize];
+        let event = slot.event.take().expect("a pending event's slot is full");
+        slot.next = self.free;
+        self.free = k.slot;
         (k.time, event)
     }
 
@@ -433,6 +511,37 @@ mod tests {
                     let min = pending.iter().map(|p| (p.0, p.1)).min().map(|m| m.0);
                     proptest::prop_assert_eq!(q.peek_time().map(|t| t.0), min);
                 }
+            }
+        }
+
+        /// Pops bounded by `until` take the next event only if it is due by
+        /// then, and a refused pop leaves the queue ready for events
+        /// scheduled before the one it refused.
+        #[test]
+        fn bounded_pops_take_only_what_is_due(ops in proptest::collection::vec((0u64..4, 0u64..(1 << 33), 0u64..3), 1..400)) {
+            let mut q = EventQueue::new();
+            let mut pending: Vec<(u64, u64, usize)> = Vec::new();
+            let (mut seq, mut now) = (0u64, 0u64);
+            for (i, &(kind, x, op)) in ops.iter().enumerate() {
+                if op == 0 {
+                    pending.sort();
+                    let until = now + x % (1 << (10 + 8 * kind));
+                    let due = pending.first().is_some_and(|p| p.0 <= until);
+                    let want = due.then(|| pending.remove(0));
+                    let got = q.pop_until(SimTime(until));
+                    proptest::prop_assert_eq!(got.map(|(t, e)| (t.0, e)), want.map(|(t, _, e)| (t, e)));
+                    if let Some((t, _, _)) = want {
+                        now = t;
+                    }
+                } else {
+                    let t = now + x % (1 << (10 + 8 * kind));
+                    seq += 1;
+                    q.schedule(SimTime(t), i);
+                    pending.push((t, seq, i));
+                }
+                proptest::prop_assert_eq!(q.len(), pending.len());
+                let min = pending.iter().map(|p| (p.0, p.1)).min().map(|m| m.0);
+                proptest::prop_assert_eq!(q.peek_time().map(|t| t.0), min);
             }
         }
 

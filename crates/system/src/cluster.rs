@@ -34,11 +34,11 @@ use crate::nics::nanopu::NanoPuNic;
 use crate::nics::{CustomNic, NicKind, NicNote, NodeNic, NodeNicEvent};
 use crate::partition::{Outcome, Parallel};
 use crate::SystemError;
-use nanopu_network::{host_ip, NetAction, NetEvent, Network, TopologyConfig};
+use nanopu_network::{host_ip, NetAction, NetEvent, NetSink, Network, TopologyConfig};
 use nanopu_nic::mac::Mac;
 use nanopu_nic::{NanoNic, NicConfig};
 use nanopu_node::Node;
-use nanopu_sim::{EventQueue, SimDuration, SimTime};
+use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::program::{ProgramParams, TransportProgram};
 use nanopu_transport::{
     NanoTransport, Occupancy, OutMessage, TransportAction, TransportEvent, TransportStats, TxLink,
@@ -184,8 +184,9 @@ enum Ev {
     Net(NetEvent),
     /// A frame's first bit reaches a host's NIC.
     AtHost(usize, Vec<u8>),
-    /// A node's NIC's event.
-    Nic(usize, NodeNicEvent),
+    /// A node's NIC's event: its slot in `Cluster::nic_events` (NIC
+    /// events are large; kept out of line, every event stays small).
+    Nic(usize, u32),
     /// A built-in host's transport's event.
     Transport(usize, TransportEvent),
     /// Workload message `i` enters its sender's transport.
@@ -242,6 +243,48 @@ pub struct Cluster {
     /// The partitioned simulation, when threads are set
     /// ([`Cluster::set_threads`]).
     par: Option<Box<Parallel>>,
+    /// Pending NIC events of nodes ([`Ev::Nic`]), and the free slots.
+    nic_events: Vec<Option<NodeNicEvent>>,
+    free_nic_events: Vec<u32>,
+}
+
+/// The network's actions carried out as they come ([`NetSink`]): frames
+/// and network events into the cluster's queue.
+struct IntoQueue<'a> {
+    queue: &'a mut EventQueue<Ev>,
+    hosts: &'a [Host],
+}
+
+impl NetSink for IntoQueue<'_> {
+    #[inline]
+    fn act(&mut self, a: NetAction) {
+        match a {
+            NetAction::Deliver {
+                host,
+                frame,
+                first_bit,
+            } => {
+                // A load generator takes frames whole, at their last bit.
+                let at = match &self.hosts[host] {
+                    Host::Client(c) => {
+                        first_bit + SimDuration::serialization(frame.len() as u64, c.link_gbps)
+                    }
+                    _ => first_bit,
+                };
+                self.queue.schedule(at, Ev::AtHost(host, frame))
+            }
+            NetAction::Schedule { at, event } => self.queue.schedule(at, Ev::Net(event)),
+            NetAction::Reserve { .. } => unreachable!("the network asks NetSink::reserve"),
+            NetAction::ScheduleReserved { at, key, event } => {
+                self.queue.schedule_reserved(at, key, Ev::Net(event))
+            }
+        }
+    }
+
+    #[inline]
+    fn reserve(&mut self, _port: u32) -> Option<Reserved> {
+        Some(self.queue.reserve())
+    }
 }
 
 /// What a node host runs: its program (image and name) and NIC design.
@@ -482,6 +525,8 @@ impl Cluster {
             lookahead,
             spare_frames: Vec::new(),
             par: None,
+            nic_events: Vec::new(),
+            free_nic_events: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
             horizons: vec![None; hosts.iter().filter(|h| h.as_node().is_some()).count()],
             node_index: {
@@ -944,26 +989,33 @@ impl Cluster {
             Ev::Send(i) => self.top_up(self.specs[*i].from),
             _ => {}
         }
-        let mut net_actions = std::mem::take(&mut self.net_actions);
+        // Built-in hosts and the network hand their actions to the queue as
+        // they come; nodes and load generators through `net_actions`,
+        // carried out after everything else they asked for.
         match ev {
-            Ev::Net(e) => self
-                .net
-                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
+            Ev::Net(e) => {
+                let key = self.queue.current();
+                let mut sink = IntoQueue {
+                    queue: &mut self.queue,
+                    hosts: &self.hosts,
+                };
+                self.net.handle_keyed(e, t, key, &mut sink);
+            }
             Ev::AtHost(h, frame) => {
                 match &mut self.hosts[h] {
                     Host::Builtin(b) => {
                         let in_nic = b.mac.received(t, frame.len());
                         b.transport.packet_in(&frame, in_nic, &mut self.actions);
-                        self.builtin_actions(h, &mut net_actions);
+                        self.builtin_actions(h);
                     }
                     Host::Node(n) => {
                         n.frame_in(&frame, t);
                         self.node_changed(h);
-                        self.node_io_into(h, &mut net_actions);
+                        self.node_io(h);
                     }
                     Host::Client(c) => {
                         c.frame_in(&frame, t); // t: the last bit
-                        self.client_actions(h, &mut net_actions);
+                        self.client_io(h);
                     }
                 }
                 if self.spare_frames.len() < SPARE_FRAMES {
@@ -974,14 +1026,18 @@ impl Cluster {
                 if let Host::Builtin(b) = &mut self.hosts[h] {
                     b.transport.handle(e, t, &mut self.actions);
                 }
-                self.builtin_actions(h, &mut net_actions);
+                self.builtin_actions(h);
             }
-            Ev::Nic(h, e) => {
+            Ev::Nic(h, slot) => {
+                let e = self.nic_events[slot as usize]
+                    .take()
+                    .expect("a pending NIC event's slot is full");
+                self.free_nic_events.push(slot);
                 if let Some(n) = self.hosts[h].as_node_mut() {
                     n.handle(e, t);
                     self.node_changed(h);
                 }
-                self.node_io_into(h, &mut net_actions);
+                self.node_io(h);
             }
             Ev::Send(i) => {
                 let m = self.specs[i];
@@ -1000,7 +1056,7 @@ impl Cluster {
                     };
                     b.transport.send_message(msg, t, &mut self.actions);
                 }
-                self.builtin_actions(m.from, &mut net_actions);
+                self.builtin_actions(m.from);
             }
             Ev::ClientTick(h) | Ev::ClientStart(h) | Ev::ClientTimeout(h) => {
                 if let Host::Client(c) = &mut self.hosts[h] {
@@ -1024,43 +1080,37 @@ impl Cluster {
                         }
                     }
                 }
-                self.client_actions(h, &mut net_actions);
+                self.client_io(h);
             }
         }
+    }
+
+    /// Carries out the network's actions recorded in `net_actions`.
+    fn network_actions(&mut self, net_actions: &mut Vec<NetAction>) {
+        let mut sink = IntoQueue {
+            queue: &mut self.queue,
+            hosts: &self.hosts,
+        };
+        for a in net_actions.drain(..) {
+            match a {
+                NetAction::Reserve { port } => {
+                    let key = sink.queue.reserve();
+                    self.net.reserved(port, key);
+                }
+                a => sink.act(a),
+            }
+        }
+    }
+
+    /// What load generator `h` asked for.
+    fn client_io(&mut self, h: usize) {
+        let mut net_actions = std::mem::take(&mut self.net_actions);
+        self.client_actions(h, &mut net_actions);
         self.network_actions(&mut net_actions);
         self.net_actions = net_actions;
     }
 
-    fn network_actions(&mut self, net_actions: &mut Vec<NetAction>) {
-        for a in net_actions.drain(..) {
-            match a {
-                NetAction::Deliver {
-                    host,
-                    frame,
-                    first_bit,
-                } => {
-                    // A load generator takes frames whole, at their last bit.
-                    let at = match &self.hosts[host] {
-                        Host::Client(c) => {
-                            first_bit + SimDuration::serialization(frame.len() as u64, c.link_gbps)
-                        }
-                        _ => first_bit,
-                    };
-                    self.queue.schedule(at, Ev::AtHost(host, frame))
-                }
-                NetAction::Schedule { at, event } => self.queue.schedule(at, Ev::Net(event)),
-                NetAction::Reserve { port } => {
-                    let key = self.queue.reserve();
-                    self.net.reserved(port, key);
-                }
-                NetAction::ScheduleReserved { at, key, event } => {
-                    self.queue.schedule_reserved(at, key, Ev::Net(event))
-                }
-            }
-        }
-    }
-
-    /// What node `h`'s NIC asked for, outside event handling.
+    /// What node `h`'s NIC asked for.
     fn node_io(&mut self, h: usize) {
         let mut net_actions = std::mem::take(&mut self.net_actions);
         self.node_io_into(h, &mut net_actions);
@@ -1089,7 +1139,17 @@ impl Cluster {
             self.net.send(h, frame, ready, net_actions);
         }
         for (at, e) in requests.schedule.by_ref() {
-            self.queue.schedule(at, Ev::Nic(h, e));
+            let slot = match self.free_nic_events.pop() {
+                Some(slot) => {
+                    self.nic_events[slot as usize] = Some(e);
+                    slot
+                }
+                None => {
+                    self.nic_events.push(Some(e));
+                    (self.nic_events.len() - 1) as u32
+                }
+            };
+            self.queue.schedule(at, Ev::Nic(h, slot));
         }
         for note in requests.notes.by_ref() {
             self.note(h, note, boot_on_wire);
@@ -1155,9 +1215,18 @@ impl Cluster {
         }
     }
 
-    /// What built-in host `h`'s transport asked for.
-    fn builtin_actions(&mut self, h: usize, net_actions: &mut Vec<NetAction>) {
+    /// What built-in host `h`'s transport asked for: its own events are
+    /// scheduled first, then its frames go onto the network, whose actions
+    /// are carried out as they come. The event queue numbers them in the
+    /// order carrying out the network's actions after all of the
+    /// transport's would.
+    fn builtin_actions(&mut self, h: usize) {
         let mut actions = std::mem::take(&mut self.actions);
+        for a in &actions {
+            if let TransportAction::Schedule { at, event } = *a {
+                self.queue.schedule(at, Ev::Transport(h, event));
+            }
+        }
         for a in actions.drain(..) {
             match a {
                 TransportAction::Deliver { msg, at } => self.delivered(h, msg, at),
@@ -1169,12 +1238,13 @@ impl Cluster {
                         continue;
                     };
                     let ready = b.mac.transmit_ready(at);
-                    self.net.send(h, frame, ready, net_actions);
+                    let mut sink = IntoQueue {
+                        queue: &mut self.queue,
+                        hosts: &self.hosts,
+                    };
+                    self.net.send(h, frame, ready, &mut sink);
                 }
-                TransportAction::Schedule { at, event } => {
-                    self.queue.schedule(at, Ev::Transport(h, event))
-                }
-                TransportAction::Sent { .. } => {}
+                TransportAction::Schedule { .. } | TransportAction::Sent { .. } => {}
                 TransportAction::Failed { outcome, .. } => {
                     if let Some(r) = self.records.get_mut(outcome.tag as usize) {
                         r.failed = true;
@@ -1303,4 +1373,13 @@ pub fn client_host(
     // A transport in the node's NIC wants its packets acknowledged.
     c.acknowledge = nic.transport.protocol != nanopu_transport::Protocol::None;
     Ok(ClientHost::new(Some(c), server, link_gbps))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_are_small() {
+        // Events move twice through the queue: a frame's Vec and a tag.
+        assert!(std::mem::size_of::<super::Ev>() <= 40);
+    }
 }

@@ -22,7 +22,7 @@
 use crate::cluster::{MessageRecord, MessageSpec};
 use crate::host::{BuiltinHost, Host};
 use crate::SystemError;
-use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, Network, NetworkStats};
+use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, NetSink, Network, NetworkStats};
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
 use std::cmp::Reverse;
@@ -100,7 +100,6 @@ struct Partition {
     /// lookahead is wrong).
     early: u64,
     actions: Vec<TransportAction>,
-    net_actions: Vec<NetAction>,
     spare_frames: Vec<Vec<u8>>,
     updates: Vec<(usize, Update)>,
     unknown_deliveries: u64,
@@ -170,7 +169,6 @@ impl Parallel {
                 round_end: SimTime::ZERO,
                 early: 0,
                 actions: Vec::new(),
-                net_actions: Vec::new(),
                 spare_frames: Vec::new(),
                 updates: Vec::new(),
                 unknown_deliveries: 0,
@@ -607,19 +605,37 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
     }
 }
 
-/// Thread `k`'s rounds over its partitions.
+/// Thread `k`'s rounds over its partitions, one barrier a round. Before
+/// the barrier each thread publishes the earliest of its partitions'
+/// events and of the events it handed to other partitions in the round
+/// (which may not have been taken in yet): the least of them is the
+/// earliest event of all. After the barrier every event handed over in
+/// the round is in a mailbox, and each thread takes in its partitions'
+/// mail before the next round. (Mail a faster thread hands over in that
+/// next round may be taken in early: it is due after the round and brings
+/// its place in the order, so that changes nothing.)
 fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
     let _guard = PoisonOnPanic(&sh.barrier);
-    let mut round = 0usize;
-    loop {
-        let next = bucket
+    let earliest = |bucket: &[(&mut Partition, &mut [&mut BuiltinHost])]| {
+        bucket
             .iter()
             .filter_map(|(p, _)| p.queue.peek_time())
             .min()
-            .map_or(u64::MAX, SimTime::fs);
-        sh.next[round & 1][k].store(next, Ordering::Relaxed);
+            .map_or(u64::MAX, SimTime::fs)
+    };
+    let mut round = 0usize;
+    sh.next[0][k].store(earliest(&bucket), Ordering::Relaxed);
+    loop {
         sh.barrier.wait();
+        for (p, _) in bucket.iter_mut() {
+            let mut mail = sh.mail[p.id as usize]
+                .lock()
+                .expect("no thread panicked holding a mailbox");
+            for c in mail.drain(..) {
+                p.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
+        }
         let t0 = sh.next[round & 1]
             .iter()
             .map(|x| x.load(Ordering::Relaxed))
@@ -631,26 +647,23 @@ fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, 
         // Every event before t0 + lookahead, and none after `until`.
         let round_end = SimTime(t0.saturating_add(sh.lookahead.0));
         let last = SimTime(round_end.0 - 1).min(sh.until);
+        let mut handed_over = u64::MAX;
         for (p, hosts) in bucket.iter_mut() {
             p.round_end = round_end;
             p.run_to(last, hosts, sh);
             for dest in p.sent.drain(..) {
+                let outbox = &mut p.outbox[dest as usize];
+                if let Some(at) = outbox.iter().map(|c| c.at).min() {
+                    handed_over = handed_over.min(at.fs());
+                }
                 sh.mail[dest as usize]
                     .lock()
                     .expect("no thread panicked holding a mailbox")
-                    .append(&mut p.outbox[dest as usize]);
-            }
-        }
-        sh.barrier.wait();
-        for (p, _) in bucket.iter_mut() {
-            let mut mail = sh.mail[p.id as usize]
-                .lock()
-                .expect("no thread panicked holding a mailbox");
-            for c in mail.drain(..) {
-                p.queue.schedule_reserved(c.at, c.key, c.ev);
+                    .append(outbox);
             }
         }
         round += 1;
+        sh.next[round & 1][k].store(earliest(&bucket).min(handed_over), Ordering::Relaxed);
     }
 }
 
@@ -683,17 +696,18 @@ impl Partition {
     }
 
     fn handle(&mut self, t: SimTime, ev: Ev, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
-        let mut net_actions = std::mem::take(&mut self.net_actions);
         match ev {
-            Ev::Net(e) => self
-                .net
-                .handle_keyed(e, t, self.queue.current(), &mut net_actions),
+            Ev::Net(e) => {
+                let key = self.queue.current();
+                let (net, mut sink) = self.split(sh);
+                net.handle_keyed(e, t, key, &mut sink);
+            }
             Ev::AtHost(h, frame) => {
                 self.top_up(hosts, h);
                 let b = self.builtin(hosts, h);
                 let in_nic = b.mac.received(t, frame.len());
                 b.transport.packet_in(&frame, in_nic, &mut self.actions);
-                self.builtin_actions(h, hosts, &mut net_actions, sh);
+                self.builtin_actions(h, hosts, sh);
                 if self.spare_frames.len() < SPARE_FRAMES {
                     self.spare_frames.push(frame);
                 }
@@ -702,7 +716,7 @@ impl Partition {
                 self.top_up(hosts, h);
                 let b = self.builtin(hosts, h);
                 b.transport.handle(e, t, &mut self.actions);
-                self.builtin_actions(h, hosts, &mut net_actions, sh);
+                self.builtin_actions(h, hosts, sh);
             }
             Ev::Send(i) => {
                 let m = sh.specs[i];
@@ -721,22 +735,37 @@ impl Partition {
                     tag: i as u64,
                 };
                 b.transport.send_message(msg, t, &mut self.actions);
-                self.builtin_actions(m.from, hosts, &mut net_actions, sh);
+                self.builtin_actions(m.from, hosts, sh);
             }
         }
-        self.network_actions(&mut net_actions, sh);
-        self.net_actions = net_actions;
     }
 
-    /// What built-in host `h`'s transport asked for.
-    fn builtin_actions(
-        &mut self,
-        h: usize,
-        hosts: &mut [&mut BuiltinHost],
-        net_actions: &mut Vec<NetAction>,
-        sh: &Shared<'_>,
-    ) {
+    /// The partition's network, and the sink its actions go to.
+    fn split<'a>(&'a mut self, sh: &'a Shared<'_>) -> (&'a mut Network, Route<'a>) {
+        (
+            &mut self.net,
+            Route {
+                id: self.id,
+                queue: &mut self.queue,
+                outbox: &mut self.outbox,
+                sent: &mut self.sent,
+                round_end: self.round_end,
+                early: &mut self.early,
+                layout: sh.layout,
+            },
+        )
+    }
+
+    /// What built-in host `h`'s transport asked for: its own events first,
+    /// then its frames onto the network (as the single loop's
+    /// `builtin_actions`).
+    fn builtin_actions(&mut self, h: usize, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
         let mut actions = std::mem::take(&mut self.actions);
+        for a in &actions {
+            if let TransportAction::Schedule { at, event } = *a {
+                self.queue.schedule(at, Ev::Transport(h, event));
+            }
+        }
         for a in actions.drain(..) {
             match a {
                 TransportAction::Deliver { msg, at } => {
@@ -751,12 +780,10 @@ impl Partition {
                 }
                 TransportAction::Transmit { frame, at } => {
                     let ready = self.builtin(hosts, h).mac.transmit_ready(at);
-                    self.net.send(h, frame, ready, net_actions);
+                    let (net, mut sink) = self.split(sh);
+                    net.send(h, frame, ready, &mut sink);
                 }
-                TransportAction::Schedule { at, event } => {
-                    self.queue.schedule(at, Ev::Transport(h, event))
-                }
-                TransportAction::Sent { .. } => {}
+                TransportAction::Schedule { .. } | TransportAction::Sent { .. } => {}
                 TransportAction::Failed { outcome, .. } => {
                     let i = outcome.tag as usize;
                     if i < sh.specs.len() {
@@ -784,44 +811,61 @@ impl Partition {
             self.unknown_deliveries += 1;
         }
     }
+}
 
-    fn network_actions(&mut self, net_actions: &mut Vec<NetAction>, sh: &Shared<'_>) {
-        for a in net_actions.drain(..) {
-            let (at, ev, owner) = match a {
-                // Frame ends: always at the port's own partition.
-                NetAction::Reserve { port } => {
-                    let key = self.queue.reserve();
-                    self.net.reserved(port, key);
-                    continue;
-                }
-                NetAction::ScheduleReserved { at, key, event } => {
-                    self.queue.schedule_reserved(at, key, Ev::Net(event));
-                    continue;
-                }
-                NetAction::Deliver {
-                    host,
-                    frame,
-                    first_bit,
-                } => (first_bit, Ev::AtHost(host, frame), sh.layout.host[host]),
-                NetAction::Schedule { at, event } => {
-                    let owner = event.arriving_at().map_or(self.id, |s| sh.layout.switch[s]);
-                    (at, Ev::Net(event), owner)
-                }
-            };
-            if owner == self.id {
-                self.queue.schedule(at, ev);
-            } else {
-                if at < self.round_end {
-                    self.early += 1;
-                }
-                let key = self.queue.reserve();
-                let outbox = &mut self.outbox[owner as usize];
-                if outbox.is_empty() {
-                    self.sent.push(owner);
-                }
-                outbox.push(Cross { at, key, ev });
+/// A partition's network actions carried out as they come ([`NetSink`]):
+/// into its own queue, or, keyed by a place in its own order, into the
+/// outbox of the partition that owns where they happen.
+struct Route<'a> {
+    id: u16,
+    queue: &'a mut EventQueue<Ev>,
+    outbox: &'a mut [Vec<Cross>],
+    sent: &'a mut Vec<u16>,
+    round_end: SimTime,
+    early: &'a mut u64,
+    layout: &'a Layout,
+}
+
+impl NetSink for Route<'_> {
+    #[inline]
+    fn act(&mut self, a: NetAction) {
+        let (at, ev, owner) = match a {
+            // Frame ends: always at the port's own partition.
+            NetAction::Reserve { .. } => unreachable!("the network asks NetSink::reserve"),
+            NetAction::ScheduleReserved { at, key, event } => {
+                self.queue.schedule_reserved(at, key, Ev::Net(event));
+                return;
             }
+            NetAction::Deliver {
+                host,
+                frame,
+                first_bit,
+            } => (first_bit, Ev::AtHost(host, frame), self.layout.host[host]),
+            NetAction::Schedule { at, event } => {
+                let owner = event
+                    .arriving_at()
+                    .map_or(self.id, |s| self.layout.switch[s]);
+                (at, Ev::Net(event), owner)
+            }
+        };
+        if owner == self.id {
+            self.queue.schedule(at, ev);
+        } else {
+            if at < self.round_end {
+                *self.early += 1;
+            }
+            let key = self.queue.reserve();
+            let outbox = &mut self.outbox[owner as usize];
+            if outbox.is_empty() {
+                self.sent.push(owner);
+            }
+            outbox.push(Cross { at, key, ev });
         }
+    }
+
+    #[inline]
+    fn reserve(&mut self, _port: u32) -> Option<Reserved> {
+        Some(self.queue.reserve())
     }
 }
 
