@@ -161,6 +161,9 @@ pub struct BufferPool {
     classes: Vec<Class>,
     in_use: usize,
     capacity: usize,
+    /// Whether buffers have memory ([`BufferPool::data`]); a pool built by
+    /// [`BufferPool::unbacked`] only accounts for them.
+    backed: bool,
 }
 
 impl BufferPool {
@@ -191,7 +194,19 @@ impl BufferPool {
             classes: built,
             in_use: 0,
             capacity,
+            backed: true,
         })
+    }
+
+    /// A pool with the classes, free lists and allocation rules of
+    /// [`BufferPool::new`] whose buffers have no memory: for a module that
+    /// keeps each message's bytes itself (as its words) and needs the pool
+    /// only to decide which messages fit. [`BufferPool::data`] and
+    /// [`BufferPool::data_mut`] panic on it.
+    pub fn unbacked(classes: &[SizeClass]) -> Result<BufferPool, BufferError> {
+        let mut pool = Self::new(classes)?;
+        pool.backed = false;
+        Ok(pool)
     }
 
     /// Checks classes as [`BufferPool::new`] does, without allocating.
@@ -244,7 +259,7 @@ impl BufferPool {
         let first = self.classes.partition_point(|c| c.bytes < bytes);
         let class = (first..self.classes.len()).find(|&i| !self.classes[i].free.is_empty())?;
         let c = &mut self.classes[class];
-        if c.storage.is_empty() {
+        if self.backed && c.storage.is_empty() {
             c.storage = vec![0u8; c.bytes as usize * c.count()];
         }
         let index = c.free.pop_front().expect("a class with free buffers");
@@ -292,8 +307,9 @@ impl BufferPool {
     /// The whole buffer (its class's size), allocated or not.
     ///
     /// # Panics
-    /// If `h` names no buffer of this pool; handles returned by
-    /// [`BufferPool::alloc`] always do.
+    /// If `h` names no buffer of this pool (handles returned by
+    /// [`BufferPool::alloc`] always do), or if the pool is
+    /// [`BufferPool::unbacked`].
     pub fn data(&self, h: BufferHandle) -> &[u8] {
         let (class, start, len) = self.locate(h);
         &self.classes[class].storage[start..start + len]
@@ -302,8 +318,9 @@ impl BufferPool {
     /// The whole buffer (its class's size), writable.
     ///
     /// # Panics
-    /// If `h` names no buffer of this pool; handles returned by
-    /// [`BufferPool::alloc`] always do.
+    /// If `h` names no buffer of this pool (handles returned by
+    /// [`BufferPool::alloc`] always do), or if the pool is
+    /// [`BufferPool::unbacked`].
     pub fn data_mut(&mut self, h: BufferHandle) -> &mut [u8] {
         let (class, start, len) = self.locate(h);
         &mut self.classes[class].storage[start..start + len]

@@ -27,6 +27,7 @@ pub mod reassembly;
 pub mod scheduler;
 pub mod state;
 pub mod timer;
+mod words;
 
 pub use config::{Protocol, StageLatencies, TransportConfig, TransportConfigError};
 pub use nanotransport::{

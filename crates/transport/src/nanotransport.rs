@@ -37,6 +37,7 @@ use crate::protocols;
 use crate::reassembly::{Expired, Reassembly, RxMessage};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::ethernet::ETHERTYPE_IPV4;
+use nanopu_wire::frame::HEADER_LEN;
 use nanopu_wire::{
     EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
 };
@@ -194,7 +195,8 @@ pub struct NanoTransport {
     // Scratch space, kept to avoid allocating per packet.
     events: Vec<IngressEvent>,
     generated: Vec<(SimTime, EgressMetadata)>,
-    payload: Vec<u8>,
+    /// Payload bytes per packet (the size frame buffers are made for).
+    mtu_payload: usize,
     /// Frame buffers handed back by [`NanoTransport::recycle`], reused
     /// for outgoing frames so that steady state does not allocate.
     spare_frames: Vec<Vec<u8>>,
@@ -276,7 +278,7 @@ impl NanoTransport {
             stats: TransportStats::default(),
             events: Vec::new(),
             generated: Vec::new(),
-            payload: Vec::new(),
+            mtu_payload: mtu_payload as usize,
             spare_frames: Vec::new(),
             rx_fired: Vec::new(),
             tx_fired: Vec::new(),
@@ -420,6 +422,7 @@ impl NanoTransport {
         self.stats.stale_events = self.packetization.stale_events + self.reassembly.stale_packets;
     }
 
+    #[inline]
     fn admit_waiting(&mut self, now: SimTime) {
         if !self.packetization.waiting.is_empty() {
             let program = &self.program;
@@ -538,7 +541,19 @@ impl NanoTransport {
     pub fn send(&mut self, msg: OutMessageRef<'_>, at: SimTime, out: &mut Vec<TransportAction>) {
         match self.delivery {
             Delivery::Lossless => self.send_whole(&msg, at, out),
-            Delivery::Reliable => self.send_reliable(msg.to_owned(), at, out),
+            Delivery::Reliable => {
+                let mut payload = self.packetization.take_payload();
+                payload.extend_from_slice(msg.payload);
+                let msg = OutMessage {
+                    dst_ip: msg.dst_ip,
+                    dst_port: msg.dst_port,
+                    src_port: msg.src_port,
+                    len: msg.len,
+                    payload,
+                    tag: msg.tag,
+                };
+                self.send_reliable(msg, at, out)
+            }
         }
     }
 
@@ -665,44 +680,45 @@ impl NanoTransport {
                 }
                 return;
             }
-            let meta = match self.control.front() {
+            let control = match self.control.front() {
                 Some(&(ready, meta)) if ready <= now => {
                     self.control.pop_front();
-                    self.payload.clear();
                     self.stats.tx_control_packets += 1;
-                    meta
+                    Some(meta)
                 }
-                _ => {
-                    let mut payload = std::mem::take(&mut self.payload);
-                    let m = self.packetization.next_packet(now, &mut payload);
-                    self.payload = payload;
-                    match m {
-                        Some(meta) => {
-                            self.stats.tx_data_packets += 1;
-                            if meta.is_rtx {
-                                self.stats.tx_retransmissions += 1;
-                            }
-                            meta
-                        }
-                        None => {
-                            let next = [
-                                self.control.front().map(|c| c.0),
-                                self.packetization.next_ready(),
-                            ]
-                            .into_iter()
-                            .flatten()
-                            .min();
-                            if let Some(t) = next {
-                                self.wake_arbiter(t, out);
-                            }
-                            return;
-                        }
+                _ => None,
+            };
+            let frame = match control {
+                Some(meta) => {
+                    let frame = self.new_frame();
+                    self.finish_frame(&meta, frame)
+                }
+                None if self.packetization.next_ready().is_some_and(|t| t <= now) => {
+                    let mut frame = self.new_frame();
+                    let meta = self
+                        .packetization
+                        .next_packet(now, &mut frame)
+                        .expect("a data packet is ready");
+                    self.stats.tx_data_packets += 1;
+                    if meta.is_rtx {
+                        self.stats.tx_retransmissions += 1;
                     }
+                    self.finish_frame(&meta, frame)
+                }
+                None => {
+                    let next = [
+                        self.control.front().map(|c| c.0),
+                        self.packetization.next_ready(),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                    if let Some(t) = next {
+                        self.wake_arbiter(t, out);
+                    }
+                    return;
                 }
             };
-            let payload = std::mem::take(&mut self.payload);
-            let frame = self.egress(&meta, &payload);
-            self.payload = payload;
             self.tx_free_at = now + self.link.frame_time(frame.len());
             out.push(TransportAction::Transmit {
                 frame,
@@ -728,9 +744,29 @@ impl NanoTransport {
     /// The egress pipeline: the program fills the headers; the frame is
     /// built around them.
     fn egress(&mut self, meta: &EgressMetadata, payload: &[u8]) -> Vec<u8> {
-        let h = self.program.egress(meta);
+        let mut frame = self.new_frame();
+        frame.extend_from_slice(payload);
+        self.finish_frame(meta, frame)
+    }
+
+    /// A frame buffer (a recycled one if there is one) holding room for
+    /// the headers, to which a payload is appended: made large enough for
+    /// any packet, so that it never grows again.
+    fn new_frame(&mut self) -> Vec<u8> {
         let mut frame = self.spare_frames.pop().unwrap_or_default();
-        build_frame(self.ip, meta.remote_ip, &h, payload, &mut frame);
+        frame.clear();
+        frame.reserve(HEADER_LEN + self.mtu_payload);
+        frame.extend_from_slice(&[0; HEADER_LEN]);
+        frame
+    }
+
+    /// The egress pipeline on a frame from [`NanoTransport::new_frame`]
+    /// with its payload appended: the program fills the headers and they
+    /// are written in front of the payload.
+    fn finish_frame(&mut self, meta: &EgressMetadata, mut frame: Vec<u8>) -> Vec<u8> {
+        let h = self.program.egress(meta);
+        let repr = frame_repr(self.ip, meta.remote_ip, &h, frame.len() - HEADER_LEN);
+        frame[..HEADER_LEN].copy_from_slice(&repr.header_bytes());
         frame
     }
 
@@ -785,7 +821,25 @@ pub fn build_frame(
     payload: &[u8],
     frame: &mut Vec<u8>,
 ) {
-    let repr = FrameRepr::new(
+    let repr = frame_repr(src_ip, dst_ip, h, payload.len());
+    frame.clear();
+    frame.resize(repr.frame_len(), 0);
+    repr.emit(payload, frame)
+        .expect("the frame is sized for its headers and payload");
+}
+
+/// The headers of a packet from `src_ip` to `dst_ip` with transport headers
+/// `h` and `payload_len` bytes of payload.
+///
+/// # Panics
+/// If `payload_len` exceeds [`nanopu_wire::frame::MAX_PAYLOAD_LEN`] (a
+/// packet is at most an MTU).
+fn frame_repr(src_ip: u32, dst_ip: u32, h: &EgressHeaders, payload_len: usize) -> FrameRepr {
+    assert!(
+        payload_len <= nanopu_wire::frame::MAX_PAYLOAD_LEN,
+        "a packet payload of {payload_len} bytes does not fit in a frame"
+    );
+    FrameRepr::new(
         EthernetRepr {
             src_addr: EthernetAddress::for_ipv4(src_ip),
             dst_addr: EthernetAddress::for_ipv4(dst_ip),
@@ -814,10 +868,6 @@ pub fn build_frame(
             priority: h.priority,
             grant_offset: h.grant_offset,
         },
-        payload.len(),
-    );
-    frame.clear();
-    frame.resize(repr.frame_len(), 0);
-    repr.emit(payload, frame)
-        .expect("the frame is sized for its headers and payload");
+        payload_len,
+    )
 }

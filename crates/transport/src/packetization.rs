@@ -20,6 +20,7 @@ use crate::buffers::{BufferError, BufferHandle, BufferPool, SizeClass};
 use crate::ids::IdQueue;
 use crate::metadata::{EgressMetadata, TxMsgId};
 use crate::timer::TimerModule;
+use crate::words::append_le_bytes;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::Flags;
 use std::cmp::Reverse;
@@ -32,7 +33,9 @@ pub struct OutMessage {
     pub dst_port: u16,
     pub src_port: u16,
     pub len: u16,
-    /// Payload words, little-endian (as the core wrote them).
+    /// Payload words, little-endian (as the core wrote them); bytes beyond
+    /// `len` are not sent, bytes missing below it are sent as zeros. Kept
+    /// (not copied) until the message is acknowledged or given up.
     pub payload: Vec<u64>,
     /// The caller's name for the message, handed back in its [`TxOutcome`]
     /// (not sent).
@@ -156,53 +159,7 @@ const SPARE_PAYLOADS: usize = 64;
 /// the words' end).
 fn copy_bytes(words: &[u64], start: usize, end: usize, out: &mut Vec<u8>) {
     out.clear();
-    out.resize(end.saturating_sub(start), 0);
-    let (first, last) = (start / 8, end.div_ceil(8).min(words.len()));
-    if first >= last {
-        return;
-    }
-    // Whole words into a scratch span aligned to word boundaries, then the
-    // part asked for: fixed-size copies the compiler turns into stores.
-    let skip = start - first * 8;
-    let mut at = 0;
-    for &w in &words[first..last] {
-        let bytes = w.to_le_bytes();
-        let (from, n) = if at == 0 { (skip, 8 - skip) } else { (0, 8) };
-        let n = n.min(out.len() - at);
-        out[at..at + n].copy_from_slice(&bytes[from..from + n]);
-        at += n;
-        if at == out.len() {
-            break;
-        }
-    }
-}
-
-/// The little-endian bytes of `words` into `out` (as many as `out` holds;
-/// at most `8 * words.len()`).
-pub(crate) fn words_to_bytes(words: &[u64], out: &mut [u8]) {
-    let whole = out.len() / 8;
-    let mut chunks = out.chunks_exact_mut(8);
-    for (c, w) in chunks.by_ref().zip(words) {
-        c.copy_from_slice(&w.to_le_bytes());
-    }
-    let tail = chunks.into_remainder();
-    if let Some(w) = words.get(whole) {
-        let n = tail.len();
-        tail.copy_from_slice(&w.to_le_bytes()[..n]);
-    }
-}
-
-/// `bytes` as little-endian words appended to `out` (the last one
-/// zero-padded).
-pub(crate) fn bytes_to_words(bytes: &[u8], out: &mut Vec<u64>) {
-    let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
-    out.extend(chunks.map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))));
-    if !tail.is_empty() {
-        let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        out.push(u64::from_le_bytes(w));
-    }
+    append_le_bytes(words, start, end, out);
 }
 
 /// A message whose packets were all delivered, or that was given up.
@@ -289,7 +246,12 @@ pub struct Packetization {
     msgs: Vec<TxMsg>,
     free: IdQueue,
     index_bits: u32,
+    /// Accounts for the buffers messages take (which fit, which wait); the
+    /// bytes themselves are the messages' words in `payloads`.
     buffers: BufferPool,
+    /// Each entry's message payload (the sender's words, kept for
+    /// retransmission until the message is cleared).
+    payloads: Vec<Vec<u64>>,
     timers: TimerModule<u16>,
     mtu: u32,
     rtx_timeout: SimDuration,
@@ -301,8 +263,8 @@ pub struct Packetization {
     /// Messages waiting for a free entry or buffer (the global TX queue).
     pub waiting: VecDeque<(OutMessage, SimTime)>,
     pub waiting_peak: usize,
-    /// Payload vectors of admitted messages (their bytes are in the
-    /// buffer), for the next sender to fill: see [`Packetization::take_payload`].
+    /// Payload vectors of cleared messages, for the next sender to fill:
+    /// see [`Packetization::take_payload`].
     spare_payloads: Vec<Vec<u64>>,
     /// Events naming a message that is no longer here (late ACKs, ...).
     pub stale_events: u64,
@@ -324,7 +286,8 @@ impl Packetization {
             msgs: Vec::new(),
             free: IdQueue::new(max_messages),
             index_bits,
-            buffers: BufferPool::new(classes)?,
+            buffers: BufferPool::unbacked(classes)?,
+            payloads: Vec::new(),
             timers: TimerModule::new(n, timer_check),
             mtu,
             rtx_timeout,
@@ -406,10 +369,8 @@ impl Packetization {
         self.free.pop_front();
         if slot as usize == self.msgs.len() {
             self.msgs.push(EMPTY);
+            self.payloads.push(Vec::new());
         }
-        let data = self.buffers.data_mut(buffer);
-        let len = (msg.len as usize).min(msg.payload.len() * 8);
-        words_to_bytes(&msg.payload, &mut data[..len]);
         let old = self.msgs[slot as usize].id;
         let generation = (old >> self.index_bits).wrapping_add(1);
         let id = ((generation as u32) << self.index_bits | slot as u32) as u16;
@@ -428,11 +389,9 @@ impl Packetization {
             tag: msg.tag,
             ..EMPTY
         };
-        if self.spare_payloads.len() < SPARE_PAYLOADS {
-            let mut payload = msg.payload;
-            payload.clear();
-            self.spare_payloads.push(payload);
-        }
+        // The slot's previous vector went back to the spares when it was
+        // cleared.
+        self.payloads[slot as usize] = msg.payload;
         self.release(slot as usize, now, packetize);
         let max_tx = self.msgs[slot as usize].max_tx;
         // ScheduleEvent of the egress timer module (§3.5).
@@ -582,6 +541,11 @@ impl Packetization {
             let _ = self.buffers.free(b);
         }
         m.active = false;
+        let mut payload = std::mem::take(&mut self.payloads[slot]);
+        if self.spare_payloads.len() < SPARE_PAYLOADS {
+            payload.clear();
+            self.spare_payloads.push(payload);
+        }
         m.pending = 0;
         // CancelEvent (§3.5).
         self.timers.cancel(slot);
@@ -604,8 +568,8 @@ impl Packetization {
     }
 
     /// Takes the next data packet (the lowest pending offset of the message
-    /// at the head of the round-robin), with its metadata, its payload
-    /// copied into `payload`.
+    /// at the head of the round-robin): returns its metadata and appends
+    /// its payload to `payload` (a frame being built, say).
     pub fn next_packet(&mut self, now: SimTime, payload: &mut Vec<u8>) -> Option<EgressMetadata> {
         let at = self.next_ready()?;
         if at > now {
@@ -621,9 +585,8 @@ impl Packetization {
         m.sent |= bit;
         let start = offset as usize * mtu;
         let end = (start + mtu).min(m.msg_len as usize);
-        payload.clear();
-        if let Some(b) = m.buffer {
-            payload.extend_from_slice(&self.buffers.data(b)[start.min(end)..end]);
+        if m.buffer.is_some() {
+            append_le_bytes(&self.payloads[slot as usize], start, end, payload);
         }
         let meta = EgressMetadata {
             remote_ip: m.dst_ip,
@@ -665,13 +628,6 @@ impl Packetization {
 mod copy_tests {
     use super::*;
 
-    /// The byte-at-a-time definitions the bulk copies must equal.
-    fn bytes_of(words: &[u64], start: usize, end: usize) -> Vec<u8> {
-        (start..end)
-            .map(|i| words.get(i / 8).map_or(0, |w| w.to_le_bytes()[i % 8]))
-            .collect()
-    }
-
     proptest::proptest! {
         #[test]
         fn copy_bytes_is_the_bytes_of_the_words(
@@ -681,27 +637,10 @@ mod copy_tests {
         ) {
             let mut out = vec![0xaa; 3];
             copy_bytes(&words, start, start + len, &mut out);
-            proptest::prop_assert_eq!(out, bytes_of(&words, start, start + len));
-        }
-
-        #[test]
-        fn words_and_bytes_round_trip(
-            words in proptest::collection::vec(proptest::num::u64::ANY, 0..12),
-            len in 0usize..100,
-        ) {
-            let len = len.min(words.len() * 8);
-            let mut bytes = vec![0x55; len];
-            words_to_bytes(&words, &mut bytes);
-            proptest::prop_assert_eq!(&bytes, &bytes_of(&words, 0, len));
-            let mut back = vec![7];
-            bytes_to_words(&bytes, &mut back);
-            let want: Vec<u64> = std::iter::once(7)
-                .chain((0..len.div_ceil(8)).map(|i| {
-                    let keep = (len - i * 8).min(8);
-                    if keep == 8 { words[i] } else { words[i] & ((1u64 << (8 * keep)) - 1) }
-                }))
+            let want: Vec<u8> = (start..start + len)
+                .map(|i| words.get(i / 8).map_or(0, |w| w.to_le_bytes()[i % 8]))
                 .collect();
-            proptest::prop_assert_eq!(back, want);
+            proptest::prop_assert_eq!(out, want);
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::ids::IdQueue;
 use crate::metadata::{GetRxMsgInfoReq, GetRxMsgInfoResp, IngressMetadata, RxMsgId, TxMsgId};
 use crate::program::Refusal;
 use crate::timer::TimerModule;
+use crate::words::write_le_bytes;
 use nanopu_sim::{SimDuration, SimTime};
 use rustc_hash::FxHashMap;
 
@@ -77,7 +78,13 @@ pub struct Reassembly {
     /// Ids `0..msgs.len()` (those ever used; grown on first use).
     msgs: Vec<RxMsg>,
     free_ids: IdQueue,
+    /// Accounts for the buffers messages take (which fit); the bytes are
+    /// gathered in `payloads`.
     buffers: BufferPool,
+    /// Each receiving message's payload so far, as the little-endian words
+    /// the cores will read: packets are written straight into it, and it is
+    /// handed over whole when the message completes.
+    payloads: Vec<Vec<u64>>,
     timers: TimerModule<()>,
     /// How long a message's state lives after its last packet; `None` for
     /// a lossless program (no timers: completed messages are forgotten at
@@ -85,7 +92,7 @@ pub struct Reassembly {
     timeout: Option<SimDuration>,
     mtu: u32,
     /// Payload vectors handed back by [`Reassembly::recycle_payload`],
-    /// reused for completed messages.
+    /// reused for new messages.
     spare_payloads: Vec<Vec<u64>>,
     /// Packets stored for a message that is no longer receiving.
     pub stale_packets: u64,
@@ -127,11 +134,12 @@ impl Reassembly {
         timeout: Option<SimDuration>,
         timer_check: SimDuration,
     ) -> Result<Reassembly, BufferError> {
-        let buffers = BufferPool::new(classes)?;
+        let buffers = BufferPool::unbacked(classes)?;
         let n = max_messages as usize;
         Ok(Reassembly {
             table: FxHashMap::default(),
             msgs: Vec::new(),
+            payloads: Vec::new(),
             free_ids: IdQueue::new(max_messages),
             buffers,
             timers: TimerModule::new(n, timer_check),
@@ -248,9 +256,17 @@ impl Reassembly {
                     packets,
                     received: 0,
                 };
+                let mut payload = self.spare_payloads.pop().unwrap_or_default();
+                payload.reserve((req.msg_len as usize).div_ceil(8));
                 match self.msgs.get_mut(id as usize) {
-                    Some(slot) => *slot = m,
-                    None => self.msgs.push(m),
+                    Some(slot) => {
+                        *slot = m;
+                        self.payloads[id as usize] = payload;
+                    }
+                    None => {
+                        self.msgs.push(m);
+                        self.payloads.push(payload);
+                    }
                 }
                 // ScheduleEvent of the ingress timer module (§3.5).
                 if let Some(timeout) = self.timeout {
@@ -310,19 +326,19 @@ impl Reassembly {
             return None;
         }
         let start = meta.pkt_offset as usize * self.mtu as usize;
-        let data = self.buffers.data_mut(buffer);
+        // The buffer holds the whole message: what lies beyond it is not
+        // stored.
         let n = payload
             .len()
-            .min(data.len().saturating_sub(start))
-            .min(m.msg_len as usize - start.min(m.msg_len as usize));
-        data[start..start + n].copy_from_slice(&payload[..n]);
+            .min((m.msg_len as usize).saturating_sub(start));
+        write_le_bytes(&mut self.payloads[id], start, &payload[..n]);
         if !meta.is_last_pkt {
             return None;
         }
-        let len = m.msg_len as usize;
-        let bytes = &self.buffers.data(buffer)[..len];
-        let mut payload = self.spare_payloads.pop().unwrap_or_default();
-        crate::packetization::bytes_to_words(bytes, &mut payload);
+        let mut payload = std::mem::take(&mut self.payloads[id]);
+        // Every packet was stored, so this is a no-op unless a program
+        // marked a packet it did not store (its bytes read as zeros).
+        payload.resize((m.msg_len as usize).div_ceil(8), 0);
         let _ = self.buffers.free(buffer);
         match self.timeout {
             // The timer now measures how long the completed message lingers.
@@ -366,6 +382,8 @@ impl Reassembly {
                 RxState::Free => continue,
                 RxState::Receiving { buffer } => {
                     let _ = self.buffers.free(buffer);
+                    let payload = std::mem::take(&mut self.payloads[id]);
+                    self.recycle_payload(payload);
                     Expired::Incomplete(id as RxMsgId)
                 }
                 RxState::Completed => Expired::Forgotten(id as RxMsgId),

@@ -18,6 +18,10 @@
 //! what is due, and an idle module costs nothing. Nothing allocates after
 //! construction: superseded heap items are skipped when they reach the top
 //! and purged in place when the heap's preallocated capacity fills.
+//! Moving a timer later (what a reassembly timer gets on every packet)
+//! touches only its entry: its heap item, keyed earlier, is moved to the
+//! true firing time when it reaches the top, so the top always holds the
+//! true earliest firing time.
 //!
 //! Assumptions where the paper is silent:
 //! - The scanner checks one entry per `check` (e.g. one 312.5 ps NIC clock),
@@ -55,9 +59,13 @@ struct Armed<M> {
 #[derive(Clone, Copy, Debug)]
 struct Entry<M> {
     armed: Option<Armed<M>>,
-    /// Incremented on every write that arms the entry, so heap items of
+    /// Incremented whenever the entry gets a new heap item, so items of
     /// earlier writes are recognised as stale.
     seq: u64,
+    /// The key of the entry's live heap item (the one with `seq`), if it
+    /// has one: at most its firing time (later if the timer was moved
+    /// since). An armed timer that will fire always has one.
+    queued: Option<u64>,
 }
 
 /// A heap item: (firing time in fs, entry id, write sequence number),
@@ -74,6 +82,9 @@ pub struct TimerModule<M: Copy> {
     /// Number of entries (message ids `0..size`).
     size: usize,
     check_fs: u64,
+    /// `size * check_fs`, if that fits in a `u64` (it does for any real
+    /// configuration; visits are then computed without 128-bit division).
+    period_fs: Option<u64>,
     /// Armed timers by firing time; may hold stale items, but never at the
     /// top.
     heap: BinaryHeap<Item>,
@@ -99,6 +110,7 @@ impl<M: Copy> TimerModule<M> {
             entries: Vec::new(),
             size: entries,
             check_fs: check.0,
+            period_fs: (entries as u64).checked_mul(check.0),
             heap: BinaryHeap::new(),
             armed: 0,
             watermark: 0,
@@ -124,6 +136,18 @@ impl<M: Copy> TimerModule<M> {
     /// The first visit of entry `id` at or after `t`, in fs; `None` if it
     /// does not fit in a `u64`. `id` must be in range.
     fn first_visit_fs(&self, id: usize, t: u64) -> Option<u64> {
+        if let Some(period) = self.period_fs {
+            // `id < size`, so `base < period` fits; a visit beyond `u64` is
+            // `None` either way.
+            let base = id as u64 * self.check_fs;
+            if t <= base {
+                return Some(base);
+            }
+            return (t - base)
+                .div_ceil(period)
+                .checked_mul(period)?
+                .checked_add(base);
+        }
         let check = self.check_fs as u128;
         let base = id as u128 * check;
         let period = self.size as u128 * check;
@@ -154,6 +178,7 @@ impl<M: Copy> TimerModule<M> {
                 Entry {
                     armed: None,
                     seq: 0,
+                    queued: None,
                 },
             );
         }
@@ -161,41 +186,66 @@ impl<M: Copy> TimerModule<M> {
         if e.armed.is_none() {
             self.armed += 1;
         }
-        e.seq += 1;
         e.armed = Some(Armed {
             expires,
             meta,
             fire,
         });
-        let seq = e.seq;
-        if let Some(fire) = fire {
-            // The heap grows to room for every entry twice; then stale items
-            // are purged when it is full, leaving at least `size` free
-            // places, so pushes never grow it further.
-            if self.heap.len() == self.heap.capacity() && self.heap.capacity() >= 2 * self.size + 2
-            {
-                let entries = &self.entries;
-                self.heap.retain(|item| Self::is_live(entries, item));
+        match fire {
+            // The live item is keyed no later: it is moved when it reaches
+            // the top (`settle`).
+            Some(fire) if e.queued.is_some_and(|key| key <= fire) => {}
+            Some(fire) => {
+                e.seq += 1;
+                e.queued = Some(fire);
+                let seq = e.seq;
+                self.push(Reverse((fire, id, seq)));
             }
-            self.heap.push(Reverse((fire, id, seq)));
+            // Never fires: a live item is dropped when it reaches the top.
+            None => {}
         }
         self.settle();
     }
 
-    /// Whether a heap item still describes its entry's current timer.
-    fn is_live(entries: &[Entry<M>], item: &Item) -> bool {
-        let Reverse((_, id, seq)) = *item;
-        let e = &entries[id];
-        e.armed.is_some() && e.seq == seq
+    fn push(&mut self, item: Item) {
+        // The heap grows to room for every entry twice; then stale items
+        // are purged when it is full, leaving at least `size` free places,
+        // so pushes never grow it further.
+        if self.heap.len() == self.heap.capacity() && self.heap.capacity() >= 2 * self.size + 2 {
+            let entries = &self.entries;
+            self.heap.retain(|item| Self::is_live(entries, item));
+        }
+        self.heap.push(item);
     }
 
-    /// Pops stale items off the top so that the top, if any, is live.
+    /// Whether a heap item is its entry's live item (the entry's timer may
+    /// have moved later since it was pushed).
+    fn is_live(entries: &[Entry<M>], item: &Item) -> bool {
+        let Reverse((key, id, seq)) = *item;
+        let e = &entries[id];
+        e.queued == Some(key) && e.seq == seq
+    }
+
+    /// Pops stale items off the top and moves live ones whose timer moved
+    /// later, so that the top, if any, is live and keyed by its true firing
+    /// time.
     fn settle(&mut self) {
-        while let Some(top) = self.heap.peek() {
-            if Self::is_live(&self.entries, top) {
+        while let Some(&Reverse((key, id, seq))) = self.heap.peek() {
+            let e = &mut self.entries[id];
+            if e.queued != Some(key) || e.seq != seq {
+                self.heap.pop();
+                continue;
+            }
+            let fire = e.armed.and_then(|a| a.fire);
+            if fire == Some(key) {
                 break;
             }
             self.heap.pop();
+            e.queued = fire;
+            if let Some(fire) = fire {
+                // One popped, one pushed: no growth.
+                self.heap.push(Reverse((fire, id, seq)));
+            }
         }
     }
 
@@ -226,6 +276,7 @@ impl<M: Copy> TimerModule<M> {
         match self.entries.get_mut(id) {
             Some(e) if e.armed.is_some() => {
                 e.armed = None;
+                e.queued = None;
                 self.armed -= 1;
                 self.settle();
                 true
@@ -272,7 +323,9 @@ impl<M: Copy> TimerModule<M> {
                 break;
             }
             self.heap.pop();
-            let a = self.entries[id]
+            let e = &mut self.entries[id];
+            e.queued = None;
+            let a = e
                 .armed
                 .take()
                 .expect("the top of the timer heap is always live");

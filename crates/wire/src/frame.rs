@@ -130,6 +130,65 @@ impl FrameRepr {
     /// valid. Bytes after the IPv4 total length (Ethernet padding) are
     /// ignored. Never panics, whatever the input.
     pub fn parse(frame: &[u8]) -> Result<(FrameRepr, &[u8]), Error> {
+        match Self::parse_valid(frame) {
+            Some(parsed) => Ok(parsed),
+            None => Self::parse_layers(frame),
+        }
+    }
+
+    /// [`FrameRepr::parse`] of a frame every check passes, reading the
+    /// fixed header positions at once; `None` if any check fails (the
+    /// layer-by-layer parse then says which).
+    fn parse_valid(frame: &[u8]) -> Option<(FrameRepr, &[u8])> {
+        let h: &[u8; HEADER_LEN] = frame.first_chunk()?;
+        let eth = ethernet::Packet::new_unchecked(&h[..IPV4_OFFSET]);
+        let ip = ipv4::Packet::new_unchecked(&h[IPV4_OFFSET..NANOTRANSPORT_OFFSET]);
+        let total_len = usize::from(ip.total_len());
+        // IPv4 with no options, not a fragment (the don't-fragment flag
+        // alone may be set), carrying the transport header, within the
+        // buffer; the checksum verifies.
+        let ok = eth.ethertype() == ETHERTYPE_IPV4
+            && ip.version() == 4
+            && usize::from(ip.header_len()) == ipv4::HEADER_LEN
+            && !ip.reserved_flag()
+            && !ip.more_frags()
+            && ip.frag_offset() == 0
+            && ip.protocol() == PROTOCOL
+            && total_len >= ipv4::HEADER_LEN + nanotransport::HEADER_LEN
+            && IPV4_OFFSET + total_len <= frame.len()
+            && ip.verify_checksum();
+        if !ok {
+            return None;
+        }
+        let nt = NanoTransportRepr::parse(&nanotransport::Packet::new_unchecked(
+            &h[NANOTRANSPORT_OFFSET..],
+        ))
+        .ok()?;
+        let payload_len = total_len - ipv4::HEADER_LEN - nanotransport::HEADER_LEN;
+        let repr = FrameRepr {
+            eth: EthernetRepr {
+                src_addr: eth.src_addr(),
+                dst_addr: eth.dst_addr(),
+                ethertype: ETHERTYPE_IPV4,
+            },
+            ip: Ipv4Repr {
+                src_addr: ip.src_addr(),
+                dst_addr: ip.dst_addr(),
+                protocol: PROTOCOL,
+                payload_len: total_len - ipv4::HEADER_LEN,
+                ttl: ip.ttl(),
+                tos: ip.tos(),
+                ident: ip.ident(),
+                dont_frag: ip.dont_frag(),
+            },
+            nt,
+            payload_len,
+        };
+        Some((repr, &frame[HEADER_LEN..HEADER_LEN + payload_len]))
+    }
+
+    /// [`FrameRepr::parse`], one layer after the other.
+    fn parse_layers(frame: &[u8]) -> Result<(FrameRepr, &[u8]), Error> {
         let eth_packet = ethernet::Packet::new_checked(frame)?;
         let eth = EthernetRepr::parse(&eth_packet)?;
         if eth.ethertype != ETHERTYPE_IPV4 {
@@ -180,15 +239,53 @@ impl FrameRepr {
             return Err(Error::Truncated);
         }
         let buf = &mut buf[..len];
-        self.eth
-            .emit(&mut ethernet::Packet::new_unchecked(&mut buf[..]));
-        self.ip
-            .emit(&mut ipv4::Packet::new_unchecked(&mut buf[IPV4_OFFSET..]));
-        self.nt.emit(&mut nanotransport::Packet::new_unchecked(
-            &mut buf[NANOTRANSPORT_OFFSET..],
-        ));
+        buf[..HEADER_LEN].copy_from_slice(&self.header_bytes());
         buf[HEADER_LEN..].copy_from_slice(payload);
         Ok(len)
+    }
+
+    /// The [`HEADER_LEN`] header bytes [`FrameRepr::emit`] writes (IPv4
+    /// checksum computed), without its checks: for a sender that builds
+    /// frames around payloads it appends itself. Written field by field
+    /// at fixed positions (what the layers' `emit` write, see the tests),
+    /// as plain stores.
+    ///
+    /// # Panics
+    /// If the IPv4 payload length exceeds what its 16-bit total length can
+    /// say ([`FrameRepr::new`] with a payload of at most
+    /// [`MAX_PAYLOAD_LEN`] bytes never does).
+    pub fn header_bytes(&self) -> [u8; HEADER_LEN] {
+        let total_len = u16::try_from(ipv4::HEADER_LEN + self.ip.payload_len)
+            .expect("IPv4 payload longer than 65515 bytes");
+        let (eth, ip, nt) = (&self.eth, &self.ip, &self.nt);
+        let mut h = [0u8; HEADER_LEN];
+        let mut put = |at: usize, bytes: &[u8]| h[at..at + bytes.len()].copy_from_slice(bytes);
+        put(0, &eth.dst_addr.0);
+        put(6, &eth.src_addr.0);
+        put(12, &eth.ethertype.to_be_bytes());
+        const I: usize = IPV4_OFFSET;
+        // Version 4, 5 words of header (no options).
+        put(I, &[0x45, ip.tos]);
+        put(I + 2, &total_len.to_be_bytes());
+        put(I + 4, &ip.ident.to_be_bytes());
+        put(I + 6, &[if ip.dont_frag { 0x40 } else { 0 }, 0]);
+        put(I + 8, &[ip.ttl, ip.protocol]);
+        put(I + 12, &ip.src_addr.0);
+        put(I + 16, &ip.dst_addr.0);
+        const N: usize = NANOTRANSPORT_OFFSET;
+        put(N, &[nt.flags.bits()]);
+        put(N + 1, &nt.src_context.to_be_bytes());
+        put(N + 3, &nt.dst_context.to_be_bytes());
+        put(N + 5, &nt.msg_len.to_be_bytes());
+        put(N + 7, &nt.pkt_offset.to_be_bytes());
+        put(N + 9, &nt.pull_offset.to_be_bytes());
+        put(N + 11, &nt.tx_msg_id.to_be_bytes());
+        put(N + 13, &nt.buf_ptr.to_be_bytes());
+        put(N + 15, &[nt.buf_size_class, nt.priority]);
+        put(N + 17, &nt.grant_offset.to_be_bytes());
+        let sum = ipv4::checksum(&h[I..N]);
+        h[I + 10..I + 12].copy_from_slice(&sum.to_be_bytes());
+        h
     }
 }
 
@@ -389,6 +486,100 @@ mod tests {
         );
         let r = repr(MAX_PAYLOAD_LEN + 1);
         assert_eq!(r.emit(&big, &mut out), Err(Error::Malformed));
+    }
+
+    proptest::proptest! {
+        /// The fast path agrees with the layer-by-layer parse wherever it
+        /// answers: on the fixture with any byte changed and any length.
+        #[test]
+        fn fast_parse_agrees_with_the_layers(
+            at in 0usize..72,
+            value in proptest::num::u8::ANY,
+            len in 0usize..80,
+            fix_checksum in proptest::bool::ANY,
+        ) {
+            let mut f = FRAME.to_vec();
+            f[at] = value;
+            if fix_checksum {
+                f[24..26].copy_from_slice(&[0, 0]);
+                let sum = ipv4::checksum(&f[IPV4_OFFSET..NANOTRANSPORT_OFFSET]);
+                f[24..26].copy_from_slice(&sum.to_be_bytes());
+            }
+            f.resize(len, 0);
+            if let Some(fast) = FrameRepr::parse_valid(&f) {
+                proptest::prop_assert_eq!(Ok(fast), FrameRepr::parse_layers(&f));
+            }
+        }
+    }
+
+    /// The headers as the layers' own `emit` write them.
+    fn header_bytes_by_layers(r: &FrameRepr) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        r.eth
+            .emit(&mut ethernet::Packet::new_unchecked(&mut h[..IPV4_OFFSET]));
+        r.ip.emit(&mut ipv4::Packet::new_unchecked(
+            &mut h[IPV4_OFFSET..NANOTRANSPORT_OFFSET],
+        ));
+        r.nt.emit(&mut nanotransport::Packet::new_unchecked(
+            &mut h[NANOTRANSPORT_OFFSET..],
+        ));
+        h
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn header_bytes_are_what_the_layers_emit(
+            mac in proptest::array::uniform12(proptest::num::u8::ANY),
+            ips in proptest::array::uniform8(proptest::num::u8::ANY),
+            small in proptest::array::uniform6(proptest::num::u8::ANY),
+            words in proptest::array::uniform8(proptest::num::u16::ANY),
+            dont_frag in proptest::bool::ANY,
+            payload_len in 0usize..=MAX_PAYLOAD_LEN,
+        ) {
+            let r = FrameRepr {
+                eth: EthernetRepr {
+                    dst_addr: EthernetAddress::from_bytes(&mac[..6]),
+                    src_addr: EthernetAddress::from_bytes(&mac[6..]),
+                    ethertype: words[7],
+                },
+                ip: Ipv4Repr {
+                    src_addr: Ipv4Address::from_bytes(&ips[..4]),
+                    dst_addr: Ipv4Address::from_bytes(&ips[4..]),
+                    protocol: small[0],
+                    payload_len: nanotransport::HEADER_LEN + payload_len,
+                    ttl: small[1],
+                    tos: small[2],
+                    ident: words[0],
+                    dont_frag,
+                },
+                nt: NanoTransportRepr {
+                    flags: Flags::from_bits_retain(small[3] & 0x3f),
+                    src_context: words[1],
+                    dst_context: words[2],
+                    msg_len: words[3],
+                    pkt_offset: words[4],
+                    pull_offset: words[5],
+                    tx_msg_id: words[6],
+                    buf_ptr: words[7].rotate_left(3),
+                    buf_size_class: small[4],
+                    priority: small[5],
+                    grant_offset: words[0] ^ words[3],
+                },
+                payload_len,
+            };
+            proptest::prop_assert_eq!(r.header_bytes(), header_bytes_by_layers(&r));
+        }
+    }
+
+    #[test]
+    fn fast_parse_takes_valid_frames() {
+        assert!(FrameRepr::parse_valid(&FRAME).is_some());
+        let mut padded = FRAME.to_vec();
+        padded.extend_from_slice(&[0; 9]);
+        assert_eq!(
+            FrameRepr::parse_valid(&padded),
+            FrameRepr::parse_layers(&padded).ok()
+        );
     }
 
     #[test]

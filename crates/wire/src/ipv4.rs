@@ -169,9 +169,15 @@ impl fmt::Display for Ipv4Address {
 /// store there; computed over a header with a correct checksum it gives 0.
 pub fn checksum(data: &[u8]) -> u16 {
     // A u64 accumulator cannot overflow for any slice that fits in memory
-    // (2^48 words of 0xffff); the carries are folded back at the end.
+    // (2^32 words of 0xffffffff); the carries are folded back at the end.
+    // Summing 32-bit words is summing their 16-bit halves (RFC 1071 §2(B):
+    // 2^16 is 1 modulo 0xffff), in half the additions.
     let mut sum: u64 = 0;
-    let mut words = data.chunks_exact(2);
+    let mut quads = data.chunks_exact(4);
+    for q in &mut quads {
+        sum += u64::from(u32::from_be_bytes([q[0], q[1], q[2], q[3]]));
+    }
+    let mut words = quads.remainder().chunks_exact(2);
     for w in &mut words {
         sum += u64::from(u16::from_be_bytes([w[0], w[1]]));
     }
@@ -577,6 +583,23 @@ mod tests {
         buf[20..].copy_from_slice(&PACKET[20..]);
         repr().emit(&mut Packet::new_unchecked(&mut buf[..]));
         assert_eq!(buf, PACKET);
+    }
+
+    proptest::proptest! {
+        /// The 32-bit sums give the checksum of RFC 1071's 16-bit definition.
+        #[test]
+        fn checksum_is_the_16_bit_ones_complement_sum(
+            data in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+        ) {
+            let mut sum: u64 = data
+                .chunks(2)
+                .map(|w| u64::from(w[0]) << 8 | u64::from(*w.get(1).unwrap_or(&0)))
+                .sum();
+            while sum >> 16 != 0 {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            proptest::prop_assert_eq!(checksum(&data), !(sum as u16));
+        }
     }
 
     #[test]
