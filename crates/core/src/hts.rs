@@ -630,6 +630,16 @@ impl Hts {
         pending
     }
 
+    /// Whether [`sync`](Self::sync)`(env, now)` would change nothing: the
+    /// last synchronisation still holds at `now` (no state change since, the
+    /// same environment, nothing due before `now`), so it would return
+    /// [`raised`](Self::raised) without touching the state or the counters.
+    /// The node uses it to skip wake checks of sleeping harts.
+    pub fn sync_is_current(&self, env: &HtsEnv, now: u64) -> bool {
+        self.synced
+            .is_some_and(|(epoch, e, until)| epoch == self.epoch && e == *env && now < until)
+    }
+
     /// The next cycle after `now` at which the decision may change with no
     /// software action: a timed transition or a head word becoming visible.
     fn next_check(&self, env: &HtsEnv, now: u64) -> Option<u64> {
@@ -1022,5 +1032,25 @@ mod tests {
         assert_eq!(c[0], (Some(10), 100 + 50));
         assert_eq!(c[1], (Some(11), 250));
         assert_eq!(c[2], (None, 0));
+    }
+
+    #[test]
+    fn a_sync_is_current_until_something_it_depends_on_changes() {
+        let mut s = Script::new(&[0, 0]);
+        assert!(!s.h.sync_is_current(&s.env, 10), "never synchronised");
+        assert!(!s.pending(10));
+        assert!(s.h.sync_is_current(&s.env, 10));
+        assert!(s.h.sync_is_current(&s.env, 1_000_000), "nothing is due");
+        // A message for the other context arriving at 500: current only
+        // before it arrives.
+        s.deliver(1, 500);
+        assert!(!s.h.sync_is_current(&s.env, 20), "a delivery invalidates");
+        assert!(!s.pending(20));
+        assert!(s.h.sync_is_current(&s.env, 499));
+        assert!(!s.h.sync_is_current(&s.env, 500));
+        let raised = s.h.stats.interrupts_raised;
+        assert!(s.pending(500));
+        assert_eq!(s.h.stats.interrupts_raised, raised + 1);
+        assert!(s.h.sync_is_current(&s.env, 501));
     }
 }

@@ -383,6 +383,13 @@ impl NetIf {
         self.hts.next_interrupt(&self.hts_env(), now)
     }
 
+    /// Whether bringing the thread scheduler to core cycle `now` (as
+    /// [`hts_pending`](Self::hts_pending) does) would change nothing: it is
+    /// not in use, or its last synchronisation still holds at `now`.
+    pub fn hts_sync_is_current(&self, now: u64) -> bool {
+        !self.hts.in_use() || self.hts.sync_is_current(&self.hts_env(), now)
+    }
+
     /// Whether the running context is registered, so that x30 is netRX.
     #[inline]
     pub fn rx_active(&self) -> bool {
