@@ -58,6 +58,7 @@ use crate::nebula_queues::{NebulaQueues, NEBULA_SIZE};
 use crate::rdma_doorbell::{RdmaDoorbell, RDMA_DOORBELL_SIZE};
 use crate::uart::{Uart, UART_SIZE};
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -233,6 +234,18 @@ pub struct Node {
     /// of its device interrupt lines rose): the next wake check still calls
     /// [`can_wake`](Node::can_wake) on it for that.
     owed_check: u64,
+    /// Bit `h`: hart `h` may have output for a NIC (commands, complete
+    /// netTX messages): only a hart's own run produces it, so the node sets
+    /// the bit after each slice and [`take_core_output`](Node::take_core_output)
+    /// looks at these harts alone.
+    may_have_output: u64,
+    /// Bumped whenever a wake memo is made (keys `wake_cache`).
+    memo_gen: u64,
+    /// The earliest wake-up among the sleepers with a valid memo, as
+    /// `(their mask, memo_gen, answer)`: [`next_wake`](Node::next_wake) is
+    /// asked far more often (after every slice, by the network around the
+    /// node) than memos change.
+    wake_cache: Cell<Option<(u64, u64, Option<(u64, usize)>)>>,
 }
 
 /// The harts whose bits are set in `mask`, lowest first.
@@ -305,6 +318,9 @@ impl Node {
             memo_valid: 0,
             memo_device_accesses: 0,
             owed_check: 0,
+            may_have_output: 0,
+            memo_gen: 0,
+            wake_cache: Cell::new(None),
         })
     }
 
@@ -692,25 +708,36 @@ impl Node {
                 .min()
                 .unwrap_or(u64::MAX);
             self.memo_valid |= 1 << h;
+            self.memo_gen = self.memo_gen.wrapping_add(1);
         }
         false
     }
 
     /// The earliest wake-up of the sleeping harts, `(cycle, hart)`, through
-    /// the memos.
+    /// the memos (their minimum is cached while they hold).
     fn next_wake(&self) -> Option<(u64, usize)> {
-        let valid = self.memos_valid();
-        harts_in(self.sleeping)
-            .filter_map(|h| {
-                let c = if valid & (1 << h) != 0 {
-                    debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h}");
-                    self.wake_memo[h]
-                } else {
-                    self.wake_cycle(h)
-                };
-                c.map(|c| (c, h))
-            })
-            .min()
+        let memoed = self.memos_valid() & self.sleeping;
+        let known = match self.wake_cache.get() {
+            Some((mask, gen, known)) if mask == memoed && gen == self.memo_gen => known,
+            _ => {
+                let known = harts_in(memoed)
+                    .filter_map(|h| self.wake_memo[h].map(|c| (c, h)))
+                    .min();
+                self.wake_cache.set(Some((memoed, self.memo_gen, known)));
+                known
+            }
+        };
+        #[cfg(debug_assertions)]
+        for h in harts_in(memoed) {
+            debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h}");
+        }
+        let rest = harts_in(self.sleeping & !memoed)
+            .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
+            .min();
+        match (known, rest) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The running hart furthest behind (the lowest-numbered one of those
@@ -762,6 +789,14 @@ impl Node {
     /// Like [`advance`](Self::advance); with `round_up`, a hart in an idle
     /// loop goes to the first loop head at or after `to`.
     fn advance_rounding(&mut self, h: usize, to: u64, round_up: bool) {
+        self.move_sleeper(h, to, round_up);
+        self.set_state(h, HartState::Running);
+    }
+
+    /// Moves sleeping hart `h` forward in time towards `to` without waking
+    /// it: a stall to `to`, or whole iterations of its idle loop up to `to`
+    /// (with `round_up`, to the first loop head at or after it).
+    fn move_sleeper(&mut self, h: usize, to: u64, round_up: bool) {
         let hart = &mut self.harts[h];
         match self.states[h] {
             HartState::Poll {
@@ -781,7 +816,6 @@ impl Node {
             HartState::Running => {}
             _ => hart.stall_until(to),
         }
-        self.set_state(h, HartState::Running);
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.
@@ -879,6 +913,7 @@ impl Node {
                     self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, o)
                 }
             };
+            self.may_have_output |= 1 << h;
             if !self.nic_attached {
                 self.harts[h].net_mut().outbox.clear();
                 self.collect_sent(h);
@@ -1110,11 +1145,13 @@ impl Node {
     /// `words` is scratch for the messages (header first).
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
         let mut words = Vec::new();
-        for (core, hart) in self.harts.iter_mut().enumerate() {
-            if hart.net().has_output() {
-                // Draining its netTX may let a hart stalled on it continue.
-                self.memo_valid &= !(1 << core);
+        for core in harts_in(std::mem::take(&mut self.may_have_output)) {
+            let hart = &mut self.harts[core];
+            if !hart.net().has_output() {
+                continue;
             }
+            // Draining its netTX may let a hart stalled on it continue.
+            self.memo_valid &= !(1 << core);
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
@@ -1135,7 +1172,7 @@ impl Node {
     /// Whether any core has output for a NIC waiting (see
     /// [`Node::take_core_output`]).
     pub fn has_core_output(&self) -> bool {
-        self.harts.iter().any(|h| h.net().has_output())
+        harts_in(self.may_have_output).any(|h| self.harts[h].net().has_output())
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop, observed: bool) -> Result<(), NodeError> {
@@ -1215,30 +1252,38 @@ impl Node {
     }
 
     /// Moves every sleeping hart forward to `limit`.
+    ///
+    /// A sleeper stays asleep (its state, watches and `sleeping` bit are
+    /// untouched); only its cycle and counters move, as one stall or whole
+    /// loop iterations, which is the same as moving it in several steps.
     fn idle_until(&mut self, limit: u64) {
-        for h in 0..self.harts.len() {
-            if self.states[h] != HartState::Running && self.harts[h].cycle() < limit {
-                let state = self.states[h];
-                // A loop polling for messages stays at or before the limit,
-                // so a message due just after it finds the loop where
-                // step-by-step execution would; a spin on memory goes to the
-                // first loop head past it (callers then see the hart reach
-                // the limit; see the README on its one inexactness).
-                let round_up = !self.watches[h].is_empty();
-                // Time alone wakes the hart at its wake cycle and nothing
-                // else changed: its memo still holds before that cycle.
-                let memo = (self.memos_valid() & (1 << h) != 0).then_some(self.wake_memo[h]);
-                self.advance_rounding(h, limit, round_up);
-                self.set_state(h, state);
-                let now = self.harts[h].cycle();
-                if let Some(wake) = memo.filter(|w| w.is_none_or(|w| now < w)) {
-                    self.wake_memo[h] = wake;
-                    self.memo_valid |= 1 << h;
-                    if self.harts[h].net().hts.in_use() || self.memo_line_rise[h] <= now {
-                        self.owed_check |= 1 << h;
-                    }
-                    debug_assert_eq!(wake, self.wake_cycle(h), "hart {h} at {now}");
+        let valid = self.memos_valid();
+        for h in harts_in(self.sleeping) {
+            if self.harts[h].cycle() >= limit {
+                continue;
+            }
+            // A loop polling for messages stays at or before the limit,
+            // so a message due just after it finds the loop where
+            // step-by-step execution would; a spin on memory goes to the
+            // first loop head past it (callers then see the hart reach
+            // the limit; see the README on its one inexactness).
+            let round_up = !self.watches[h].is_empty();
+            self.move_sleeper(h, limit, round_up);
+            let bit = 1 << h;
+            let now = self.harts[h].cycle();
+            // Time alone wakes the hart at its wake cycle and nothing else
+            // changed: its memo still holds before that cycle.
+            if valid & bit != 0 && self.wake_memo[h].is_none_or(|w| now < w) {
+                // A wake check at `now` still has effects if one of its
+                // device interrupt lines rose, or if its thread scheduler
+                // would change when brought to `now` (a due transition, a
+                // rising interrupt counted at that cycle).
+                if self.memo_line_rise[h] <= now || !self.harts[h].net().hts_sync_is_current(now) {
+                    self.owed_check |= bit;
                 }
+                debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h} at {now}");
+            } else {
+                self.memo_valid &= !bit;
             }
         }
     }
