@@ -630,14 +630,17 @@ impl Hts {
         pending
     }
 
-    /// Whether [`sync`](Self::sync)`(env, now)` would change nothing: the
-    /// last synchronisation still holds at `now` (no state change since, the
-    /// same environment, nothing due before `now`), so it would return
-    /// [`raised`](Self::raised) without touching the state or the counters.
-    /// The node uses it to skip wake checks of sleeping harts.
-    pub fn sync_is_current(&self, env: &HtsEnv, now: u64) -> bool {
-        self.synced
-            .is_some_and(|(epoch, e, until)| epoch == self.epoch && e == *env && now < until)
+    /// The cycle before which [`sync`](Self::sync)`(env, now)` would change
+    /// nothing: the last synchronisation still holds (no state change since,
+    /// the same environment, nothing due before then), so it would return
+    /// [`raised`](Self::raised) without touching the state or the counters;
+    /// 0 if it no longer holds. The node uses it to skip wake checks of
+    /// sleeping harts.
+    pub fn sync_current_until(&self, env: &HtsEnv) -> u64 {
+        match self.synced {
+            Some((epoch, e, until)) if epoch == self.epoch && e == *env => until,
+            _ => 0,
+        }
     }
 
     /// The next cycle after `now` at which the decision may change with no
@@ -1037,20 +1040,18 @@ mod tests {
     #[test]
     fn a_sync_is_current_until_something_it_depends_on_changes() {
         let mut s = Script::new(&[0, 0]);
-        assert!(!s.h.sync_is_current(&s.env, 10), "never synchronised");
+        assert_eq!(s.h.sync_current_until(&s.env), 0, "never synchronised");
         assert!(!s.pending(10));
-        assert!(s.h.sync_is_current(&s.env, 10));
-        assert!(s.h.sync_is_current(&s.env, 1_000_000), "nothing is due");
+        assert_eq!(s.h.sync_current_until(&s.env), u64::MAX, "nothing is due");
         // A message for the other context arriving at 500: current only
         // before it arrives.
         s.deliver(1, 500);
-        assert!(!s.h.sync_is_current(&s.env, 20), "a delivery invalidates");
+        assert_eq!(s.h.sync_current_until(&s.env), 0, "a delivery invalidates");
         assert!(!s.pending(20));
-        assert!(s.h.sync_is_current(&s.env, 499));
-        assert!(!s.h.sync_is_current(&s.env, 500));
+        assert_eq!(s.h.sync_current_until(&s.env), 500);
         let raised = s.h.stats.interrupts_raised;
         assert!(s.pending(500));
         assert_eq!(s.h.stats.interrupts_raised, raised + 1);
-        assert!(s.h.sync_is_current(&s.env, 501));
+        assert!(s.h.sync_current_until(&s.env) > 500);
     }
 }

@@ -383,11 +383,15 @@ impl NetIf {
         self.hts.next_interrupt(&self.hts_env(), now)
     }
 
-    /// Whether bringing the thread scheduler to core cycle `now` (as
-    /// [`hts_pending`](Self::hts_pending) does) would change nothing: it is
-    /// not in use, or its last synchronisation still holds at `now`.
-    pub fn hts_sync_is_current(&self, now: u64) -> bool {
-        !self.hts.in_use() || self.hts.sync_is_current(&self.hts_env(), now)
+    /// The core cycle before which bringing the thread scheduler there (as
+    /// [`hts_pending`](Self::hts_pending) does) changes nothing: `u64::MAX`
+    /// if it is not in use, 0 if its last synchronisation no longer holds
+    /// (see [`Hts::sync_current_until`]).
+    pub fn hts_sync_current_until(&self) -> u64 {
+        if !self.hts.in_use() {
+            return u64::MAX;
+        }
+        self.hts.sync_current_until(&self.hts_env())
     }
 
     /// Whether the running context is registered, so that x30 is netRX.

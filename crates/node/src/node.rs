@@ -33,8 +33,16 @@
 //!   (any store may wake them).
 //! - When a run ends at its limit, sleepers move to the limit
 //!   (`idle_until`); one whose wake cycle is later keeps its memo
-//!   (time alone wakes it, and not before then), and the next wake check
-//!   still calls `can_wake` on it for its `mip` update.
+//!   (time alone wakes it, and not before then). If a wake check at the
+//!   new cycle would still change something (a device interrupt line rose,
+//!   enabled or not; its thread scheduler has a transition, an arrival or
+//!   a rising interrupt due by then, which it counts at the cycle it is
+//!   brought to) the next wake check calls `can_wake` on it for that; the
+//!   memo remembers the first cycle at which that happens, so other
+//!   sleepers cost no wake check at all.
+//! - Harts with output for the NIC are a bit mask too (only a hart's own
+//!   slice makes output), and the earliest memo'd wake-up is cached while
+//!   the memos hold.
 //!
 //! Why slices are no longer than a quantum: harts share the L2 and DRAM
 //! timing model (requests are accounted in the order they are made), DRAM
@@ -222,16 +230,18 @@ pub struct Node {
     wake_memo: Vec<Option<u64>>,
     /// Bit `h`: `wake_memo[h]` holds, as of `memo_device_accesses`.
     memo_valid: u64,
-    /// With a wake memo: the first cycle after the hart's at which one of
-    /// its device interrupt lines rises (enabled or not; `u64::MAX`: none).
-    memo_line_rise: Vec<u64>,
+    /// With a wake memo: the first cycle after the hart's at which a wake
+    /// check ([`can_wake`](Node::can_wake)) would change something again
+    /// (see [`recheck_cycle`](Node::recheck_cycle); `u64::MAX`: never).
+    memo_recheck_at: Vec<u64>,
     /// The bus's device-access count when `memo_valid` was last checked
     /// against it.
     memo_device_accesses: u64,
     /// Bit `h`: sleeping hart `h` was moved forward in time by
     /// [`idle_until`](Node::idle_until) with its memo kept, and `can_wake`
-    /// there would change its state (its thread scheduler is in use, or one
-    /// of its device interrupt lines rose): the next wake check still calls
+    /// there would change its state (it reached its `memo_recheck_at`: one
+    /// of its device interrupt lines rose, or its thread scheduler has
+    /// something due): the next wake check still calls
     /// [`can_wake`](Node::can_wake) on it for that.
     owed_check: u64,
     /// Bit `h`: hart `h` may have output for a NIC (commands, complete
@@ -246,6 +256,9 @@ pub struct Node {
     /// asked far more often (after every slice, by the network around the
     /// node) than memos change.
     wake_cache: Cell<Option<(u64, u64, Option<(u64, usize)>)>>,
+    /// Schedule by the plain rule, without the shortcuts above (see
+    /// [`Node::set_reference_scheduling`]).
+    reference: bool,
 }
 
 /// The harts whose bits are set in `mask`, lowest first.
@@ -314,13 +327,14 @@ impl Node {
             watches: vec![Vec::new(); cfg_cores],
             sleeping: 0,
             wake_memo: vec![None; cfg_cores],
-            memo_line_rise: vec![u64::MAX; cfg_cores],
+            memo_recheck_at: vec![u64::MAX; cfg_cores],
             memo_valid: 0,
             memo_device_accesses: 0,
             owed_check: 0,
             may_have_output: 0,
             memo_gen: 0,
             wake_cache: Cell::new(None),
+            reference: false,
         })
     }
 
@@ -483,6 +497,23 @@ impl Node {
     /// [`take_core_output`](Self::take_core_output) and
     /// [`icenic_take_tx`](Self::icenic_take_tx)), and the run returns as
     /// soon as there is some.
+    /// With `on`, schedules by the plain rule, without the shortcuts the
+    /// module documentation lists: every sleeping hart is checked
+    /// ([`can_wake`](Self::can_wake): `mip`, thread scheduler, wake
+    /// condition) before every slice, `mip` is brought up to date in full
+    /// before every slice, every core is asked for NIC output. Slower and,
+    /// by design, bit-identical: tests compare the two.
+    pub fn set_reference_scheduling(&mut self, on: bool) {
+        self.reference = on;
+        self.forget_wakes();
+        self.may_have_output = self.all_harts();
+    }
+
+    /// Every hart, as a mask.
+    fn all_harts(&self) -> u64 {
+        u64::MAX >> (64 - self.harts.len())
+    }
+
     pub fn attach_nic(&mut self) {
         self.nic_attached = true;
     }
@@ -551,6 +582,22 @@ impl Node {
         let devices = self.bus.devices();
         let raised = devices.interrupts(h, hart.cycle());
         hart.set_interrupt_lines(devices.interrupt_lines(), raised);
+    }
+
+    /// Before a slice of hart `h`: its device interrupt lines in `mip`, as
+    /// [`update_mip`](Self::update_mip) sets them. Its thread scheduler is
+    /// brought to the hart's cycle only if a line changed: otherwise the
+    /// hart's run does it first thing, at the same cycle (it takes a pending
+    /// interrupt before executing anything), and the scheduler's next event,
+    /// read in between to end the slice, is the same either way.
+    fn update_lines_for_slice(&mut self, h: usize) {
+        let hart = &mut self.harts[h];
+        let devices = self.bus.devices();
+        let lines = devices.interrupt_lines();
+        let raised = devices.interrupts(h, hart.cycle()) & lines;
+        if hart.csr().mip & lines != raised {
+            hart.set_interrupt_lines(lines, raised);
+        }
     }
 
     /// Brings hart `h`'s `mip` up to date with the devices and its thread
@@ -654,8 +701,7 @@ impl Node {
 
     /// The harts that run, as a mask.
     fn running(&self) -> u64 {
-        let all = u64::MAX >> (64 - self.harts.len());
-        all & !self.sleeping
+        self.all_harts() & !self.sleeping
     }
 
     /// Forgets what the scheduler worked out for every sleeping hart:
@@ -689,6 +735,22 @@ impl Node {
         }
     }
 
+    /// Right after a wake check of sleeping hart `h` that left it asleep:
+    /// the first cycle after the hart's at which another check would have
+    /// effects (its `mip` and thread scheduler are up to date until then):
+    /// one of its device interrupt lines rises (enabled or not), or its
+    /// thread scheduler would change when brought there (a timed
+    /// transition, an arrival, a rising interrupt counted at that cycle).
+    fn recheck_cycle(&self, h: usize) -> u64 {
+        let cycle = self.harts[h].cycle();
+        let line_rise = (self.bus.devices().next_interrupts(h))
+            .map(|(c, _)| c)
+            .filter(|&c| c > cycle)
+            .min()
+            .unwrap_or(u64::MAX);
+        line_rise.min(self.harts[h].net().hts_sync_current_until())
+    }
+
     /// [`can_wake`](Self::can_wake) for a sleeping hart `h` with no valid
     /// memo: if it cannot continue, remembers so with its wake cycle,
     /// unless it polls memory words (any store may change them: checked
@@ -701,12 +763,7 @@ impl Node {
             matches!(self.states[h], HartState::Poll { .. }) && !self.watches[h].is_empty();
         if !watches_memory {
             self.wake_memo[h] = self.wake_cycle(h);
-            let cycle = self.harts[h].cycle();
-            self.memo_line_rise[h] = (self.bus.devices().next_interrupts(h))
-                .map(|(c, _)| c)
-                .filter(|&c| c > cycle)
-                .min()
-                .unwrap_or(u64::MAX);
+            self.memo_recheck_at[h] = self.recheck_cycle(h);
             self.memo_valid |= 1 << h;
             self.memo_gen = self.memo_gen.wrapping_add(1);
         }
@@ -843,13 +900,21 @@ impl Node {
             // to the CLINT, a message delivered to their RX FIFO); those
             // with a valid memo cannot.
             self.check_wake_memos();
+            if self.reference {
+                self.forget_wakes();
+                self.may_have_output = self.all_harts();
+            }
             let unknown = self.sleeping & !self.memo_valid;
             let owed = self.sleeping & self.memo_valid & std::mem::take(&mut self.owed_check);
             if unknown | owed != 0 {
                 let leader = self.lead_cycle();
                 for h in harts_in(unknown | owed) {
                     let wakes = if owed & (1 << h) != 0 {
-                        self.can_wake(h)
+                        let wakes = self.can_wake(h);
+                        if !wakes {
+                            self.memo_recheck_at[h] = self.recheck_cycle(h);
+                        }
+                        wakes
                     } else {
                         self.can_wake_memo(h)
                     };
@@ -893,7 +958,11 @@ impl Node {
             if self.stop_request.is_some() {
                 end = end.min(self.harts[h].cycle().saturating_add(STOP_CHECK_CYCLES));
             }
-            self.update_mip(h);
+            if self.reference {
+                self.update_mip(h);
+            } else {
+                self.update_lines_for_slice(h);
+            }
             for (c, _) in self.bus.devices().next_interrupts(h) {
                 if c > self.harts[h].cycle() {
                     end = end.min(c);
@@ -1274,11 +1343,9 @@ impl Node {
             // Time alone wakes the hart at its wake cycle and nothing else
             // changed: its memo still holds before that cycle.
             if valid & bit != 0 && self.wake_memo[h].is_none_or(|w| now < w) {
-                // A wake check at `now` still has effects if one of its
-                // device interrupt lines rose, or if its thread scheduler
-                // would change when brought to `now` (a due transition, a
-                // rising interrupt counted at that cycle).
-                if self.memo_line_rise[h] <= now || !self.harts[h].net().hts_sync_is_current(now) {
+                // A wake check at `now` still has effects (on `mip`, on
+                // the thread scheduler's state and counters): owed.
+                if self.memo_recheck_at[h] <= now {
                     self.owed_check |= bit;
                 }
                 debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h} at {now}");
