@@ -1327,32 +1327,56 @@ impl Node {
     /// loop iterations, which is the same as moving it in several steps.
     fn idle_until(&mut self, limit: u64) {
         let valid = self.memos_valid();
+        let (mut owed, mut dropped) = (0u64, 0u64);
         for h in harts_in(self.sleeping) {
-            if self.harts[h].cycle() >= limit {
+            let hart = &mut self.harts[h];
+            let cycle = hart.cycle();
+            if cycle >= limit {
                 continue;
             }
-            // A loop polling for messages stays at or before the limit,
-            // so a message due just after it finds the loop where
-            // step-by-step execution would; a spin on memory goes to the
-            // first loop head past it (callers then see the hart reach
-            // the limit; see the README on its one inexactness).
-            let round_up = !self.watches[h].is_empty();
-            self.move_sleeper(h, limit, round_up);
+            let now = match self.states[h] {
+                HartState::Poll {
+                    period_cycles,
+                    period_instret,
+                } => {
+                    // A loop polling for messages stays at or before the
+                    // limit, so a message due just after it finds the loop
+                    // where step-by-step execution would; a spin on memory
+                    // goes to the first loop head past it (callers then see
+                    // the hart reach the limit; see the README on its one
+                    // inexactness).
+                    let span = limit - cycle;
+                    let k = if self.watches[h].is_empty() {
+                        span / period_cycles
+                    } else {
+                        span.div_ceil(period_cycles)
+                    };
+                    hart.skip_idle_iterations(period_cycles, period_instret, k);
+                    cycle + k * period_cycles
+                }
+                // Not in `sleeping` (kept in step by `set_state`).
+                HartState::Running => continue,
+                _ => {
+                    hart.stall_until(limit);
+                    limit
+                }
+            };
             let bit = 1 << h;
-            let now = self.harts[h].cycle();
             // Time alone wakes the hart at its wake cycle and nothing else
             // changed: its memo still holds before that cycle.
             if valid & bit != 0 && self.wake_memo[h].is_none_or(|w| now < w) {
                 // A wake check at `now` still has effects (on `mip`, on
                 // the thread scheduler's state and counters): owed.
                 if self.memo_recheck_at[h] <= now {
-                    self.owed_check |= bit;
+                    owed |= bit;
                 }
                 debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h} at {now}");
             } else {
-                self.memo_valid &= !bit;
+                dropped |= bit;
             }
         }
+        self.owed_check |= owed;
+        self.memo_valid &= !dropped;
     }
 
     fn stop_requested(&self) -> bool {
