@@ -255,11 +255,15 @@ pub struct Node {
     /// `(their mask, memo_gen, answer)`: [`next_wake`](Node::next_wake) is
     /// asked far more often (after every slice, by the network around the
     /// node) than memos change.
-    wake_cache: Cell<Option<(u64, u64, Option<(u64, usize)>)>>,
+    wake_cache: Cell<Option<WakeCache>>,
     /// Schedule by the plain rule, without the shortcuts above (see
     /// [`Node::set_reference_scheduling`]).
     reference: bool,
 }
+
+/// The earliest wake-up `(cycle, hart)` among the sleepers with a valid
+/// memo, as `(their mask, memo generation, answer)`.
+type WakeCache = (u64, u64, Option<(u64, usize)>);
 
 /// The harts whose bits are set in `mask`, lowest first.
 fn harts_in(mut mask: u64) -> impl Iterator<Item = usize> {

@@ -57,8 +57,10 @@ fn with_load(program_name: &str, cores: usize, load: &LoadConfig, reference: boo
 
 /// `program_name` on `cores` cores with no network, until it exits.
 fn alone(program_name: &str, cores: usize, reference: bool) -> Outcome {
-    let mut cfg = nanopu_node::NodeConfig::default();
-    cfg.cores = cores;
+    let cfg = nanopu_node::NodeConfig {
+        cores,
+        ..nanopu_node::NodeConfig::default()
+    };
     let mut node = Node::with_program(cfg, &program(program_name)).unwrap();
     node.set_reference_scheduling(reference);
     node.keep_hts_notes(true);
