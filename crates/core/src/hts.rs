@@ -630,6 +630,19 @@ impl Hts {
         pending
     }
 
+    /// The cycle before which [`sync`](Self::sync)`(env, now)` would change
+    /// nothing: the last synchronisation still holds (no state change since,
+    /// the same environment, nothing due before then), so it would return
+    /// [`raised`](Self::raised) without touching the state or the counters;
+    /// 0 if it no longer holds. The node uses it to skip wake checks of
+    /// sleeping harts.
+    pub fn sync_current_until(&self, env: &HtsEnv) -> u64 {
+        match self.synced {
+            Some((epoch, e, until)) if epoch == self.epoch && e == *env => until,
+            _ => 0,
+        }
+    }
+
     /// The next cycle after `now` at which the decision may change with no
     /// software action: a timed transition or a head word becoming visible.
     fn next_check(&self, env: &HtsEnv, now: u64) -> Option<u64> {
@@ -1022,5 +1035,23 @@ mod tests {
         assert_eq!(c[0], (Some(10), 100 + 50));
         assert_eq!(c[1], (Some(11), 250));
         assert_eq!(c[2], (None, 0));
+    }
+
+    #[test]
+    fn a_sync_is_current_until_something_it_depends_on_changes() {
+        let mut s = Script::new(&[0, 0]);
+        assert_eq!(s.h.sync_current_until(&s.env), 0, "never synchronised");
+        assert!(!s.pending(10));
+        assert_eq!(s.h.sync_current_until(&s.env), u64::MAX, "nothing is due");
+        // A message for the other context arriving at 500: current only
+        // before it arrives.
+        s.deliver(1, 500);
+        assert_eq!(s.h.sync_current_until(&s.env), 0, "a delivery invalidates");
+        assert!(!s.pending(20));
+        assert_eq!(s.h.sync_current_until(&s.env), 500);
+        let raised = s.h.stats.interrupts_raised;
+        assert!(s.pending(500));
+        assert_eq!(s.h.stats.interrupts_raised, raised + 1);
+        assert!(s.h.sync_current_until(&s.env) > 500);
     }
 }

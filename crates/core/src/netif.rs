@@ -383,6 +383,17 @@ impl NetIf {
         self.hts.next_interrupt(&self.hts_env(), now)
     }
 
+    /// The core cycle before which bringing the thread scheduler there (as
+    /// [`hts_pending`](Self::hts_pending) does) changes nothing: `u64::MAX`
+    /// if it is not in use, 0 if its last synchronisation no longer holds
+    /// (see [`Hts::sync_current_until`]).
+    pub fn hts_sync_current_until(&self) -> u64 {
+        if !self.hts.in_use() {
+            return u64::MAX;
+        }
+        self.hts.sync_current_until(&self.hts_env())
+    }
+
     /// Whether the running context is registered, so that x30 is netRX.
     #[inline]
     pub fn rx_active(&self) -> bool {

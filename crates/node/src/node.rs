@@ -33,8 +33,16 @@
 //!   (any store may wake them).
 //! - When a run ends at its limit, sleepers move to the limit
 //!   (`idle_until`); one whose wake cycle is later keeps its memo
-//!   (time alone wakes it, and not before then), and the next wake check
-//!   still calls `can_wake` on it for its `mip` update.
+//!   (time alone wakes it, and not before then). If a wake check at the
+//!   new cycle would still change something (a device interrupt line rose,
+//!   enabled or not; its thread scheduler has a transition, an arrival or
+//!   a rising interrupt due by then, which it counts at the cycle it is
+//!   brought to) the next wake check calls `can_wake` on it for that; the
+//!   memo remembers the first cycle at which that happens, so other
+//!   sleepers cost no wake check at all.
+//! - Harts with output for the NIC are a bit mask too (only a hart's own
+//!   slice makes output), and the earliest memo'd wake-up is cached while
+//!   the memos hold.
 //!
 //! Why slices are no longer than a quantum: harts share the L2 and DRAM
 //! timing model (requests are accounted in the order they are made), DRAM
@@ -58,6 +66,7 @@ use crate::nebula_queues::{NebulaQueues, NEBULA_SIZE};
 use crate::rdma_doorbell::{RdmaDoorbell, RDMA_DOORBELL_SIZE};
 use crate::uart::{Uart, UART_SIZE};
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -221,19 +230,40 @@ pub struct Node {
     wake_memo: Vec<Option<u64>>,
     /// Bit `h`: `wake_memo[h]` holds, as of `memo_device_accesses`.
     memo_valid: u64,
-    /// With a wake memo: the first cycle after the hart's at which one of
-    /// its device interrupt lines rises (enabled or not; `u64::MAX`: none).
-    memo_line_rise: Vec<u64>,
+    /// With a wake memo: the first cycle after the hart's at which a wake
+    /// check ([`can_wake`](Node::can_wake)) would change something again
+    /// (see [`recheck_cycle`](Node::recheck_cycle); `u64::MAX`: never).
+    memo_recheck_at: Vec<u64>,
     /// The bus's device-access count when `memo_valid` was last checked
     /// against it.
     memo_device_accesses: u64,
     /// Bit `h`: sleeping hart `h` was moved forward in time by
     /// [`idle_until`](Node::idle_until) with its memo kept, and `can_wake`
-    /// there would change its state (its thread scheduler is in use, or one
-    /// of its device interrupt lines rose): the next wake check still calls
+    /// there would change its state (it reached its `memo_recheck_at`: one
+    /// of its device interrupt lines rose, or its thread scheduler has
+    /// something due): the next wake check still calls
     /// [`can_wake`](Node::can_wake) on it for that.
     owed_check: u64,
+    /// Bit `h`: hart `h` may have output for a NIC (commands, complete
+    /// netTX messages): only a hart's own run produces it, so the node sets
+    /// the bit after each slice and [`take_core_output`](Node::take_core_output)
+    /// looks at these harts alone.
+    may_have_output: u64,
+    /// Bumped whenever a wake memo is made (keys `wake_cache`).
+    memo_gen: u64,
+    /// The earliest wake-up among the sleepers with a valid memo, as
+    /// `(their mask, memo_gen, answer)`: [`next_wake`](Node::next_wake) is
+    /// asked far more often (after every slice, by the network around the
+    /// node) than memos change.
+    wake_cache: Cell<Option<WakeCache>>,
+    /// Schedule by the plain rule, without the shortcuts above (see
+    /// [`Node::set_reference_scheduling`]).
+    reference: bool,
 }
+
+/// The earliest wake-up `(cycle, hart)` among the sleepers with a valid
+/// memo, as `(their mask, memo generation, answer)`.
+type WakeCache = (u64, u64, Option<(u64, usize)>);
 
 /// The harts whose bits are set in `mask`, lowest first.
 fn harts_in(mut mask: u64) -> impl Iterator<Item = usize> {
@@ -301,10 +331,14 @@ impl Node {
             watches: vec![Vec::new(); cfg_cores],
             sleeping: 0,
             wake_memo: vec![None; cfg_cores],
-            memo_line_rise: vec![u64::MAX; cfg_cores],
+            memo_recheck_at: vec![u64::MAX; cfg_cores],
             memo_valid: 0,
             memo_device_accesses: 0,
             owed_check: 0,
+            may_have_output: 0,
+            memo_gen: 0,
+            wake_cache: Cell::new(None),
+            reference: false,
         })
     }
 
@@ -467,6 +501,23 @@ impl Node {
     /// [`take_core_output`](Self::take_core_output) and
     /// [`icenic_take_tx`](Self::icenic_take_tx)), and the run returns as
     /// soon as there is some.
+    /// With `on`, schedules by the plain rule, without the shortcuts the
+    /// module documentation lists: every sleeping hart is checked
+    /// ([`can_wake`](Self::can_wake): `mip`, thread scheduler, wake
+    /// condition) before every slice, `mip` is brought up to date in full
+    /// before every slice, every core is asked for NIC output. Slower and,
+    /// by design, bit-identical: tests compare the two.
+    pub fn set_reference_scheduling(&mut self, on: bool) {
+        self.reference = on;
+        self.forget_wakes();
+        self.may_have_output = self.all_harts();
+    }
+
+    /// Every hart, as a mask.
+    fn all_harts(&self) -> u64 {
+        u64::MAX >> (64 - self.harts.len())
+    }
+
     pub fn attach_nic(&mut self) {
         self.nic_attached = true;
     }
@@ -535,6 +586,22 @@ impl Node {
         let devices = self.bus.devices();
         let raised = devices.interrupts(h, hart.cycle());
         hart.set_interrupt_lines(devices.interrupt_lines(), raised);
+    }
+
+    /// Before a slice of hart `h`: its device interrupt lines in `mip`, as
+    /// [`update_mip`](Self::update_mip) sets them. Its thread scheduler is
+    /// brought to the hart's cycle only if a line changed: otherwise the
+    /// hart's run does it first thing, at the same cycle (it takes a pending
+    /// interrupt before executing anything), and the scheduler's next event,
+    /// read in between to end the slice, is the same either way.
+    fn update_lines_for_slice(&mut self, h: usize) {
+        let hart = &mut self.harts[h];
+        let devices = self.bus.devices();
+        let lines = devices.interrupt_lines();
+        let raised = devices.interrupts(h, hart.cycle()) & lines;
+        if hart.csr().mip & lines != raised {
+            hart.set_interrupt_lines(lines, raised);
+        }
     }
 
     /// Brings hart `h`'s `mip` up to date with the devices and its thread
@@ -638,8 +705,7 @@ impl Node {
 
     /// The harts that run, as a mask.
     fn running(&self) -> u64 {
-        let all = u64::MAX >> (64 - self.harts.len());
-        all & !self.sleeping
+        self.all_harts() & !self.sleeping
     }
 
     /// Forgets what the scheduler worked out for every sleeping hart:
@@ -673,6 +739,22 @@ impl Node {
         }
     }
 
+    /// Right after a wake check of sleeping hart `h` that left it asleep:
+    /// the first cycle after the hart's at which another check would have
+    /// effects (its `mip` and thread scheduler are up to date until then):
+    /// one of its device interrupt lines rises (enabled or not), or its
+    /// thread scheduler would change when brought there (a timed
+    /// transition, an arrival, a rising interrupt counted at that cycle).
+    fn recheck_cycle(&self, h: usize) -> u64 {
+        let cycle = self.harts[h].cycle();
+        let line_rise = (self.bus.devices().next_interrupts(h))
+            .map(|(c, _)| c)
+            .filter(|&c| c > cycle)
+            .min()
+            .unwrap_or(u64::MAX);
+        line_rise.min(self.harts[h].net().hts_sync_current_until())
+    }
+
     /// [`can_wake`](Self::can_wake) for a sleeping hart `h` with no valid
     /// memo: if it cannot continue, remembers so with its wake cycle,
     /// unless it polls memory words (any store may change them: checked
@@ -685,32 +767,38 @@ impl Node {
             matches!(self.states[h], HartState::Poll { .. }) && !self.watches[h].is_empty();
         if !watches_memory {
             self.wake_memo[h] = self.wake_cycle(h);
-            let cycle = self.harts[h].cycle();
-            self.memo_line_rise[h] = (self.bus.devices().next_interrupts(h))
-                .map(|(c, _)| c)
-                .filter(|&c| c > cycle)
-                .min()
-                .unwrap_or(u64::MAX);
+            self.memo_recheck_at[h] = self.recheck_cycle(h);
             self.memo_valid |= 1 << h;
+            self.memo_gen = self.memo_gen.wrapping_add(1);
         }
         false
     }
 
     /// The earliest wake-up of the sleeping harts, `(cycle, hart)`, through
-    /// the memos.
+    /// the memos (their minimum is cached while they hold).
     fn next_wake(&self) -> Option<(u64, usize)> {
-        let valid = self.memos_valid();
-        harts_in(self.sleeping)
-            .filter_map(|h| {
-                let c = if valid & (1 << h) != 0 {
-                    debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h}");
-                    self.wake_memo[h]
-                } else {
-                    self.wake_cycle(h)
-                };
-                c.map(|c| (c, h))
-            })
-            .min()
+        let memoed = self.memos_valid() & self.sleeping;
+        let known = match self.wake_cache.get() {
+            Some((mask, gen, known)) if mask == memoed && gen == self.memo_gen => known,
+            _ => {
+                let known = harts_in(memoed)
+                    .filter_map(|h| self.wake_memo[h].map(|c| (c, h)))
+                    .min();
+                self.wake_cache.set(Some((memoed, self.memo_gen, known)));
+                known
+            }
+        };
+        #[cfg(debug_assertions)]
+        for h in harts_in(memoed) {
+            debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h}");
+        }
+        let rest = harts_in(self.sleeping & !memoed)
+            .filter_map(|h| self.wake_cycle(h).map(|c| (c, h)))
+            .min();
+        match (known, rest) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The running hart furthest behind (the lowest-numbered one of those
@@ -762,6 +850,14 @@ impl Node {
     /// Like [`advance`](Self::advance); with `round_up`, a hart in an idle
     /// loop goes to the first loop head at or after `to`.
     fn advance_rounding(&mut self, h: usize, to: u64, round_up: bool) {
+        self.move_sleeper(h, to, round_up);
+        self.set_state(h, HartState::Running);
+    }
+
+    /// Moves sleeping hart `h` forward in time towards `to` without waking
+    /// it: a stall to `to`, or whole iterations of its idle loop up to `to`
+    /// (with `round_up`, to the first loop head at or after it).
+    fn move_sleeper(&mut self, h: usize, to: u64, round_up: bool) {
         let hart = &mut self.harts[h];
         match self.states[h] {
             HartState::Poll {
@@ -781,7 +877,6 @@ impl Node {
             HartState::Running => {}
             _ => hart.stall_until(to),
         }
-        self.set_state(h, HartState::Running);
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.
@@ -809,13 +904,21 @@ impl Node {
             // to the CLINT, a message delivered to their RX FIFO); those
             // with a valid memo cannot.
             self.check_wake_memos();
+            if self.reference {
+                self.forget_wakes();
+                self.may_have_output = self.all_harts();
+            }
             let unknown = self.sleeping & !self.memo_valid;
             let owed = self.sleeping & self.memo_valid & std::mem::take(&mut self.owed_check);
             if unknown | owed != 0 {
                 let leader = self.lead_cycle();
                 for h in harts_in(unknown | owed) {
                     let wakes = if owed & (1 << h) != 0 {
-                        self.can_wake(h)
+                        let wakes = self.can_wake(h);
+                        if !wakes {
+                            self.memo_recheck_at[h] = self.recheck_cycle(h);
+                        }
+                        wakes
                     } else {
                         self.can_wake_memo(h)
                     };
@@ -859,7 +962,11 @@ impl Node {
             if self.stop_request.is_some() {
                 end = end.min(self.harts[h].cycle().saturating_add(STOP_CHECK_CYCLES));
             }
-            self.update_mip(h);
+            if self.reference {
+                self.update_mip(h);
+            } else {
+                self.update_lines_for_slice(h);
+            }
             for (c, _) in self.bus.devices().next_interrupts(h) {
                 if c > self.harts[h].cycle() {
                     end = end.min(c);
@@ -879,6 +986,7 @@ impl Node {
                     self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, o)
                 }
             };
+            self.may_have_output |= 1 << h;
             if !self.nic_attached {
                 self.harts[h].net_mut().outbox.clear();
                 self.collect_sent(h);
@@ -1110,11 +1218,13 @@ impl Node {
     /// `words` is scratch for the messages (header first).
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
         let mut words = Vec::new();
-        for (core, hart) in self.harts.iter_mut().enumerate() {
-            if hart.net().has_output() {
-                // Draining its netTX may let a hart stalled on it continue.
-                self.memo_valid &= !(1 << core);
+        for core in harts_in(std::mem::take(&mut self.may_have_output)) {
+            let hart = &mut self.harts[core];
+            if !hart.net().has_output() {
+                continue;
             }
+            // Draining its netTX may let a hart stalled on it continue.
+            self.memo_valid &= !(1 << core);
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
@@ -1135,7 +1245,7 @@ impl Node {
     /// Whether any core has output for a NIC waiting (see
     /// [`Node::take_core_output`]).
     pub fn has_core_output(&self) -> bool {
-        self.harts.iter().any(|h| h.net().has_output())
+        harts_in(self.may_have_output).any(|h| self.harts[h].net().has_output())
     }
 
     fn after_stop(&mut self, h: usize, stop: Stop, observed: bool) -> Result<(), NodeError> {
@@ -1215,32 +1325,62 @@ impl Node {
     }
 
     /// Moves every sleeping hart forward to `limit`.
+    ///
+    /// A sleeper stays asleep (its state, watches and `sleeping` bit are
+    /// untouched); only its cycle and counters move, as one stall or whole
+    /// loop iterations, which is the same as moving it in several steps.
     fn idle_until(&mut self, limit: u64) {
-        for h in 0..self.harts.len() {
-            if self.states[h] != HartState::Running && self.harts[h].cycle() < limit {
-                let state = self.states[h];
-                // A loop polling for messages stays at or before the limit,
-                // so a message due just after it finds the loop where
-                // step-by-step execution would; a spin on memory goes to the
-                // first loop head past it (callers then see the hart reach
-                // the limit; see the README on its one inexactness).
-                let round_up = !self.watches[h].is_empty();
-                // Time alone wakes the hart at its wake cycle and nothing
-                // else changed: its memo still holds before that cycle.
-                let memo = (self.memos_valid() & (1 << h) != 0).then_some(self.wake_memo[h]);
-                self.advance_rounding(h, limit, round_up);
-                self.set_state(h, state);
-                let now = self.harts[h].cycle();
-                if let Some(wake) = memo.filter(|w| w.is_none_or(|w| now < w)) {
-                    self.wake_memo[h] = wake;
-                    self.memo_valid |= 1 << h;
-                    if self.harts[h].net().hts.in_use() || self.memo_line_rise[h] <= now {
-                        self.owed_check |= 1 << h;
-                    }
-                    debug_assert_eq!(wake, self.wake_cycle(h), "hart {h} at {now}");
+        let valid = self.memos_valid();
+        let (mut owed, mut dropped) = (0u64, 0u64);
+        for h in harts_in(self.sleeping) {
+            let hart = &mut self.harts[h];
+            let cycle = hart.cycle();
+            if cycle >= limit {
+                continue;
+            }
+            let now = match self.states[h] {
+                HartState::Poll {
+                    period_cycles,
+                    period_instret,
+                } => {
+                    // A loop polling for messages stays at or before the
+                    // limit, so a message due just after it finds the loop
+                    // where step-by-step execution would; a spin on memory
+                    // goes to the first loop head past it (callers then see
+                    // the hart reach the limit; see the README on its one
+                    // inexactness).
+                    let span = limit - cycle;
+                    let k = if self.watches[h].is_empty() {
+                        span / period_cycles
+                    } else {
+                        span.div_ceil(period_cycles)
+                    };
+                    hart.skip_idle_iterations(period_cycles, period_instret, k);
+                    cycle + k * period_cycles
                 }
+                // Not in `sleeping` (kept in step by `set_state`).
+                HartState::Running => continue,
+                _ => {
+                    hart.stall_until(limit);
+                    limit
+                }
+            };
+            let bit = 1 << h;
+            // Time alone wakes the hart at its wake cycle and nothing else
+            // changed: its memo still holds before that cycle.
+            if valid & bit != 0 && self.wake_memo[h].is_none_or(|w| now < w) {
+                // A wake check at `now` still has effects (on `mip`, on
+                // the thread scheduler's state and counters): owed.
+                if self.memo_recheck_at[h] <= now {
+                    owed |= bit;
+                }
+                debug_assert_eq!(self.wake_memo[h], self.wake_cycle(h), "hart {h} at {now}");
+            } else {
+                dropped |= bit;
             }
         }
+        self.owed_check |= owed;
+        self.memo_valid &= !dropped;
     }
 
     fn stop_requested(&self) -> bool {

@@ -831,3 +831,42 @@ fn idle_skipping_does_not_change_what_the_scheduler_does() {
     }
     assert_eq!(results[0], results[1]);
 }
+
+#[test]
+fn a_sleeper_s_scheduler_is_synchronised_where_the_plain_rule_does_it() {
+    // A core polls for messages of its running context (6) with interrupts
+    // globally off, so nothing wakes it; a message for context 5 (higher
+    // priority) arrives while it sleeps: its scheduler raises interrupt 16,
+    // counted (and noted) when the node brings it to the sleeper's cycle.
+    // The node's shortcuts (wake memos, owed checks) must do that at the
+    // same cycles as checking the sleeper before every slice.
+    let poll = "1:  csrr a5, 0x052\n    bnez a5, 2f\n    csrwi 0x056, 2\n    j 1b\n2:\n";
+    let mut runs = Vec::new();
+    for reference in [false, true] {
+        let mut node = asm_node("hts_sleeper_sync", &sleeper(poll, false), 1);
+        node.set_reference_scheduling(reference);
+        node.keep_hts_notes(true);
+        run_to(&mut node, 20_000);
+        assert!(matches!(node.hart_state(0), HartState::Poll { .. }));
+        let at = deliver(&mut node, 5, 0x55, 1_000);
+        for limit in [at - 500, at + 3, at + 40, at + 700, at + 5_000] {
+            run_to(&mut node, limit);
+            assert!(matches!(node.hart_state(0), HartState::Poll { .. }));
+        }
+        let mut notes = Vec::new();
+        node.drain_hts_notes(|_, cycle, note| notes.push((cycle, note)));
+        let raised: Vec<u64> = notes
+            .iter()
+            .filter(|(_, n)| *n == nanopu_core::HtsNote::InterruptRaised)
+            .map(|&(c, _)| c)
+            .collect();
+        assert_eq!(raised.len(), 1, "{notes:?}");
+        assert!(
+            raised[0] >= at && raised[0] <= at + 700,
+            "{raised:?}, arrival {at}"
+        );
+        let h = node.hart(0);
+        runs.push((notes, h.cycle(), h.instret(), h.net().hts.stats));
+    }
+    assert_eq!(runs[0], runs[1]);
+}

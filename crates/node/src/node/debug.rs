@@ -73,6 +73,7 @@ impl Node {
             }
             let stop =
                 self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, observer);
+            self.may_have_output |= 1 << h;
             if !self.nic_attached {
                 self.harts[h].net_mut().outbox.clear();
                 self.collect_sent(h);
@@ -91,6 +92,8 @@ impl Node {
     /// stopped.
     pub fn hart_mut(&mut self, h: usize) -> &mut Hart {
         self.forget_wakes();
+        // A debugger may make it do anything, output included.
+        self.may_have_output |= 1 << h;
         &mut self.harts[h]
     }
 
