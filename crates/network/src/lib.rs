@@ -25,6 +25,7 @@
 
 #![forbid(unsafe_code)]
 
+mod capture;
 pub mod config;
 pub mod faults;
 mod net_timeline;

@@ -24,6 +24,7 @@
 //! (a duplicate's copy; the capture's writer): the frame `Vec` moves
 //! through the events, and queues are reused.
 
+use crate::capture::OrderedCapture;
 use crate::config::{FaultScope, NetworkConfig};
 use crate::faults::{self, Fate, FaultStats};
 use crate::net_timeline::NetTimeline;
@@ -184,8 +185,6 @@ impl NetworkStats {
     }
 }
 
-type PcapOut = PcapWriter<Box<dyn Write + Send>>;
-
 /// The network: see the module documentation.
 pub struct Network {
     cfg: NetworkConfig,
@@ -195,7 +194,7 @@ pub struct Network {
     /// Host uplinks first (port `h` is host `h`'s), then each switch's ports.
     ports: Vec<OutputPort>,
     switches: Vec<Switch>,
-    captures: Vec<Option<PcapOut>>,
+    captures: Vec<Option<OrderedCapture>>,
     capture_error: Option<io::Error>,
     faults: FaultStats,
     /// When each host stops (empty if none ever does).
@@ -473,7 +472,9 @@ impl Network {
         assert!(host < self.hosts(), "host {host} of {}", self.hosts());
         self.sent += 1;
         let port = &mut self.ports[host];
-        if port.capture.is_none() && port.samples.is_none() && !port.queue_in_use() {
+        // A capture only reads frames: it takes the same path as no capture
+        // (an event on the way would change the order of events).
+        if port.samples.is_none() && !port.queue_in_use() {
             let at = port.serialize_in_order(frame.len(), ready);
             if let Some(tl) = &self.timeline {
                 tl.depart(host, &frame, ready, at, wire_time(frame.len(), port.gbps));
@@ -700,7 +701,7 @@ impl Network {
         let Some(w) = &mut self.captures[i] else {
             return;
         };
-        if let Err(e) = w.write_packet(at.fs(), frame) {
+        if let Err(e) = w.record(at.fs(), frame, self.present.0.fs()) {
             self.capture_error.get_or_insert(e);
             self.captures[i] = None;
         }
@@ -765,13 +766,11 @@ impl Network {
     /// Writes every frame crossing the link between `host` and its switch,
     /// both directions, to `w`: after fault injection (lost frames are not
     /// written, duplicates are), timestamped when the first bit leaves.
-    /// Records are written when a frame starts, so one may be stamped up to
-    /// one inter-frame gap (20 bytes' time) later than the next record of
-    /// the other direction. A second capture of the same host replaces the
-    /// first.
+    /// Records are written in time order ([`crate::capture`]). A second
+    /// capture of the same host replaces the first.
     pub fn capture(&mut self, host: HostId, w: PcapWriter<Box<dyn Write + Send>>) {
         let c = Some(Capture(self.captures.len()));
-        self.captures.push(Some(w));
+        self.captures.push(Some(OrderedCapture::new(w)));
         // The port that feeds the host: its switch's, or the peer's uplink.
         let down = match self.topo.attachment(host) {
             Some(downlink) => self.port_index(downlink),
@@ -789,7 +788,7 @@ impl Network {
             port.capture = None;
         }
         for mut w in self.captures.drain(..).flatten() {
-            if let Err(e) = w.flush() {
+            if let Err(e) = w.finish() {
                 self.capture_error.get_or_insert(e);
             }
         }

@@ -390,6 +390,46 @@ fn incast_is_recovered_by_trimming_and_nacks_or_by_timeouts() {
     }
 }
 
+/// A capture only reads frames: the same run with and without one (of a
+/// receiver's link, of a sender's) delivers the same messages at the same
+/// times, and the pcap's records are in time order.
+#[test]
+fn capturing_a_link_changes_nothing() {
+    let dir = TempDir::new("capture-same");
+    for protocol in PROTOCOLS {
+        let what = protocol.name();
+        let runs = [
+            incast(protocol),
+            (
+                config(protocol, small_leaf_spine(), light_faults(), 5),
+                workload(8, 80, 5, 200),
+            ),
+        ];
+        for (i, (cfg, specs)) in runs.iter().enumerate() {
+            let plain = run(cfg, specs);
+            for host in [0, 5] {
+                let pcap = dir.0.join(format!("{what}-{i}-{host}.pcap"));
+                let mut c = Cluster::new(cfg).unwrap();
+                for &m in specs {
+                    c.send(m).unwrap();
+                }
+                c.capture(host, &pcap).unwrap();
+                c.run(SimTime::MAX).unwrap();
+                let case = format!("{what}, run {i}, capture of host {host}");
+                assert_eq!(c.records, plain.records, "{case}");
+                assert_eq!(c.network().stats(), plain.network().stats(), "{case}");
+                assert_eq!(c.transport_stats(), plain.transport_stats(), "{case}");
+                let records = read_pcap(&pcap);
+                assert!(!records.is_empty(), "{case}");
+                assert!(
+                    records.windows(2).all(|w| w[0].0 <= w[1].0),
+                    "{case}: records out of time order"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn truncated_frames_are_counted_and_dropped() {
     for protocol in PROTOCOLS {
