@@ -33,6 +33,7 @@ use nanopu_isa::Opcode;
 
 /// The longest block (instructions): bounds the work to rebuild one.
 pub const MAX_BLOCK_OPS: usize = 64;
+const _: () = assert!(MAX_BLOCK_OPS <= u8::MAX as usize + 1, "Op::index is a u8");
 
 /// Blocks indexed (direct-mapped by start pc).
 const INDEX_ENTRIES: usize = 4096;
@@ -214,9 +215,12 @@ pub(crate) struct Op {
     /// The instruction is the first of the block or starts another L1I line
     /// than the one before it: the fetch timing is checked here.
     pub new_line: bool,
-    /// One of `srcs` may not be ready when the instruction comes to issue
-    /// (see [`stall_sources`]); otherwise it issues at the cycle it reaches.
-    pub check: bool,
+    /// Its position in the block (instructions before it).
+    pub index: u8,
+    /// How many of `srcs` (the first ones) may not be ready when the
+    /// instruction comes to issue (see [`stall_sources`]); with none it
+    /// issues at the cycle it reaches.
+    pub checks: u8,
     /// Scoreboard indices ([`crate::timing::Timing`]) of the sources that
     /// may stall the instruction, 0 (x0, always ready) for the others: the
     /// iterative unit ([`ITERATIVE_UNIT`]) is one for the instructions of
@@ -256,7 +260,8 @@ impl Op {
             rs1: d.inst.rs1,
             rs2: d.inst.rs2,
             new_line,
-            check: true,
+            index: 0,
+            checks: 3,
             srcs,
             dst: t.dst,
             dst2,
@@ -414,7 +419,8 @@ impl DecodeCache {
                 Err(_) => break,
             };
             let line = at >> line_shift;
-            let op = Op::new(d, at, prev_line != Some(line), lat);
+            let mut op = Op::new(d, at, prev_line != Some(line), lat);
+            op.index = n as u8;
             self.blocks.ops.push(op);
             prev_line = Some(line);
             at = op.next_pc;
@@ -481,7 +487,7 @@ fn stall_sources(ops: &mut [Op]) {
             }
         }
         op.srcs = srcs;
-        op.check = n > 0;
+        op.checks = n as u8;
         for d in [op.dst, op.dst2] {
             if d != NO_REG {
                 state[d as usize] = State::Pending(i, op.lat);
@@ -573,8 +579,8 @@ mod tests {
                 [a6, 0, 0], // a5 from an add two back; a6 first read
             ]
         );
-        let check: Vec<bool> = ops.iter().map(|o| o.check).collect();
-        assert_eq!(check, [true, true, true, true, false, false, false, true]);
+        let checks: Vec<u8> = ops.iter().map(|o| o.checks).collect();
+        assert_eq!(checks, [1, 1, 3, 2, 0, 0, 0, 1]);
     }
 
     #[test]

@@ -60,10 +60,10 @@ impl Hart {
             let (start, len) = blocks.blocks[block as usize].ops();
             let ops = &blocks.ops[start..][..len];
             let mut exit = None;
-            for (n, op) in ops.iter().enumerate() {
+            for op in ops {
                 if cycle >= limit {
                     self.cycle = cycle;
-                    self.instret = instret + n as u64;
+                    self.instret = instret + op.index as u64;
                     self.pc = op.pc;
                     return Stop::Limit;
                 }
@@ -73,19 +73,19 @@ impl Hart {
                 }
                 // Only the sources that may not be ready are looked at
                 // (`stall_sources`).
-                let issue = if op.check {
-                    let r = &self.pipeline.ready;
-                    cycle
+                // (`srcs` beyond `checks` are x0, always ready.)
+                let r = &self.pipeline.ready;
+                let issue = match op.checks {
+                    0 => cycle,
+                    1 => cycle.max(r[op.srcs[0] as usize]),
+                    _ => cycle
                         .max(r[op.srcs[0] as usize])
                         .max(r[op.srcs[1] as usize])
-                        .max(r[op.srcs[2] as usize])
-                } else {
-                    cycle
+                        .max(r[op.srcs[2] as usize]),
                 };
                 cycle = issue + 1;
-                let retired = instret + n as u64;
-                if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, retired) {
-                    exit = Some((event, op.d, issue, retired));
+                if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, instret) {
+                    exit = Some((event, op.d, issue, instret + op.index as u64));
                     break;
                 }
                 self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
@@ -192,8 +192,8 @@ impl Hart {
     }
 
     /// Executes one block instruction (the semantics of `exec.rs`) issued
-    /// at `issue`, with `*cycle` the cycle after; `retired` instructions
-    /// retired before it. Integer computations only write their register
+    /// at `issue`, with `*cycle` the cycle after; `instret` instructions
+    /// retired before its block. Integer computations only write their register
     /// (the pc is the block's business); the other handlers may read and
     /// advance the cycle, and set the pc where it can be observed.
     #[inline(always)]
@@ -203,7 +203,7 @@ impl Hart {
         bus: &mut B,
         cycle: &mut u64,
         issue: u64,
-        retired: u64,
+        instret: u64,
     ) -> Result<(), Event> {
         macro_rules! a {
             () => {
@@ -259,7 +259,7 @@ impl Hart {
             Kind::Generic | Kind::Flagged => {
                 // By value: the cycle's address must not escape (it would
                 // live in memory for the whole run loop).
-                let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, retired);
+                let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, instret);
                 *cycle = self.cycle;
                 return r;
             }
@@ -291,8 +291,8 @@ impl Hart {
 
     /// An instruction without a specialised handler: the interpreter's
     /// `execute` (or `execute_flagged` for netRX/netTX and jumps to self),
-    /// with the hart's state as the reference has it; the cycle after it in
-    /// `self.cycle`.
+    /// with the hart's state as the reference has it (`instret`: retired
+    /// before its block); the cycle after it in `self.cycle`.
     #[inline(never)]
     fn op_interpreted<B: Bus, const NB: bool>(
         &mut self,
@@ -300,12 +300,12 @@ impl Hart {
         bus: &mut B,
         cycle: u64,
         issue: u64,
-        retired: u64,
+        instret: u64,
     ) -> Result<(), Event> {
         self.pc = op.pc;
         self.cycle = cycle;
         // The interpreter may read minstret (a CSR).
-        self.instret = retired;
+        self.instret = instret + op.index as u64;
         let r = if op.kind == Kind::Flagged {
             self.execute_flagged::<B, NB>(&op.d, bus)
         } else {

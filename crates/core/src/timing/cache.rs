@@ -72,8 +72,10 @@ const DIRTY: u64 = 1 << 63;
 /// handful of ways; the library's rotation is slower at that size).
 #[inline(always)]
 fn move_to_front(ways: &mut [u64], i: usize) {
+    // Within `..=i`: one bounds check, none in the loop.
+    let ways = &mut ways[..=i];
     let t = ways[i];
-    for j in (1..=i).rev() {
+    for j in (1..ways.len()).rev() {
         ways[j] = ways[j - 1];
     }
     ways[0] = t;

@@ -39,7 +39,7 @@ struct Slot {
 pub struct TimeBuckets {
     bucket_cycles: u64,
     capacity: u64,
-    slots: Box<[Slot]>,
+    slots: Box<[Slot; RING_BUCKETS]>,
     /// Highest bucket index booked so far.
     newest: u64,
     /// A run of full buckets `[full_from, full_to)`: under overload the
@@ -63,7 +63,7 @@ impl TimeBuckets {
         TimeBuckets {
             bucket_cycles,
             capacity,
-            slots: vec![Slot::default(); RING_BUCKETS].into_boxed_slice(),
+            slots: Box::new([Slot::default(); RING_BUCKETS]),
             newest: 0,
             full_from: 0,
             full_to: 0,
@@ -90,8 +90,46 @@ impl TimeBuckets {
     /// Books `units` for a request at `cycle`; returns the cycles it waits
     /// before its service starts (0 on an idle resource), and the bucket
     /// index where its first unit was booked.
+    #[inline(always)]
     pub fn book(&mut self, cycle: u64, units: u64) -> (u64, u64) {
         let own = self.index_of(cycle);
+        // The common case, inline: the request fits in its own bucket, which
+        // the ring still holds and which is not part of the backlog (what
+        // `book_spilling` does for it, without the loop).
+        if units > 0
+            && own + (RING_BUCKETS as u64 - 1) >= self.newest
+            && !(self.full_from..self.full_to).contains(&own)
+        {
+            let capacity = self.capacity;
+            let slot = &mut self.slots[(own % RING_BUCKETS as u64) as usize];
+            let before = if slot.index == own { slot.booked } else { 0 };
+            if units <= capacity - before {
+                *slot = Slot {
+                    index: own,
+                    booked: before + units,
+                };
+                let wait = if before == 0 {
+                    0
+                } else {
+                    // M/D/1 for the utilisation before this request.
+                    let s = (units * self.bucket_cycles).div_ceil(capacity);
+                    let md1 = s * before / (2 * (capacity - before));
+                    md1.min((own + 1) * self.bucket_cycles - cycle)
+                };
+                if before + units == capacity {
+                    self.mark_full(own);
+                }
+                self.newest = self.newest.max(own);
+                return (wait, own);
+            }
+        }
+        self.book_spilling(cycle, units, own)
+    }
+
+    /// [`book`](Self::book) for a request that spills beyond its own bucket
+    /// (or arrives at a full one, or older than the ring).
+    #[inline(never)]
+    fn book_spilling(&mut self, cycle: u64, units: u64, own: u64) -> (u64, u64) {
         let oldest = self.newest.saturating_sub(RING_BUCKETS as u64 - 1);
         let mut index = own.max(oldest);
         let (capacity, bucket_cycles) = (self.capacity, self.bucket_cycles);

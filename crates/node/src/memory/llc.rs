@@ -206,13 +206,14 @@ impl Llc {
         wait
     }
 
-    fn next_random(&mut self) -> u64 {
+    /// The next draw of the replacement generator `rng`.
+    fn next_random(rng: &mut u64) -> u64 {
         // xorshift64: deterministic for a seed.
-        let mut x = self.rng;
+        let mut x = *rng;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        self.rng = x;
+        *rng = x;
         x
     }
 
@@ -226,16 +227,19 @@ impl Llc {
         let base = set * self.ways;
         let tag = line + 1;
         self.clock += 1;
-        for i in base..base + self.ways {
-            if self.tags[i] == tag {
-                self.stamps[i] = self.clock;
-                self.dirty[i] |= write;
-                self.stats.hits += 1;
-                return Outcome {
-                    hit: true,
-                    writeback: None,
-                };
-            }
+        // The set's ways as slices: one bounds check per access, not per way.
+        let ways = base..base + self.ways;
+        let tags = &mut self.tags[ways.clone()];
+        let stamps = &mut self.stamps[ways.clone()];
+        let dirty = &mut self.dirty[ways];
+        if let Some(i) = tags.iter().position(|&t| t == tag) {
+            stamps[i] = self.clock;
+            dirty[i] |= write;
+            self.stats.hits += 1;
+            return Outcome {
+                hit: true,
+                writeback: None,
+            };
         }
         self.stats.misses += 1;
         let n = match alloc {
@@ -245,27 +249,34 @@ impl Llc {
                     writeback: None,
                 }
             }
-            Alloc::All => self.ways,
-            Alloc::Ways(n) => (n as usize).min(self.ways),
+            Alloc::All => tags.len(),
+            Alloc::Ways(n) => (n as usize).min(tags.len()),
         };
-        let victim = match (base..base + n).find(|&i| self.tags[i] == 0) {
+        let victim = match tags[..n].iter().position(|&t| t == 0) {
             Some(i) => i,
             None => match self.replacement {
-                Replacement::Lru => (base..base + n)
-                    .min_by_key(|&i| self.stamps[i])
-                    .expect("at least one way"),
-                Replacement::Random => base + (self.next_random() % n as u64) as usize,
+                Replacement::Lru => {
+                    // The least recently used (the first of equals).
+                    let (mut oldest, mut min) = (0, u64::MAX);
+                    for (i, &s) in stamps[..n].iter().enumerate() {
+                        if s < min {
+                            (oldest, min) = (i, s);
+                        }
+                    }
+                    oldest
+                }
+                Replacement::Random => (Self::next_random(&mut self.rng) % n as u64) as usize,
             },
         };
-        let writeback = if self.tags[victim] != 0 && self.dirty[victim] {
+        let writeback = if tags[victim] != 0 && dirty[victim] {
             self.stats.dirty_evictions += 1;
-            Some((self.tags[victim] - 1) << self.line_shift)
+            Some((tags[victim] - 1) << self.line_shift)
         } else {
             None
         };
-        self.tags[victim] = tag;
-        self.stamps[victim] = self.clock;
-        self.dirty[victim] = write;
+        tags[victim] = tag;
+        stamps[victim] = self.clock;
+        dirty[victim] = write;
         Outcome {
             hit: false,
             writeback,
