@@ -337,19 +337,6 @@ impl BlockCache {
         self.epoch += 1;
     }
 
-    /// The block following block `from` when execution continues at `pc`,
-    /// if `from` is linked to it.
-    #[inline(always)]
-    pub fn chained(&self, from: u32, pc: u64) -> Option<u32> {
-        let b = &self.blocks[from as usize];
-        let link = (pc != b.end_pc) as usize;
-        let next = b.next[link];
-        match self.blocks.get(next as usize) {
-            Some(n) if n.pc == pc => Some(next),
-            _ => None,
-        }
-    }
-
     /// Links block `from` to block `to` (which starts at `pc`).
     #[inline]
     pub fn link(&mut self, from: u32, pc: u64, to: u32) {

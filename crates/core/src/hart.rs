@@ -163,6 +163,9 @@ pub struct Hart {
     watch_len: u8,
     pub(crate) watch_overflow: bool,
     pub(crate) watching: bool,
+    /// `watching && !watch_overflow`: loads are noted as inputs (one flag
+    /// for the block engine's load path to test).
+    pub(crate) loads_watched: bool,
     poll: Option<Box<PollSnapshot>>,
     /// Cycle at which a scheduler interrupt being handled was taken.
     ctx_switch_from: Option<u64>,
@@ -229,6 +232,7 @@ impl Hart {
             watch_len: 0,
             watch_overflow: false,
             watching: false,
+            loads_watched: false,
             poll: None,
             ctx_switch_from: None,
             trap_storm: TrapStorm::default(),
@@ -439,7 +443,7 @@ impl Hart {
         }
         // Once the iteration's inputs overflowed, more change nothing (and
         // between probes a loop may stay watched for thousands of loads).
-        if self.watching && !self.watch_overflow {
+        if self.loads_watched {
             let word = addr & !7;
             let seen = bus.load(self.id, self.cycle, word, 8).ok();
             self.watch(addr, size, seen);
@@ -541,6 +545,7 @@ impl Hart {
         let word = addr & !7;
         if (addr + size as u64 - 1) & !7 != word {
             self.watch_overflow = true; // straddles two words
+            self.loads_watched = false;
             return;
         }
         let n = self.watch_len as usize;
@@ -549,6 +554,7 @@ impl Hart {
         }
         if n == MAX_WATCHED {
             self.watch_overflow = true;
+            self.loads_watched = false;
         } else {
             self.watched[n] = word;
             self.watched_seen[n] = seen;
@@ -718,6 +724,7 @@ impl Hart {
                     self.watch_len = 0;
                     self.watch_overflow = false;
                 }
+                self.loads_watched = self.watching && !self.watch_overflow;
                 stop
             }
         }
@@ -870,6 +877,7 @@ impl Hart {
         self.cycle += self.pipeline.flush_cycles as u64;
         self.poll = None;
         self.watching = false;
+        self.loads_watched = false;
     }
 
     /// At the head of a loop that polled `lmsgsrdy` (or a jump to self):

@@ -14,8 +14,15 @@ pub struct Dram {
 unsafe impl Send for Dram {}
 
 impl Dram {
-    /// Reserves `size` bytes. Pages are zero and cost no host memory until written.
+    /// Reserves `size` bytes (at least 8: see [`Dram::access_offset`]).
+    /// Pages are zero and cost no host memory until written.
     pub fn new(base: u64, size: u64) -> std::io::Result<Dram> {
+        if size < 8 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("DRAM of {size} bytes: at least 8 are needed"),
+            ));
+        }
         // SAFETY: an anonymous private mapping with no fixed address; the
         // result is checked before use and unmapped in Drop.
         let p = unsafe {
@@ -81,6 +88,16 @@ impl Dram {
     pub fn offset(&self, addr: u64, len: u64) -> Option<usize> {
         let off = addr.wrapping_sub(self.base);
         (off < self.size && len <= self.size - off).then_some(off as usize)
+    }
+
+    /// [`Dram::offset`] of a `size`-byte (1..=8) access: one compare, as
+    /// the mapping holds at least 8 bytes (an address below `base` wraps
+    /// to an offset beyond any size).
+    #[inline(always)]
+    pub fn access_offset(&self, addr: u64, size: u8) -> Option<usize> {
+        debug_assert!((1..=8).contains(&size));
+        let off = addr.wrapping_sub(self.base);
+        (off <= self.size - size as u64).then_some(off as usize)
     }
 
     /// Reads `size` (1..=8) bytes little-endian at a checked offset.
@@ -158,6 +175,17 @@ mod tests {
         let d = Dram::new(0x8000_0000, 4096).unwrap();
         assert!(d.offset(0x8000_0000 + 4088, 8).is_some());
         assert!(d.offset(0x8000_0000 + 4089, 8).is_none());
+        for (addr, size) in [
+            (0x8000_0000 + 4088, 8),
+            (0x8000_0000 + 4095, 1),
+            (0x7fff_ffff, 1),
+        ] {
+            assert_eq!(d.access_offset(addr, size), d.offset(addr, size as u64));
+        }
+        assert!(d.access_offset(0x8000_0000 + 4089, 8).is_none());
+        assert!(d.access_offset(0x8000_0000 + 4096, 1).is_none());
+        assert!(d.access_offset(0x7fff_ffff, 2).is_none());
+        assert!(Dram::new(0x8000_0000, 4).is_err());
         assert!(d.offset(0x7fff_ffff, 1).is_none());
         assert!(d.offset(u64::MAX, 8).is_none());
     }

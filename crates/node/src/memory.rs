@@ -228,7 +228,7 @@ impl NodeBus {
 impl Bus for NodeBus {
     #[inline(always)]
     fn load(&mut self, _hart: usize, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
-        if let Some(off) = self.dram.offset(addr, size as u64) {
+        if let Some(off) = self.dram.access_offset(addr, size) {
             return Ok(self.dram.read(off, size));
         }
         self.load_device(cycle, addr, size)
@@ -236,13 +236,13 @@ impl Bus for NodeBus {
 
     #[inline(always)]
     fn load_ram(&mut self, addr: u64, size: u8) -> Option<u64> {
-        let off = self.dram.offset(addr, size as u64)?;
+        let off = self.dram.access_offset(addr, size)?;
         Some(self.dram.read(off, size))
     }
 
     #[inline(always)]
     fn store_ram(&mut self, hart: usize, addr: u64, size: u8, value: u64) -> bool {
-        let Some(off) = self.dram.offset(addr, size as u64) else {
+        let Some(off) = self.dram.access_offset(addr, size) else {
             return false;
         };
         if self.devices.ram_window_hit(addr, size) {
@@ -266,7 +266,7 @@ impl Bus for NodeBus {
         size: u8,
         value: u64,
     ) -> Result<(), BusError> {
-        let Some(off) = self.dram.offset(addr, size as u64) else {
+        let Some(off) = self.dram.access_offset(addr, size) else {
             return self.store_device(cycle, addr, size, value);
         };
         self.snoop(hart, addr, size);

@@ -56,9 +56,10 @@ impl Hart {
                     }
                 };
             }
-            let blocks = &dc.blocks;
-            let (start, len) = blocks.blocks[block as usize].ops();
-            let ops = &blocks.ops[start..][..len];
+            // A copy: its end is looked at again when it has run.
+            let b = dc.blocks.blocks[block as usize];
+            let (start, len) = b.ops();
+            let ops = &dc.blocks.ops[start..start + len];
             let mut exit = None;
             for op in ops {
                 if cycle >= limit {
@@ -88,16 +89,22 @@ impl Hart {
                     exit = Some((event, op.d, issue, instret + op.index as u64));
                     break;
                 }
-                self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
             }
             match exit {
                 None => {
                     instret += ops.len() as u64;
-                    let b = &dc.blocks.blocks[block as usize];
-                    if b.falls_through {
+                    let pc = if b.falls_through {
                         self.pc = b.end_pc;
-                    }
-                    block = self.next_block(bus, dc, block, line_shift);
+                        b.end_pc
+                    } else {
+                        self.pc
+                    };
+                    // Chaining (see `Block::next`), else looked up and linked.
+                    let next = b.next[(pc != b.end_pc) as usize];
+                    block = match dc.blocks.blocks.get(next as usize) {
+                        Some(n) if n.pc == pc => next,
+                        _ => self.link_next_block(bus, dc, block, line_shift),
+                    };
                 }
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
@@ -123,24 +130,9 @@ impl Hart {
         Stop::Limit
     }
 
-    /// The block at the pc after block `from` ran: through `from`'s link,
-    /// else looked up (and linked). [`NO_BLOCK`] if instruction memory at
-    /// the pc cannot be read (the run loop takes the fault).
-    #[inline(always)]
-    fn next_block<B: Bus>(
-        &mut self,
-        bus: &mut B,
-        dc: &mut DecodeCache,
-        from: u32,
-        line_shift: u32,
-    ) -> u32 {
-        let pc = self.pc;
-        if let Some(next) = dc.blocks.chained(from, pc) {
-            return next;
-        }
-        self.link_next_block(bus, dc, from, line_shift)
-    }
-
+    /// The block at the pc after block `from` ran when `from` is not
+    /// linked to it: looked up (and linked). [`NO_BLOCK`] if instruction
+    /// memory at the pc cannot be read (the run loop takes the fault).
     #[inline(never)]
     fn link_next_block<B: Bus>(
         &mut self,
@@ -195,7 +187,9 @@ impl Hart {
     /// at `issue`, with `*cycle` the cycle after; `instret` instructions
     /// retired before its block. Integer computations only write their register
     /// (the pc is the block's business); the other handlers may read and
-    /// advance the cycle, and set the pc where it can be observed.
+    /// advance the cycle, and set the pc where it can be observed. Those
+    /// that complete (`Ok`) and have a destination mark when it is ready
+    /// ([`Hart::ready_at`]).
     #[inline(always)]
     fn exec_op<B: Bus, const NB: bool>(
         &mut self,
@@ -217,7 +211,10 @@ impl Hart {
         }
         let imm = op.imm;
         let v = match op.kind {
-            Kind::Nop => return Ok(()),
+            Kind::Nop => {
+                self.ready_at(op, issue);
+                return Ok(());
+            }
             Kind::Li => imm,
             Kind::Addi => a!().wrapping_add(imm),
             Kind::Addiw => sext32(a!().wrapping_add(imm)),
@@ -261,17 +258,22 @@ impl Hart {
                 // live in memory for the whole run loop).
                 let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, instret);
                 *cycle = self.cycle;
+                if r.is_ok() {
+                    self.ready_at(op, issue);
+                }
                 return r;
             }
-            Kind::Lb => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v as i8 as i64 as u64),
-            Kind::Lh => {
-                return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v as i16 as i64 as u64)
+            Kind::Lb => {
+                return self.op_load::<B, NB>(op, bus, cycle, issue, 1, |v| v as i8 as i64 as u64)
             }
-            Kind::Lw => return self.op_load::<B, NB>(op, bus, cycle, 4, sext32),
-            Kind::Ld => return self.op_load::<B, NB>(op, bus, cycle, 8, |v| v),
-            Kind::Lbu => return self.op_load::<B, NB>(op, bus, cycle, 1, |v| v),
-            Kind::Lhu => return self.op_load::<B, NB>(op, bus, cycle, 2, |v| v),
-            Kind::Lwu => return self.op_load::<B, NB>(op, bus, cycle, 4, |v| v),
+            Kind::Lh => {
+                return self.op_load::<B, NB>(op, bus, cycle, issue, 2, |v| v as i16 as i64 as u64)
+            }
+            Kind::Lw => return self.op_load::<B, NB>(op, bus, cycle, issue, 4, sext32),
+            Kind::Ld => return self.op_load::<B, NB>(op, bus, cycle, issue, 8, |v| v),
+            Kind::Lbu => return self.op_load::<B, NB>(op, bus, cycle, issue, 1, |v| v),
+            Kind::Lhu => return self.op_load::<B, NB>(op, bus, cycle, issue, 2, |v| v),
+            Kind::Lwu => return self.op_load::<B, NB>(op, bus, cycle, issue, 4, |v| v),
             Kind::Sb => return self.op_store::<B, NB>(op, bus, cycle, 1),
             Kind::Sh => return self.op_store::<B, NB>(op, bus, cycle, 2),
             Kind::Sw => return self.op_store::<B, NB>(op, bus, cycle, 4),
@@ -282,11 +284,19 @@ impl Hart {
             Kind::Bge => return self.op_branch(op, cycle, (a!() as i64) >= (b!() as i64)),
             Kind::Bltu => return self.op_branch(op, cycle, a!() < b!()),
             Kind::Bgeu => return self.op_branch(op, cycle, a!() >= b!()),
-            Kind::Jal => return self.op_jal(op, cycle),
-            Kind::Jalr => return self.op_jalr(op, cycle),
+            Kind::Jal => return self.op_jal(op, cycle, issue),
+            Kind::Jalr => return self.op_jalr(op, cycle, issue),
         };
         self.xw(op.rd, v);
+        self.ready_at(op, issue);
         Ok(())
+    }
+
+    /// The scoreboard: the destination of `op` (issued at `issue`) is ready
+    /// after its latency.
+    #[inline(always)]
+    fn ready_at(&mut self, op: &Op, issue: u64) {
+        self.pipeline.ready[op.dst as usize] = issue + op.lat as u64;
     }
 
     /// An instruction without a specialised handler: the interpreter's
@@ -328,12 +338,13 @@ impl Hart {
         op: &Op,
         bus: &mut B,
         cycle: &mut u64,
+        issue: u64,
         size: u8,
         ext: fn(u64) -> u64,
     ) -> Result<(), Event> {
         let addr = self.xr(op.rs1).wrapping_add(op.imm);
         // A loop under scrutiny notes its inputs (until they overflow).
-        if !self.watching || self.watch_overflow {
+        if !self.loads_watched {
             if let Some(v) = bus.load_ram(addr, size) {
                 // `dcache_load` for cacheable memory.
                 match self.l1d.access_data(addr, false) {
@@ -355,6 +366,7 @@ impl Hart {
                     self.pc = op.next_pc;
                     return Err(Event::LoadPending);
                 }
+                self.ready_at(op, issue);
                 return Ok(());
             }
         }
@@ -364,10 +376,12 @@ impl Hart {
         *cycle = self.cycle;
         self.xw(op.rd, ext(r?));
         self.pc = op.next_pc;
-        self.load_done::<NB>()
+        self.load_done::<NB>()?;
+        self.ready_at(op, issue);
+        Ok(())
     }
 
-    /// A store of the low `size` bytes of rs2. Plain memory
+    /// A store of the low `size` bytes of rs2 (no destination). Plain memory
     /// ([`Bus::store_ram`]) takes the L1D model's path inline; devices and
     /// faults take the interpreter's.
     #[inline(always)]
@@ -378,6 +392,7 @@ impl Hart {
         cycle: &mut u64,
         size: u8,
     ) -> Result<(), Event> {
+        debug_assert_eq!(op.dst, NO_REG);
         let addr = self.xr(op.rs1).wrapping_add(op.imm);
         let value = self.xr(op.rs2);
         if bus.store_ram(self.id, addr, size, value) {
@@ -397,10 +412,11 @@ impl Hart {
         r
     }
 
-    /// A conditional branch (`imm` is its target): the interpreter's
-    /// `branch`.
+    /// A conditional branch (`imm` is its target, no destination): the
+    /// interpreter's `branch`.
     #[inline(always)]
     fn op_branch(&mut self, op: &Op, cycle: &mut u64, taken: bool) -> Result<(), Event> {
+        debug_assert_eq!(op.dst, NO_REG);
         if self.predictor.branch(op.pc, taken) {
             *cycle += self.pipeline.mispredict_cycles as u64;
         }
@@ -418,7 +434,7 @@ impl Hart {
 
     /// `jal` (`imm` is its target): the interpreter's.
     #[inline(always)]
-    fn op_jal(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+    fn op_jal(&mut self, op: &Op, cycle: &mut u64, issue: u64) -> Result<(), Event> {
         self.predictor.jal(op.rd, op.next_pc);
         if op.rd != 0 {
             self.xw(op.rd, op.next_pc);
@@ -428,12 +444,13 @@ impl Hart {
         if back && (self.polled_empty || *cycle >= self.next_probe) {
             return Err(Event::LoopBack);
         }
+        self.ready_at(op, issue);
         Ok(())
     }
 
     /// `jalr`: the interpreter's.
     #[inline(always)]
-    fn op_jalr(&mut self, op: &Op, cycle: &mut u64) -> Result<(), Event> {
+    fn op_jalr(&mut self, op: &Op, cycle: &mut u64, issue: u64) -> Result<(), Event> {
         let target = self.xr(op.rs1).wrapping_add(op.imm) & !1;
         if self
             .predictor
@@ -448,6 +465,7 @@ impl Hart {
         if target <= op.pc && self.polled_empty {
             return Err(Event::LoopBack);
         }
+        self.ready_at(op, issue);
         Ok(())
     }
 }
