@@ -28,8 +28,8 @@ pub struct BenchArgs {
     /// Run the network benchmarks alone (no compute kernels, no idle node).
     #[arg(long)]
     pub net_only: bool,
-    /// Run the 16-core message benchmark (node16) alone.
-    #[arg(long)]
+    /// Run the 16-core message benchmarks (node16, node16_full) alone.
+    #[arg(long, conflicts_with = "net_only")]
     pub node_only: bool,
 }
 
