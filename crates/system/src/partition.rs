@@ -261,7 +261,14 @@ impl Parallel {
     ) -> Result<(), SystemError> {
         if self.force || self.threads == 1 {
             let threads = self.threads;
-            return self.run_span(threads, hosts, specs, until, out);
+            let from = self.parts.iter().filter_map(|p| p.queue.peek_time()).min();
+            self.run_span(threads, hosts, specs, until, out)?;
+            // Counted for the note's share of simulated time run threaded.
+            if let Some(t0) = from {
+                let span = (*out.now).min(until).0.saturating_sub(t0.0);
+                self.adapt.sim_fs[usize::from(threads > 1)] += span;
+            }
+            return Ok(());
         }
         while let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() {
             if t0 > until {

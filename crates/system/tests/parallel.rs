@@ -210,6 +210,29 @@ fn threads_are_used_only_where_they_pay() {
 }
 
 #[test]
+fn a_forced_run_is_not_reported_as_run_on_fewer_threads() {
+    // Forced runs never fall back to one thread: after running, the note
+    // must not claim that most simulated time ran on one.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+    };
+    let mut c = Cluster::new(&ClusterConfig {
+        threads: None,
+        ..config(topology, 2)
+    })
+    .unwrap();
+    c.force_threads(2).unwrap();
+    for m in random_workload(16, 4) {
+        c.send(m).unwrap();
+    }
+    c.run(SimTime::MAX).unwrap();
+    assert!(c.events > 0);
+    assert_eq!(c.parallel_note(), None);
+}
+
+#[test]
 fn switching_thread_counts_as_it_goes_changes_nothing() {
     // Not forced: epochs on 1 thread and on 2, whichever is faster.
     let topology = TopologyConfig::LeafSpine {
