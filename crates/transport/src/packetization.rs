@@ -117,7 +117,8 @@ impl WholeMessages {
         let packets = len.div_ceil(mtu).max(1);
         for p in 0..packets {
             let (start, end) = ((p * mtu).min(len), ((p + 1) * mtu).min(len));
-            copy_bytes(msg.payload, start, end, &mut self.payload);
+            self.payload.clear();
+            append_le_bytes(msg.payload, start, end, &mut self.payload);
             let meta = EgressMetadata {
                 remote_ip: msg.dst_ip,
                 remote_port: msg.dst_port,
@@ -154,13 +155,6 @@ impl WholeMessages {
 
 /// Payload vectors kept for reuse (enough for a burst of sends).
 const SPARE_PAYLOADS: usize = 64;
-
-/// Bytes `start..end` of the little-endian `words` into `out` (zeros past
-/// the words' end).
-fn copy_bytes(words: &[u64], start: usize, end: usize, out: &mut Vec<u8>) {
-    out.clear();
-    append_le_bytes(words, start, end, out);
-}
 
 /// A message whose packets were all delivered, or that was given up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -621,26 +615,5 @@ impl Packetization {
 
     pub fn timers_armed(&self) -> usize {
         self.timers.armed()
-    }
-}
-
-#[cfg(test)]
-mod copy_tests {
-    use super::*;
-
-    proptest::proptest! {
-        #[test]
-        fn copy_bytes_is_the_bytes_of_the_words(
-            words in proptest::collection::vec(proptest::num::u64::ANY, 0..12),
-            start in 0usize..100,
-            len in 0usize..100,
-        ) {
-            let mut out = vec![0xaa; 3];
-            copy_bytes(&words, start, start + len, &mut out);
-            let want: Vec<u8> = (start..start + len)
-                .map(|i| words.get(i / 8).map_or(0, |w| w.to_le_bytes()[i % 8]))
-                .collect();
-            proptest::prop_assert_eq!(out, want);
-        }
     }
 }
