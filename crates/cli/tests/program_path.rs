@@ -38,9 +38,8 @@ fn run(elf: &std::path::Path, stats: &std::path::Path) -> (String, serde_json::V
 #[test]
 fn argv0_is_the_file_name_wherever_the_file_is() {
     let elf = sdk_elf("hello");
-    let deep = std::env::temp_dir()
-        .join(format!("nanopu-program-path-{}", std::process::id()))
-        .join("a/much/longer/directory/path/than/the/sdk/build/directory/has");
+    let root = std::env::temp_dir().join(format!("nanopu-program-path-{}", std::process::id()));
+    let deep = root.join("a/much/longer/directory/path/than/the/sdk/build/directory/has");
     std::fs::create_dir_all(&deep).unwrap();
     let moved = deep.join("hello.elf");
     std::fs::copy(&elf, &moved).unwrap();
@@ -52,5 +51,7 @@ fn argv0_is_the_file_name_wherever_the_file_is() {
         stats_a, stats_b,
         "same program, same arguments, same cycles"
     );
-    let _ = std::fs::remove_dir_all(deep.ancestors().nth(12).unwrap());
+    // Only the test's own directory (`ancestors().nth(12)` of `deep` was the
+    // system's temporary directory itself).
+    let _ = std::fs::remove_dir_all(&root);
 }
