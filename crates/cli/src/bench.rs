@@ -53,10 +53,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let dir = a.programs.unwrap_or_else(sdk_build_dir);
     let sim = nanopu_system::Config::default();
     if a.node_only {
+        let mut j = json!({});
         for program in NODE16_PROGRAMS {
-            message_node(&sim, &dir, program)
-                .with_context(|| format!("the 16-core message benchmark ({program})"))?
-                .print()?;
+            let n = message_node(&sim, &dir, program)
+                .with_context(|| format!("the 16-core message benchmark ({program})"))?;
+            n.print()?;
+            n.add_json(&mut j);
+        }
+        if let Some(path) = &a.json {
+            write_json(path, &j)?;
         }
         return Ok(());
     }
@@ -157,10 +162,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             j[format!("{}_instret", k.name)] = json!(k.instret);
             j[format!("{}_wall_s", k.name)] = json!(k.wall_s);
         }
-        std::fs::write(&path, serde_json::to_string_pretty(&j)? + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_json(&path, &j)?;
     }
     Ok(())
+}
+
+/// Writes the results `j` to `path` (`--json`).
+fn write_json(path: &std::path::Path, j: &serde_json::Value) -> Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(j)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The three network benchmarks, on `threads` (see [`BenchArgs`]).
@@ -194,8 +204,7 @@ fn net_only(a: &BenchArgs) -> Result<()> {
             j[format!("{name}_runs")] = json!(b.runs);
             j[format!("{name}_wall_s")] = json!(b.wall_s);
         }
-        std::fs::write(path, serde_json::to_string_pretty(&j)? + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_json(path, &j)?;
     }
     Ok(())
 }

@@ -231,6 +231,22 @@ fn bench_reports_the_contract_keys() {
 }
 
 #[test]
+fn bench_node_only_writes_its_json() {
+    // `--json` used to be ignored with `--node-only` (no file, no error).
+    sdk("loopback_16core");
+    sdk("loopback_16core_full");
+    let json = tmp("bench-node.json");
+    let o = nanopu(&["bench", "--node-only", "--json", path(&json)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in ["node16_mips", "node16_full_mips", "node16_sim_us_per_s"] {
+        assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
+    }
+    assert!(j.get("kernel_mips").is_none(), "no kernels ran: {j}");
+}
+
+#[test]
 fn net_runs_a_config_file_and_writes_json_csv_and_pcap() {
     let dir = tmp("net");
     std::fs::create_dir_all(&dir).unwrap();
