@@ -63,7 +63,10 @@ pub fn assemble(name: &str, body: &str) -> Vec<u8> {
         "assembling {name} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::read(&elf).unwrap()
+    let image = std::fs::read(&elf).unwrap();
+    // Kept only when assembling fails (above), for a look at the source.
+    let _ = std::fs::remove_dir_all(&dir);
+    image
 }
 
 /// Assembly that exits through HTIF with the value in register `reg`.
