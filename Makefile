@@ -15,9 +15,14 @@ demo: setup build sdk
 	@echo "== simulator speed"
 	$(NANOPU) bench --json out/bench.json
 
+# The tests' scratch files go to target/test-tmp, emptied at the start of
+# each run, not to the system's temporary directory.
+TEST_TMP := $(CURDIR)/target/test-tmp
+
 test: setup-test sdk
-	cargo test --workspace --release
-	.venv/bin/python -m pytest -q python/tests
+	rm -rf $(TEST_TMP) && mkdir -p $(TEST_TMP)
+	TMPDIR=$(TEST_TMP) cargo test --workspace --release
+	TMPDIR=$(TEST_TMP) .venv/bin/python -m pytest -q python/tests
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
