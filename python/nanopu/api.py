@@ -24,7 +24,7 @@ PathLike = Union[str, os.PathLike]
 
 #: Per-hart counters, in the order of the node's `HartSummary`.
 HART_COLUMNS = ["cycles", "instret", "icache_misses", "dcache_misses", "branch_mispredicts", "traps",
-                "interrupts", "idle_cycles"]
+                "interrupts", "idle_cycles", "idle_instret"]
 
 
 def _harts(rows: list) -> pd.DataFrame:

@@ -49,6 +49,9 @@ class RunResult:
     instret: int
     sim_ns: float
     wall_s: float
+    #: Host speed: instructions executed one by one per host second, in
+    #: millions (the instructions of polling loops skipped in bulk,
+    #: ``harts.idle_instret``, are left out).
     mips: float
     #: One row per hart: cycles, instret, cache misses, mispredicts, traps...
     harts: pd.DataFrame

@@ -70,10 +70,30 @@ fn stats_json_has_the_contract_keys() {
     assert!(o.status.success(), "{}", stderr(&o));
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    for key in ["exit_code", "cycles", "instret", "sim_ns", "wall_s", "mips"] {
+    for key in [
+        "exit_code",
+        "cycles",
+        "instret",
+        "executed_instret",
+        "sim_ns",
+        "wall_s",
+        "mips",
+    ] {
         assert!(j.get(key).is_some(), "missing {key}: {j}");
     }
     assert_eq!(j["exit_code"], 0);
+    // Executed one by one, plus the harts' skipped polling iterations, is
+    // every retired instruction.
+    let skipped: u64 = j["harts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["idle_instret"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        j["executed_instret"].as_u64().unwrap() + skipped,
+        j["instret"].as_u64().unwrap()
+    );
     let (cycles, ns) = (j["cycles"].as_f64().unwrap(), j["sim_ns"].as_f64().unwrap());
     assert!(
         (ns - cycles * 0.3125).abs() < 1e-6,

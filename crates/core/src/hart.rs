@@ -90,6 +90,10 @@ pub struct HartStats {
     pub prefetches_dropped: u64,
     /// Cycles skipped while idle (wfi, polling loops, stalls on netRX/netTX).
     pub idle_cycles: u64,
+    /// Instructions retired by skipped iterations of polling loops
+    /// ([`Hart::skip_idle_iterations`]): counted in minstret, never
+    /// executed one by one (speed figures leave them out).
+    pub idle_instret: u64,
     /// Thread switches through the scheduler interrupt: taken, and the
     /// cycles from taking it to the handler's `mret` having refetched (the
     /// target thread's first instruction can issue), summed and at most.
@@ -937,6 +941,7 @@ impl Hart {
         self.cycle += cycles;
         self.instret += period_instret * iterations;
         self.stats.idle_cycles += cycles;
+        self.stats.idle_instret += period_instret * iterations;
         if let Some(s) = self.poll.as_deref_mut() {
             s.cycle = self.cycle;
             s.instret = self.instret;

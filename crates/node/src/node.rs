@@ -141,6 +141,8 @@ pub struct HartSummary {
     pub traps: u64,
     pub interrupts: u64,
     pub idle_cycles: u64,
+    /// Of `instret`, the instructions of skipped polling-loop iterations.
+    pub idle_instret: u64,
 }
 
 /// How a run ended without error.
@@ -409,6 +411,7 @@ impl Node {
                 traps: h.stats().traps,
                 interrupts: h.stats().interrupts,
                 idle_cycles: h.stats().idle_cycles,
+                idle_instret: h.stats().idle_instret,
             })
             .collect()
     }
@@ -572,6 +575,18 @@ impl Node {
     /// Instructions retired by all harts.
     pub fn instret(&self) -> u64 {
         self.harts.iter().map(|h| h.instret()).sum()
+    }
+
+    /// Instructions the harts executed one by one: [`Node::instret`]
+    /// without those of skipped polling-loop iterations (which retire
+    /// without being simulated, see `Hart::skip_idle_iterations`). Speed
+    /// figures (simulated MIPS) count these. A guest that writes minstret
+    /// makes it meaningless.
+    pub fn executed_instret(&self) -> u64 {
+        self.harts
+            .iter()
+            .map(|h| h.instret().saturating_sub(h.stats().idle_instret))
+            .sum()
     }
 
     /// Simulated time of the node in femtoseconds, taken from hart `h`.

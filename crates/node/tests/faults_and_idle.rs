@@ -215,9 +215,9 @@ sleeper:\n    la t0, handler\n    csrw mtvec, t0\n    li t0, 8\n    csrw mie, t0
 
 /// Runs `body` on one core (with the traditional NIC if `icenic`), idle
 /// skipping on and off; returns what the program stored at 0x80100000
-/// (mcycle, minstret, ...), the final cycle and instret, and the skipped
-/// cycles, for each.
-fn skip_on_and_off(name: &str, body: &str, icenic: bool) -> Vec<([u64; 3], u64, u64, u64)> {
+/// (mcycle, minstret, ...), the final cycle and instret, the skipped
+/// cycles and the instructions of skipped iterations, for each.
+fn skip_on_and_off(name: &str, body: &str, icenic: bool) -> Vec<([u64; 3], u64, u64, u64, u64)> {
     let elf = assemble(name, body);
     [true, false]
         .into_iter()
@@ -236,6 +236,7 @@ fn skip_on_and_off(name: &str, body: &str, icenic: bool) -> Vec<([u64; 3], u64, 
                 h.cycle(),
                 h.instret(),
                 h.stats().idle_cycles,
+                h.stats().idle_instret,
             )
         })
         .collect()
@@ -281,6 +282,15 @@ spin:\n    ld t0, 0(a0)\n    beqz t0, spin\n    ld a2, 8(a0)\n{}\
     );
     assert!(on.3 > fired * 9 / 10, "the spin was skipped: {}", on.3);
     assert_eq!(off.3, 0);
+    // The skipped iterations' instructions are counted apart (speed
+    // figures leave them out): most of the run's, none without skipping.
+    assert!(
+        on.4 > on.2 / 2 && on.4 < on.2,
+        "{} of {} instructions skipped",
+        on.4,
+        on.2
+    );
+    assert_eq!(off.4, 0);
 }
 
 #[test]
