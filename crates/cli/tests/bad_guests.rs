@@ -1,6 +1,7 @@
 //! Bad guest programs given to `nanopu run`: each ends with exit code 125
 //! and exactly one `error:` line naming the problem (never a panic or hang).
 
+use nanopu_testkit::bare_metal_elf;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -8,39 +9,6 @@ fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("nanopu-bad-guests-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
-}
-
-/// Assembles `body` at 0x80000000 with `tohost`/`fromhost`; returns the ELF bytes.
-fn asm(name: &str, body: &str) -> Vec<u8> {
-    let src = tmp(&format!("{name}.S"));
-    let elf = tmp(&format!("{name}.elf"));
-    std::fs::write(
-        &src,
-        format!(".section .text.init,\"ax\"\n.globl _start\n_start:\n{body}\n.data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n"),
-    )
-    .unwrap();
-    let out = Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "-march=rv64gc",
-            "-mabi=lp64d",
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-Wl,--no-warn-rwx-segments",
-            "-Wl,-N",
-            "-Wl,-Ttext=0x80000000",
-            "-o",
-        ])
-        .arg(&elf)
-        .arg(&src)
-        .output()
-        .expect("riscv64-unknown-elf-gcc: run scripts/setup.sh --test");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read(elf).unwrap()
 }
 
 fn write(name: &str, bytes: &[u8]) -> PathBuf {
@@ -65,10 +33,10 @@ fn nanopu(args: &[&str]) -> Output {
 /// (what, program path, text stderr must contain)
 fn rows() -> Vec<(&'static str, PathBuf, String)> {
     let exit0 = "li a0, 1\nla a1, tohost\nsd a0, 0(a1)\n1: j 1b\n";
-    let good = asm("good", exit0);
+    let good = bare_metal_elf("good", exit0);
     let mut rows = Vec::new();
 
-    let storm = asm(
+    let storm = bare_metal_elf(
         "storm",
         "la a0, handler\ncsrw mtvec, a0\nli sp, 0x1000\necall\n.align 2\nhandler:\naddi sp, sp, -16\nsd ra, 8(sp)\nmret\n",
     );
@@ -79,7 +47,7 @@ fn rows() -> Vec<(&'static str, PathBuf, String)> {
     ));
     rows.push((
         "no trap handler",
-        write("illegal.elf", &asm("illegal", ".word 0\n")),
+        write("illegal.elf", &bare_metal_elf("illegal", ".word 0\n")),
         "illegal instruction".into(),
     ));
 

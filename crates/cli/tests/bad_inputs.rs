@@ -273,31 +273,8 @@ fn a_guest_fault_in_a_network_names_the_host() {
     // A program whose first instruction is illegal, with no trap handler.
     let dir = tmp_dir().join("fault");
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("fault.S");
     let elf = dir.join("fault.elf");
-    std::fs::write(
-        &src,
-        ".section .text.init,\"ax\"\n.globl _start\n_start:\n.word 0\n.data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n",
-    )
-    .unwrap();
-    let ok = Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-Wl,--no-warn-rwx-segments",
-            "-Wl,-N",
-            "-Wl,-Ttext=0x80000000",
-            "-o",
-        ])
-        .arg(&elf)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "riscv64-unknown-elf-gcc is needed (scripts/setup.sh --test)"
-    );
+    std::fs::write(&elf, nanopu_testkit::bare_metal_elf("fault", ".word 0")).unwrap();
     let cfg = dir.join("net.toml");
     std::fs::write(
         &cfg,

@@ -22,25 +22,12 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
-/// Assembles `body` at 0x80000000 with an HTIF exit path; returns the ELF path.
+/// Assembles `body` (linked with `extra`) with `tohost`/`fromhost`;
+/// returns the ELF's path.
 fn asm(name: &str, body: &str, extra: &[&str]) -> PathBuf {
-    let src = tmp(&format!("{name}.S"));
     let elf = tmp(&format!("{name}.elf"));
-    std::fs::write(
-        &src,
-        format!(".section .text.init,\"ax\"\n.globl _start\n_start:\n{body}\n.data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n"),
-    )
-    .unwrap();
-    let mut cmd = Command::new("riscv64-unknown-elf-gcc");
-    cmd.args([
-        "-nostdlib",
-        "-nostartfiles",
-        "-static",
-        "-Wl,--no-warn-rwx-segments",
-    ]);
-    cmd.args(extra).arg("-o").arg(&elf).arg(&src);
-    let out = cmd.output().expect("riscv64-unknown-elf-gcc");
-    assert!(out.status.success(), "{}", stderr(&out));
+    let image = nanopu_testkit::assemble(name, &nanopu_testkit::bare_metal(body), None, extra);
+    std::fs::write(&elf, image).unwrap();
     elf
 }
 

@@ -267,27 +267,9 @@ fn run_length_decoded(body: &str) -> String {
 fn ctrl_c_stops_a_program_that_never_ends() {
     use std::io::Write;
     // An endless loop (no idle skipping under the debugger).
-    let src = tmp("spin.S");
     let elf = tmp("spin.elf");
-    std::fs::write(
-        &src,
-        ".section .text.init,\"ax\"\n.globl _start\n_start:\n  addi a0, a0, 1\n  j _start\n\
-         .data\n.align 6\n.globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n",
-    )
-    .unwrap();
-    let o = Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-Wl,--no-warn-rwx-segments",
-        ])
-        .args(["-Wl,-N", "-Wl,-Ttext=0x80000000", "-o"])
-        .arg(&elf)
-        .arg(&src)
-        .output()
-        .expect("riscv64-unknown-elf-gcc");
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let image = nanopu_testkit::bare_metal_elf("spin", "  addi a0, a0, 1\n  j _start");
+    std::fs::write(&elf, image).unwrap();
     let (mut child, port, _err) = start_stub(&["--cores", "1", path(&elf)]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
@@ -343,23 +325,14 @@ fn from_entry(log: &str) -> Vec<&str> {
 fn commit_log_matches_the_spike_reference() {
     let data = repo().join("crates/cli/tests/data");
     let elf = tmp("commit_log.elf");
-    let o = Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "-march=rv64gc",
-            "-mabi=lp64d",
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-Wl,--no-warn-rwx-segments",
-            "-T",
-        ])
-        .arg(data.join("commit_log.ld"))
-        .arg("-o")
-        .arg(&elf)
-        .arg(data.join("commit_log.S"))
-        .output()
-        .expect("riscv64-unknown-elf-gcc");
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let read = |f: &str| std::fs::read_to_string(data.join(f)).unwrap();
+    let image = nanopu_testkit::assemble(
+        "commit_log",
+        &read("commit_log.S"),
+        Some(&read("commit_log.ld")),
+        &[],
+    );
+    std::fs::write(&elf, image).unwrap();
     let log = tmp("commit_log.log");
     let o = nanopu(&[
         "run",

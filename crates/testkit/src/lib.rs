@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests of several crates (a
-//! dev-dependency only): finding and building the guest programs, and the
-//! junk frames the ingress fuzzers feed the NIC and the transport.
+//! dev-dependency only): finding and building the guest programs,
+//! assembling small bare-metal ones, and the junk frames the ingress
+//! fuzzers feed the NIC and the transport.
 
 use nanopu_wire::{
     EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
@@ -40,6 +41,69 @@ pub fn program(name: &str) -> PathBuf {
     let p = sdk_build().join(format!("{name}.elf"));
     assert!(p.exists(), "{} was not built", p.display());
     p
+}
+
+/// `body` as a bare-metal program: `_start` at the start of the text, then
+/// `tohost` and `fromhost` in the data (link it with
+/// `-Wl,-Ttext=0x80000000`, and `-Wl,-N` to keep the data right after).
+pub fn bare_metal(body: &str) -> String {
+    format!(
+        ".section .text.init,\"ax\"\n.globl _start\n_start:\n{body}\n.data\n.align 6\n\
+         .globl tohost\ntohost: .dword 0\n.globl fromhost\nfromhost: .dword 0\n"
+    )
+}
+
+/// [`bare_metal`]`(body)` assembled and linked at 0x80000000 (data right
+/// after the text): the ELF image.
+pub fn bare_metal_elf(name: &str, body: &str) -> Vec<u8> {
+    assemble(
+        name,
+        &bare_metal(body),
+        None,
+        &["-Wl,-N", "-Wl,-Ttext=0x80000000"],
+    )
+}
+
+/// Assembles and links `source` (a whole RV64GC assembly file) with
+/// `riscv64-unknown-elf-gcc -nostdlib -nostartfiles -static`, the linker
+/// script `script` if any, and `flags`; returns the ELF image. Works in a
+/// temporary directory of its own, removed afterwards; a failure panics
+/// with the assembler's messages.
+pub fn assemble(name: &str, source: &str, script: Option<&str>, flags: &[&str]) -> Vec<u8> {
+    let dir = tempfile::Builder::new()
+        .prefix("nanopu-asm-")
+        .tempdir()
+        .expect("a temporary directory");
+    let src = dir.path().join(format!("{name}.S"));
+    let elf = dir.path().join(format!("{name}.elf"));
+    std::fs::write(&src, source).unwrap();
+    let mut gcc = std::process::Command::new("riscv64-unknown-elf-gcc");
+    gcc.args([
+        "-march=rv64gc",
+        "-mabi=lp64d",
+        "-nostdlib",
+        "-nostartfiles",
+        "-static",
+        "-Wl,--no-warn-rwx-segments",
+    ]);
+    if let Some(script) = script {
+        let path = dir.path().join("link.ld");
+        std::fs::write(&path, script).unwrap();
+        gcc.arg("-T").arg(path);
+    }
+    let out = gcc
+        .args(flags)
+        .arg("-o")
+        .arg(&elf)
+        .arg(&src)
+        .output()
+        .expect("riscv64-unknown-elf-gcc: run scripts/setup.sh --test");
+    assert!(
+        out.status.success(),
+        "assembling {name} failed:\n{}\n{source}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(&elf).unwrap()
 }
 
 /// `PROPTEST_CASES`, else `default` (a short pass).

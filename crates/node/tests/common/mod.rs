@@ -21,53 +21,18 @@ pub fn run_program(name: &str, cfg: NodeConfig) -> (u64, String, Node) {
 }
 
 /// Assembles and links a small bare-metal program (text at 0x80000000,
-/// `tohost`/`fromhost` provided) and returns the ELF image.
+/// `tohost`/`fromhost` on the page after it) and returns the ELF image.
 pub fn assemble(name: &str, body: &str) -> Vec<u8> {
-    // Tests run in parallel: every call gets its own directory.
-    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("nanopu-test-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{name}.S"));
-    let elf = dir.join(format!("{name}.elf"));
-    let text = format!(
+    let source = format!(
         "    .section .text.init, \"ax\"\n    .globl _start\n_start:\n{body}\n\
          \n    .section .tohost, \"aw\", @progbits\n    .align 6\n    .globl tohost\ntohost: .dword 0\n\
          \n    .align 6\n    .globl fromhost\nfromhost: .dword 0\n"
     );
-    std::fs::write(&src, text).unwrap();
-    let script = dir.join("link.ld");
-    std::fs::write(
-        &script,
-        "ENTRY(_start)\nSECTIONS {\n . = 0x80000000;\n .text.init : { *(.text.init) }\n .text : { *(.text) }\n          . = ALIGN(0x1000);\n .tohost : { *(.tohost) }\n .data : { *(.data) }\n .bss : { *(.bss) }\n}\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new("riscv64-unknown-elf-gcc")
-        .args([
-            "-march=rv64gc",
-            "-mabi=lp64d",
-            "-nostdlib",
-            "-nostartfiles",
-            "-static",
-            "-Wl,--no-warn-rwx-segments",
-            "-T",
-        ])
-        .arg(&script)
-        .arg("-o")
-        .arg(&elf)
-        .arg(&src)
-        .output()
-        .expect("riscv64-unknown-elf-gcc: run scripts/setup.sh --test");
-    assert!(
-        out.status.success(),
-        "assembling {name} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let image = std::fs::read(&elf).unwrap();
-    // Kept only when assembling fails (above), for a look at the source.
-    let _ = std::fs::remove_dir_all(&dir);
-    image
+    nanopu_testkit::assemble(name, &source, Some(LINK_SCRIPT), &[])
 }
+
+/// Text at 0x80000000, `tohost` page-aligned after it.
+const LINK_SCRIPT: &str = "ENTRY(_start)\nSECTIONS {\n . = 0x80000000;\n .text.init : { *(.text.init) }\n .text : { *(.text) }\n          . = ALIGN(0x1000);\n .tohost : { *(.tohost) }\n .data : { *(.data) }\n .bss : { *(.bss) }\n}\n";
 
 /// Assembly that exits through HTIF with the value in register `reg`.
 pub fn exit_with(reg: &str) -> String {
