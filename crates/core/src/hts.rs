@@ -463,6 +463,7 @@ impl Hts {
     /// counts from then (or from a later restart).
     #[inline]
     pub(crate) fn rx_read(&mut self, now: u64) {
+        let mut changed = false;
         if let Some(i) = self.running {
             let c = &mut self.ctx[i];
             if c.between {
@@ -471,15 +472,24 @@ impl Hts {
                 // The message timer starts: the node must end the slice at
                 // the demotion it may lead to.
                 self.dirty = true;
+                changed = true;
             }
         }
         if self.done {
             // Its pending rule-(c) interrupt, if any, is withdrawn.
             self.dirty = true;
+            self.done = false;
+            changed = true;
         }
-        self.done = false;
-        self.idle_timer_start = None;
-        self.epoch = self.epoch.wrapping_add(1);
+        if self.idle_timer_start.take().is_some() {
+            changed = true;
+        }
+        // Most reads are in the middle of a message and change nothing
+        // here: the last decision (`synced`, `bound`) still holds for them
+        // (nine reads in ten on the node16 benchmark).
+        if changed {
+            self.epoch = self.epoch.wrapping_add(1);
+        }
     }
 
     // ---- the timed transitions ----
