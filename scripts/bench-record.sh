@@ -14,9 +14,9 @@ json_t2=$(mktemp)
 trap 'rm -f "$json" "$json_t2"' EXIT
 cargo build --release -q
 make -C sdk -s >/dev/null
-./target/release/nanopu bench --json "$json" >&2
+./target/release/nanopu bench --repeat 3 --json "$json" >&2
 # The network benchmarks again, partitioned on both host cores (issue #16).
-./target/release/nanopu bench --net-only --threads 2 --json "$json_t2" >&2
+./target/release/nanopu bench --net-only --threads 2 --repeat 3 --json "$json_t2" >&2
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates sdk || echo "+dirty")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,/ /g')
 cores=$(nproc)

@@ -66,6 +66,7 @@ fn cases() -> Vec<Case> {
         case("run @loopback --load --window 0", None, Error("--window 0")),
         case("run @loopback --load --window 4294967295", None, Error("--window 4294967295")),
         case("run @loopback --load --count 0", None, Error("--count 0")),
+        case("bench --repeat 0", None, Error("--repeat")),
         case("run @loopback --load --msg-bytes 4", None, Error("--msg-bytes 4")),
         case("run @loopback --load --msg-bytes 4000", None, Error("nic.max_message_bytes")),
         case("run @loopback --load --rate-mrps 400", None, Error("--rate-mrps 400")),

@@ -243,13 +243,30 @@ fn bench_node_only_writes_its_json() {
     sdk("loopback_16core");
     sdk("loopback_16core_full");
     let json = tmp("bench-node.json");
-    let o = nanopu(&["bench", "--node-only", "--json", path(&json)]);
+    let o = nanopu(&[
+        "bench",
+        "--node-only",
+        "--repeat",
+        "2",
+        "--json",
+        path(&json),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for key in ["node16_mips", "node16_full_mips", "node16_sim_us_per_s"] {
         assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
     }
+    assert_eq!(j["repeat"], 2, "{j}");
+    // MIPS counts the instructions executed, not the skipped polling ones.
+    let (executed, retired) = (
+        j["node16_executed"].as_u64().unwrap(),
+        j["node16_instret"].as_u64().unwrap(),
+    );
+    assert!(
+        executed > 0 && executed < retired,
+        "{executed} of {retired}"
+    );
     assert!(j.get("kernel_mips").is_none(), "no kernels ran: {j}");
 }
 
