@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds a `nanopu` with profile-guided optimisation (PGO), for long network
+# and multi-core node runs:
+#
+#   scripts/pgo-build.sh          # prints the binary's path: target/pgo/release/nanopu
+#
+# An instrumented build runs `nanopu bench` (the compute kernels, the idle node,
+# the networks, the 16-core node) to record which code is hot; the second build
+# lays out and inlines the code by that profile. Same program, so the same
+# results bit for bit; only host speed changes: on the session-12 machine
+# networks and the 16-core node ran 10-35 % faster, the single-hart compute
+# kernels 0-9 % slower (docs/profile/README.md). Two release builds (~5 minutes
+# on 2 cores). Needs rustup's llvm-tools component (added if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$PWD/target/pgo
+rustup component add llvm-tools >&2
+profdata=$(find "$(rustc --print sysroot)" -name llvm-profdata -type f | head -1)
+if [ -z "$profdata" ]; then
+    echo "pgo-build: no llvm-profdata in $(rustc --print sysroot) after 'rustup component add llvm-tools'" >&2
+    exit 1
+fi
+make -C sdk -s >/dev/null
+rm -rf "$dir/profiles" "$dir/merged.profdata"
+CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles" \
+    cargo build --release -q -p nanopu
+"$dir/instrumented/release/nanopu" bench >/dev/null
+"$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"
+CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata" \
+    cargo build --release -q -p nanopu
+echo "$dir/release/nanopu"
