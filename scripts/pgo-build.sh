@@ -5,11 +5,13 @@
 #   scripts/pgo-build.sh          # prints the binary's path: target/pgo/release/nanopu
 #
 # An instrumented build runs `nanopu bench` (the compute kernels, the idle node,
-# the networks, the 16-core node) to record which code is hot; the second build
+# the networks, the 16-core node) and the four kernels three times more (trained
+# on the benchmark alone, the kernels came out slower) to record which code is
+# hot; the second build
 # lays out and inlines the code by that profile. Same program, so the same
 # results bit for bit; only host speed changes: on the session-12 machine
-# networks and the 16-core node ran 10-35 % faster, the single-hart compute
-# kernels 0-9 % slower (docs/profile/README.md). Two release builds (~5 minutes
+# networks and the 16-core node ran 10-60 % faster, the single-hart compute
+# kernels within noise (docs/profile/README.md). Two release builds (~5 minutes
 # on 2 cores). Needs rustup's llvm-tools component (added if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,11 @@ rm -rf "$dir/profiles" "$dir/merged.profdata"
 CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles" \
     cargo build --release -q -p nanopu
 "$dir/instrumented/release/nanopu" bench >/dev/null
+for _ in 1 2 3; do
+    for kernel in matmul coremark_like pointer_chase hashing; do
+        "$dir/instrumented/release/nanopu" run "sdk/build/$kernel.elf" >/dev/null
+    done
+done
 "$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"
 CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata" \
     cargo build --release -q -p nanopu
