@@ -476,14 +476,7 @@ fn incast(
     let mut at_ns = 1_000;
     while b.runs == 0 || b.wall_s < min_wall_s {
         let first = c.records.len();
-        for from in 1..=clients {
-            c.send(MessageSpec {
-                from,
-                to: 0,
-                len: 1024,
-                at_ns,
-            })?;
-        }
+        c.send_incast(1..=clients, 0, 1024, at_ns)?;
         let start = Instant::now();
         c.run(SimTime::MAX)?;
         b.wall_s += start.elapsed().as_secs_f64();

@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
 use nanopu_sim::SimTime;
-use nanopu_system::cluster::{Cluster, ClusterConfig, MessageSpec};
+use nanopu_system::cluster::{Cluster, ClusterConfig};
 use nanopu_transport::Protocol;
 
 const SENDERS: usize = 80;
@@ -29,15 +29,8 @@ fn cluster() -> Cluster {
 fn incast(c: &mut Cluster) {
     let at_ns = c.now.fs().div_ceil(1_000_000) + 1_000;
     let first = c.records.len();
-    for from in 1..=SENDERS {
-        c.send(MessageSpec {
-            from,
-            to: 0,
-            len: 1024,
-            at_ns,
-        })
-        .expect("a valid message");
-    }
+    c.send_incast(1..=SENDERS, 0, 1024, at_ns)
+        .expect("valid messages");
     c.run(SimTime::MAX).expect("runs");
     assert!(c.records[first..].iter().all(|r| r.deliveries == 1));
 }

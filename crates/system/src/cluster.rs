@@ -752,6 +752,26 @@ impl Cluster {
             .find(|(_, o)| !o.is_empty())
     }
 
+    /// An incast: every host of `from` sends one `len`-byte message to
+    /// host `to` at `at_ns` (added to the workload in host order).
+    pub fn send_incast(
+        &mut self,
+        from: impl IntoIterator<Item = usize>,
+        to: usize,
+        len: u16,
+        at_ns: u64,
+    ) -> Result<(), SystemError> {
+        for from in from {
+            self.send(MessageSpec {
+                from,
+                to,
+                len,
+                at_ns,
+            })?;
+        }
+        Ok(())
+    }
+
     /// Adds a message to the workload; returns its index.
     pub fn send(&mut self, m: MessageSpec) -> Result<usize, SystemError> {
         let n = self.hosts.len();
