@@ -33,6 +33,10 @@ enum Command {
     /// Run a bare-metal RV64GC program on a nanoPU node.
     Run(Box<run::RunArgs>),
     /// Measure simulator speed (simulated MIPS, simulated cycles per host second).
+    ///
+    /// Simulated MIPS counts the instructions executed one by one: iterations
+    /// of polling loops the node skips in bulk are left out (they are
+    /// printed apart).
     Bench(bench::BenchArgs),
     /// Simulate a network of hosts (nanoPU nodes or built-in traffic) from a config file.
     Net(net::NetArgs),
