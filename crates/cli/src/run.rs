@@ -311,6 +311,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     let (_, exit_hart) = node.exit().expect("exited");
     let cycles = node.cycle(exit_hart);
     let instret = node.instret();
+    let executed = node.executed_instret();
     let sim_ns = node.time_fs(exit_hart) as f64 / 1e6;
     if let Some(path) = &a.stats_json {
         let harts = node.hart_summaries();
@@ -320,10 +321,10 @@ pub fn run(a: RunArgs) -> Result<u8> {
             "instret": instret,
             "sim_ns": sim_ns,
             "wall_s": wall_s,
-            "executed_instret": node.executed_instret(),
+            "executed_instret": executed,
         // Host speed: instructions executed one by one (not those of
         // skipped polling loops) per host second.
-        "mips": node.executed_instret() as f64 / wall_s.max(1e-9) / 1e6,
+        "mips": executed as f64 / wall_s.max(1e-9) / 1e6,
             "harts": harts,
             "memory": node.memory_stats(),
             "config": cfg,

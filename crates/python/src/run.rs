@@ -116,16 +116,17 @@ pub fn run(
     };
     let (_, exit_hart) = node.exit().expect("exited");
     let instret = node.instret();
+    let executed = node.executed_instret();
     let stats = json!({
         "exit_code": code,
         "cycles": node.cycle(exit_hart),
         "instret": instret,
         "sim_ns": node.time_fs(exit_hart) as f64 / 1e6,
         "wall_s": wall_s,
-        "executed_instret": node.executed_instret(),
+        "executed_instret": executed,
         // Host speed: instructions executed one by one (not those of
         // skipped polling loops) per host second.
-        "mips": node.executed_instret() as f64 / wall_s.max(1e-9) / 1e6,
+        "mips": executed as f64 / wall_s.max(1e-9) / 1e6,
         "harts": node.hart_summaries(),
         "stdout": String::from_utf8_lossy(output(&node)),
         "output_dropped": node.htif().map_or(0, |h| h.output_dropped),
