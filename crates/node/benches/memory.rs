@@ -39,6 +39,24 @@ fn llc_access(c: &mut Criterion) {
             }
         })
     });
+    // The NEBULA server's 16 MB, 16-way LLC (configs/nebula-server.toml)
+    // under random lines of a 64 MB store (MICA's values): its bookkeeping
+    // is larger than the host's caches, so this measures host misses.
+    let geometry = CacheConfig {
+        size_bytes: 16 << 20,
+        ways: 16,
+        line_bytes: 64,
+    };
+    let mut big = Llc::new(&geometry, &LlcConfig::default());
+    g.bench_function("llc_access_16mb_random", |b| {
+        b.iter(|| {
+            for _ in 0..BATCH {
+                let r = next(&mut rng);
+                let addr = (0x8000_0000 + r % (64 << 20)) & !63;
+                black_box(big.access(addr, r & 3 == 0, Alloc::All));
+            }
+        })
+    });
     g.bench_function("bucket_booking", |b| {
         // An LLC bank: 4 busy cycles per access, 32-cycle buckets, requests
         // every ~10 cycles with jitter (moderate load).

@@ -96,10 +96,15 @@ pub enum LlcConfigError {
     Bucket(u32),
     #[error("llc.dma_allocation = {{ ways = {ways} }}: must be between 1 and the l2's {l2_ways} ways (or \"bypass\")")]
     DmaWays { ways: u32, l2_ways: u32 },
+    #[error("l2.ways = {0}: the LLC model has at most 256 ways")]
+    Ways(u32),
 }
 
 impl LlcConfig {
     pub fn validate(&self, geometry: &CacheConfig) -> Result<(), LlcConfigError> {
+        if geometry.ways > MAX_LLC_WAYS {
+            return Err(LlcConfigError::Ways(geometry.ways));
+        }
         if !self.banks.is_power_of_two() || self.banks > 256 {
             return Err(LlcConfigError::Banks(self.banks));
         }
@@ -152,16 +157,23 @@ pub struct LlcStats {
 }
 
 /// The LLC's state.
+///
+/// Compact, because a large LLC's bookkeeping is larger than the host's
+/// caches (16 MB of 64-byte lines: 262,144 lines), so each lookup is a host
+/// cache miss per array touched: per line one word holding the line
+/// address and the dirty bit, and one byte of recency rank, rather than a
+/// tag, a 64-bit time stamp and a dirty flag in three arrays.
 pub struct Llc {
     ways: usize,
     set_mask: u64,
     line_shift: u32,
-    /// Per line: line address + 1 (0: invalid).
-    tags: Box<[u64]>,
-    /// Per line: last use (LRU).
-    stamps: Box<[u64]>,
-    dirty: Box<[bool]>,
-    clock: u64,
+    /// Per line: `(line address + 1) << 1 | dirty` (0: invalid).
+    lines: Box<[u64]>,
+    /// Per line: its recency rank in its set, 0 the most recently used. The
+    /// ranks of a set are a permutation of `0..ways`: exact LRU, the order
+    /// time stamps of the last use would give (every use touches one line,
+    /// so no two lines in use tie).
+    ranks: Box<[u8]>,
     replacement: Replacement,
     rng: u64,
     banks: Vec<TimeBuckets>,
@@ -169,19 +181,39 @@ pub struct Llc {
     pub stats: LlcStats,
 }
 
+/// Most ways an LLC can have (ranks are bytes).
+pub const MAX_LLC_WAYS: u32 = 256;
+
+/// The dirty bit of a word of [`Llc::lines`].
+const DIRTY: u64 = 1;
+
+/// Marks line `i` of a set (`ranks` its ranks) the most recently used.
+#[inline(always)]
+fn touch(ranks: &mut [u8], i: usize) {
+    let r = ranks[i];
+    for x in ranks.iter_mut() {
+        // Branch-free, so the loop vectorises.
+        *x += (*x < r) as u8;
+    }
+    ranks[i] = 0;
+}
+
 impl Llc {
+    /// `geometry.ways` must be at most [`MAX_LLC_WAYS`] (checked by
+    /// [`LlcConfig::validate`]).
     pub fn new(geometry: &CacheConfig, cfg: &LlcConfig) -> Llc {
         let lines = (geometry.size_bytes / geometry.line_bytes) as usize;
         let ways = geometry.ways as usize;
+        assert!(ways as u32 <= MAX_LLC_WAYS, "validated: at most 256 ways");
         let sets = lines / ways;
         Llc {
             ways,
             set_mask: sets as u64 - 1,
             line_shift: geometry.line_bytes.trailing_zeros(),
-            tags: vec![0; lines].into_boxed_slice(),
-            stamps: vec![0; lines].into_boxed_slice(),
-            dirty: vec![false; lines].into_boxed_slice(),
-            clock: 0,
+            lines: vec![0; lines].into_boxed_slice(),
+            // Way i starts at rank i: never used, so any order will do
+            // (invalid lines are chosen before any rank is looked at).
+            ranks: (0..lines).map(|i| (i % ways) as u8).collect(),
             replacement: cfg.replacement,
             rng: cfg.seed | 1,
             banks: (0..cfg.banks)
@@ -225,16 +257,14 @@ impl Llc {
         let line = addr >> self.line_shift;
         let set = (line & self.set_mask) as usize;
         let base = set * self.ways;
-        let tag = line + 1;
-        self.clock += 1;
+        let word = (line + 1) << 1;
         // The set's ways as slices: one bounds check per access, not per way.
         let ways = base..base + self.ways;
-        let tags = &mut self.tags[ways.clone()];
-        let stamps = &mut self.stamps[ways.clone()];
-        let dirty = &mut self.dirty[ways];
-        if let Some(i) = tags.iter().position(|&t| t == tag) {
-            stamps[i] = self.clock;
-            dirty[i] |= write;
+        let words = &mut self.lines[ways.clone()];
+        let ranks = &mut self.ranks[ways];
+        if let Some(i) = words.iter().position(|&w| w & !DIRTY == word) {
+            touch(ranks, i);
+            words[i] |= write as u64;
             self.stats.hits += 1;
             return Outcome {
                 hit: true,
@@ -249,18 +279,18 @@ impl Llc {
                     writeback: None,
                 }
             }
-            Alloc::All => tags.len(),
-            Alloc::Ways(n) => (n as usize).min(tags.len()),
+            Alloc::All => words.len(),
+            Alloc::Ways(n) => (n as usize).min(words.len()),
         };
-        let victim = match tags[..n].iter().position(|&t| t == 0) {
+        let victim = match words[..n].iter().position(|&w| w == 0) {
             Some(i) => i,
             None => match self.replacement {
                 Replacement::Lru => {
-                    // The least recently used (the first of equals).
-                    let (mut oldest, mut min) = (0, u64::MAX);
-                    for (i, &s) in stamps[..n].iter().enumerate() {
-                        if s < min {
-                            (oldest, min) = (i, s);
+                    // The least recently used: the highest rank.
+                    let mut oldest = 0;
+                    for (i, &r) in ranks[..n].iter().enumerate() {
+                        if r > ranks[oldest] {
+                            oldest = i;
                         }
                     }
                     oldest
@@ -268,48 +298,52 @@ impl Llc {
                 Replacement::Random => (Self::next_random(&mut self.rng) % n as u64) as usize,
             },
         };
-        let writeback = if tags[victim] != 0 && dirty[victim] {
+        let old = words[victim];
+        let writeback = if old & DIRTY != 0 {
             self.stats.dirty_evictions += 1;
-            Some((tags[victim] - 1) << self.line_shift)
+            Some(((old >> 1) - 1) << self.line_shift)
         } else {
             None
         };
-        tags[victim] = tag;
-        stamps[victim] = self.clock;
-        dirty[victim] = write;
+        words[victim] = word | write as u64;
+        touch(ranks, victim);
         Outcome {
             hit: false,
             writeback,
         }
     }
 
+    /// The words of the set holding `addr`'s line, and that line's word
+    /// (without the dirty bit).
+    fn set_of(&self, addr: u64) -> (std::ops::Range<usize>, u64) {
+        let line = addr >> self.line_shift;
+        let base = (line & self.set_mask) as usize * self.ways;
+        (base..base + self.ways, (line + 1) << 1)
+    }
+
     /// Drops the line of `addr` if present (its dirty data is overwritten
     /// by the caller's write to DRAM). Returns whether it was present.
     pub fn invalidate(&mut self, addr: u64) -> bool {
-        let line = addr >> self.line_shift;
-        let base = (line & self.set_mask) as usize * self.ways;
-        for i in base..base + self.ways {
-            if self.tags[i] == line + 1 {
-                self.tags[i] = 0;
-                self.dirty[i] = false;
-                return true;
+        let (ways, word) = self.set_of(addr);
+        match self.lines[ways].iter_mut().find(|w| **w & !DIRTY == word) {
+            Some(w) => {
+                *w = 0;
+                true
             }
+            None => false,
         }
-        false
     }
 
     /// Whether the line of `addr` is present (no state change).
     pub fn contains(&self, addr: u64) -> bool {
-        let line = addr >> self.line_shift;
-        let base = (line & self.set_mask) as usize * self.ways;
-        self.tags[base..base + self.ways].contains(&(line + 1))
+        let (ways, word) = self.set_of(addr);
+        self.lines[ways].iter().any(|w| w & !DIRTY == word)
     }
 
     /// Whether the line of `addr` is present and dirty.
     pub fn is_dirty(&self, addr: u64) -> bool {
-        let line = addr >> self.line_shift;
-        let base = (line & self.set_mask) as usize * self.ways;
-        (base..base + self.ways).any(|i| self.tags[i] == line + 1 && self.dirty[i])
+        let (ways, word) = self.set_of(addr);
+        self.lines[ways].contains(&(word | DIRTY))
     }
 }
 
@@ -388,6 +422,112 @@ mod tests {
         assert!(c.contains(128) && c.contains(192), "ways 2 and 3 untouched");
         assert!(!c.access(100 * 64, false, Alloc::No).hit);
         assert!(!c.contains(100 * 64));
+    }
+
+    /// The time-stamp LRU the rank model replaced: the reference.
+    struct StampLlc {
+        ways: usize,
+        tags: Vec<u64>,
+        stamps: Vec<u64>,
+        dirty: Vec<bool>,
+        clock: u64,
+    }
+
+    impl StampLlc {
+        fn access(&mut self, line: u64, sets: u64, write: bool, alloc: Alloc) -> Outcome {
+            let base = (line % sets) as usize * self.ways;
+            let r = base..base + self.ways;
+            self.clock += 1;
+            if let Some(i) = self.tags[r.clone()].iter().position(|&t| t == line + 1) {
+                self.stamps[base + i] = self.clock;
+                self.dirty[base + i] |= write;
+                return Outcome {
+                    hit: true,
+                    writeback: None,
+                };
+            }
+            let n = match alloc {
+                Alloc::No => {
+                    return Outcome {
+                        hit: false,
+                        writeback: None,
+                    }
+                }
+                Alloc::All => self.ways,
+                Alloc::Ways(n) => n as usize,
+            };
+            let v = base
+                + match self.tags[base..base + n].iter().position(|&t| t == 0) {
+                    Some(i) => i,
+                    None => (0..n).min_by_key(|&i| self.stamps[base + i]).unwrap(),
+                };
+            let writeback = (self.tags[v] != 0 && self.dirty[v]).then(|| (self.tags[v] - 1) * 64);
+            (self.tags[v], self.stamps[v], self.dirty[v]) = (line + 1, self.clock, write);
+            Outcome {
+                hit: false,
+                writeback,
+            }
+        }
+
+        fn invalidate(&mut self, line: u64, sets: u64) {
+            let base = (line % sets) as usize * self.ways;
+            for i in base..base + self.ways {
+                if self.tags[i] == line + 1 {
+                    (self.tags[i], self.dirty[i]) = (0, false);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Ranks choose the victims time stamps of the last use choose, for
+        /// any mix of reads, writes, restricted and no allocation and
+        /// invalidations.
+        #[test]
+        fn rank_lru_matches_time_stamp_lru(
+            ops in proptest::collection::vec((0u64..40, 0u8..8), 1..400),
+            ways in 1u32..9,
+        ) {
+            let sets = 2u64;
+            let g = CacheConfig { size_bytes: 64 * ways * sets as u32, ways, line_bytes: 64 };
+            let mut c = Llc::new(&g, &LlcConfig::default());
+            let n = ways as usize * sets as usize;
+            let mut r = StampLlc { ways: ways as usize, tags: vec![0; n], stamps: vec![0; n], dirty: vec![false; n], clock: 0 };
+            for (line, op) in ops {
+                let addr = line * 64;
+                if op == 7 {
+                    let had = c.contains(addr);
+                    proptest::prop_assert_eq!(c.invalidate(addr), had);
+                    r.invalidate(line, sets);
+                    continue;
+                }
+                let alloc = match op % 3 {
+                    0 => Alloc::All,
+                    1 => Alloc::Ways(ways.div_ceil(2)),
+                    _ => Alloc::No,
+                };
+                let write = op >= 3;
+                proptest::prop_assert_eq!(c.access(addr, write, alloc), r.access(line, sets, write, alloc));
+                proptest::prop_assert_eq!(c.is_dirty(addr), {
+                    let base = (line % sets) as usize * ways as usize;
+                    (base..base + ways as usize).any(|i| r.tags[i] == line + 1 && r.dirty[i])
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn more_than_256_ways_is_refused() {
+        let g = CacheConfig {
+            size_bytes: 64 * 512,
+            ways: 512,
+            line_bytes: 64,
+        };
+        let e = LlcConfig::default().validate(&g).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "l2.ways = 512: the LLC model has at most 256 ways"
+        );
     }
 
     #[test]
