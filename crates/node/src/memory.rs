@@ -153,7 +153,12 @@ impl NodeBus {
 
     #[cold]
     fn load_device(&mut self, cycle: u64, addr: u64, size: u8) -> Result<u64, BusError> {
-        self.device_accesses += 1;
+        // A status read changes no device (that is what makes it one): the
+        // sleepers' wake memos, which this count keys, still hold. Cores
+        // polling a status register must not drop every other core's memo.
+        if !self.devices.is_status(addr) {
+            self.device_accesses += 1;
+        }
         self.devices
             .load(addr, size, cycle)
             .ok_or(BusError::Unmapped)

@@ -773,13 +773,18 @@ impl Node {
     /// [`can_wake`](Self::can_wake) for a sleeping hart `h` with no valid
     /// memo: if it cannot continue, remembers so with its wake cycle,
     /// unless it polls memory words (any store may change them: checked
-    /// every time).
+    /// every time). A loop polling device status registers alone is
+    /// remembered: those change only by a device access that changes
+    /// state (which drops the memos), by the NIC (which drops them too) or
+    /// with time (its wake cycle covers it: `next_change_after`).
     fn can_wake_memo(&mut self, h: usize) -> bool {
         if self.can_wake(h) {
             return true;
         }
-        let watches_memory =
-            matches!(self.states[h], HartState::Poll { .. }) && !self.watches[h].is_empty();
+        let watches_memory = matches!(self.states[h], HartState::Poll { .. })
+            && self.watches[h]
+                .iter()
+                .any(|&(word, _)| self.bus.dram().offset(word, 8).is_some());
         if !watches_memory {
             self.wake_memo[h] = self.wake_cycle(h);
             self.memo_recheck_at[h] = self.recheck_cycle(h);
