@@ -25,12 +25,14 @@
 //!   network interface and the devices, so the memo holds until one of
 //!   these may change. It is dropped when the hart's state changes; for
 //!   every hart as soon as any hart touches a device (the bus counts device
-//!   loads and stores: a CLINT store raises another hart's interrupt, a
-//!   device register read may have effects); for one core when the NIC
-//!   delivers to it or takes its output; for every hart when anything else
-//!   outside the run reaches the node through a `&mut` method (a DMA, the
-//!   traditional NIC, a debugger). Harts polling memory words keep no memo
-//!   (any store may wake them).
+//!   stores and loads other than status reads: a CLINT store raises another
+//!   hart's interrupt, a device register read may have effects; a status
+//!   read has none, by definition); for one core when the NIC delivers to
+//!   it or takes its output; for every hart when anything else outside the
+//!   run reaches the node through a `&mut` method (a DMA, the traditional
+//!   NIC, a debugger). Harts polling memory words keep no memo (any store
+//!   may wake them); harts polling device status registers alone do (those
+//!   change only as above or with time, which their wake cycle covers).
 //! - When a run ends at its limit, sleepers move to the limit
 //!   (`idle_until`); one whose wake cycle is later keeps its memo
 //!   (time alone wakes it, and not before then). If a wake check at the
