@@ -27,6 +27,7 @@
 mod run;
 
 use crate::bus::Bus;
+use crate::csr;
 use crate::decode_cache::{DecodeCache, Decoded};
 use crate::timing::{Class, Latencies, ITERATIVE_UNIT, NO_REG};
 use nanopu_isa::Opcode;
@@ -87,6 +88,12 @@ pub(crate) enum Kind {
     Generic,
     /// The interpreter's `execute_flagged` (netRX/netTX, jump to self).
     Flagged,
+    /// `csrr rd, mcycle` or `cycle` (`csrrs rd, csr, x0`, rd not x0; `imm`
+    /// is the CSR): loops that wait for a time read it and nothing else.
+    /// Outside machine mode, the interpreter's (privilege, `mcounteren`).
+    ReadCycle,
+    /// `csrr rd, minstret` or `instret`, as [`Kind::ReadCycle`].
+    ReadInstret,
     Lb,
     Lh,
     Lw,
@@ -172,6 +179,11 @@ impl Kind {
             O::Sltu => Kind::Sltu,
             O::Mul => Kind::Mul,
             O::Mulw => Kind::Mulw,
+            O::Csrrs if i.rs1 == 0 && i.rd != 0 => match (i.imm as u32 & 0xfff) as u16 {
+                csr::num::MCYCLE | csr::num::CYCLE => return (Kind::ReadCycle, imm),
+                csr::num::MINSTRET | csr::num::INSTRET => return (Kind::ReadInstret, imm),
+                _ => return (Kind::Generic, imm),
+            },
             _ => return (Kind::Generic, imm),
         };
         let integer_result = !matches!(
@@ -521,6 +533,15 @@ mod tests {
         assert_eq!(kind(0x02c5_c533, 0).0, Kind::Generic);
         // a read of netRX (add a0, x30, x0) goes through the flagged path
         assert_eq!(kind(0x000f_0533, 0).0, Kind::Flagged);
+        // csrr a0, mcycle / cycle / minstret / instret: counter reads
+        assert_eq!(kind(0xb000_2573, 0).0, Kind::ReadCycle);
+        assert_eq!(kind(0xc000_2573, 0).0, Kind::ReadCycle);
+        assert_eq!(kind(0xb020_2573, 0).0, Kind::ReadInstret);
+        assert_eq!(kind(0xc020_2573, 0).0, Kind::ReadInstret);
+        // into x0, with a write (csrrs a0, mcycle, a1), another CSR: the interpreter
+        assert_eq!(kind(0xb000_2073, 0).0, Kind::Generic);
+        assert_eq!(kind(0xb005_a573, 0).0, Kind::Generic);
+        assert_eq!(kind(0x3000_2573, 0).0, Kind::Generic);
     }
 
     #[test]

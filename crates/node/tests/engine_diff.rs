@@ -224,7 +224,8 @@ fn engines_agree_with_other_cache_geometries() {
 }
 
 /// Every specialised handler of the block engine with edge operands (x30
-/// and x31, netRX and netTX, are left alone), the forms into x0 (a load into x0 still accesses the L1D: it misses here),
+/// and x31, netRX and netTX, are left alone), the counter reads (their
+/// values go into the exit code), the forms into x0 (a load into x0 still accesses the L1D: it misses here),
 /// both directions of every branch, misses on fresh lines, under both L1Ds.
 fn specialised_forms_program() -> String {
     let mut body = String::from(
@@ -266,6 +267,10 @@ fn specialised_forms_program() -> String {
         "mul a0, a0, a1",
         "mulw a1, a1, a2",
         "div a2, a2, a0",
+        "csrr t2, mcycle",
+        "csrr t3, minstret",
+        "rdcycle t4",
+        "rdinstret s4",
         "add s2, s2, a3",
         "xor s2, s2, a4",
         "add s2, s2, a5",

@@ -9,6 +9,7 @@
 
 use super::{Kind, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
+use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
 use crate::exec::sext32;
 use crate::hart::{Event, Hart, Stop};
@@ -253,7 +254,20 @@ impl Hart {
                     sext32(p)
                 }
             }
-            Kind::Generic | Kind::Flagged => {
+            // The interpreter's `exec_csr` and `csr_read` for these, in
+            // machine mode (every counter readable, nothing written). A CSR
+            // instruction ends its block: the pc after it is set here.
+            Kind::ReadCycle if self.privilege == Privilege::Machine => {
+                self.effects += 1;
+                self.pc = op.next_pc;
+                (*cycle).wrapping_add(self.mcycle_offset)
+            }
+            Kind::ReadInstret if self.privilege == Privilege::Machine => {
+                self.effects += 1;
+                self.pc = op.next_pc;
+                (instret + op.index as u64).wrapping_add(self.minstret_offset)
+            }
+            Kind::Generic | Kind::Flagged | Kind::ReadCycle | Kind::ReadInstret => {
                 // By value: the cycle's address must not escape (it would
                 // live in memory for the whole run loop).
                 let r = self.op_interpreted::<B, NB>(op, bus, *cycle, issue, instret);
