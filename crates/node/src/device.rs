@@ -262,10 +262,13 @@ impl DeviceMap {
             .map(|i| (i, addr - self.mapped[i].base))
     }
 
-    /// A hart's load at a non-DRAM address.
-    pub(crate) fn load(&mut self, addr: u64, size: u8, cycle: u64) -> Option<u64> {
+    /// A hart's load at a non-DRAM address, and whether it read a status
+    /// register ([`BusDevice::is_status`]: no effect on the device).
+    pub(crate) fn load(&mut self, addr: u64, size: u8, cycle: u64) -> Option<(u64, bool)> {
         let (i, off) = self.find(addr)?;
-        self.mapped[i].device.mmio_load(off, size, cycle)
+        let device = &mut self.mapped[i].device;
+        let status = device.is_status(off);
+        device.mmio_load(off, size, cycle).map(|v| (v, status))
     }
 
     /// A hart's store at a non-DRAM address.

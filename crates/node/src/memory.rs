@@ -156,12 +156,17 @@ impl NodeBus {
         // A status read changes no device (that is what makes it one): the
         // sleepers' wake memos, which this count keys, still hold. Cores
         // polling a status register must not drop every other core's memo.
-        if !self.devices.is_status(addr) {
-            self.device_accesses += 1;
+        match self.devices.load(addr, size, cycle) {
+            Some((v, true)) => Ok(v),
+            Some((v, false)) => {
+                self.device_accesses += 1;
+                Ok(v)
+            }
+            None => {
+                self.device_accesses += 1;
+                Err(BusError::Unmapped)
+            }
         }
-        self.devices
-            .load(addr, size, cycle)
-            .ok_or(BusError::Unmapped)
     }
 
     #[cold]
