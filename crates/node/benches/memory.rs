@@ -2,7 +2,8 @@
 //! --bench memory`): host time per LLC lookup and per booking of a shared
 //! resource's time buckets, the work behind every simulated L1 miss.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use nanopu_core::timing::CacheConfig;
 use nanopu_node::memory::buckets::TimeBuckets;
 use nanopu_node::memory::llc::{Alloc, Llc, LlcConfig};
@@ -18,45 +19,58 @@ fn next(x: &mut u64) -> u64 {
     *x
 }
 
-/// Random lines of a 1 MB region through the default 512 KB, 8-way LLC
-/// (about half hit, as in the `pointer_chase` kernel), one in four a write.
-fn llc_access(c: &mut Criterion) {
+/// `name`: random lines of a `region`-byte store through an LLC of
+/// `size_bytes` and `ways`, one access in four a write.
+fn bench_llc(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    size_bytes: u32,
+    ways: u32,
+    region: u64,
+    rng: &mut u64,
+) {
     let geometry = CacheConfig {
-        size_bytes: 512 * 1024,
-        ways: 8,
+        size_bytes,
+        ways,
         line_bytes: 64,
     };
     let mut llc = Llc::new(&geometry, &LlcConfig::default());
-    let mut rng = 0x5eed_u64;
-    let mut g = c.benchmark_group("memory");
-    g.throughput(Throughput::Elements(BATCH));
-    g.bench_function("llc_access_1mb_random", |b| {
+    g.bench_function(name, |b| {
         b.iter(|| {
             for _ in 0..BATCH {
-                let r = next(&mut rng);
-                let addr = (0x8000_0000 + r % (1 << 20)) & !63;
+                let r = next(rng);
+                let addr = (0x8000_0000 + r % region) & !63;
                 black_box(llc.access(addr, r & 3 == 0, Alloc::All));
             }
         })
     });
+}
+
+fn llc_access(c: &mut Criterion) {
+    let mut rng = 0x5eed_u64;
+    let mut g = c.benchmark_group("memory");
+    g.throughput(Throughput::Elements(BATCH));
+    // The default 512 KB, 8-way LLC over 1 MB (about half hit, as in the
+    // `pointer_chase` kernel).
+    bench_llc(
+        &mut g,
+        "llc_access_1mb_random",
+        512 << 10,
+        8,
+        1 << 20,
+        &mut rng,
+    );
     // The NEBULA server's 16 MB, 16-way LLC (configs/nebula-server.toml)
-    // under random lines of a 64 MB store (MICA's values): its bookkeeping
-    // is larger than the host's caches, so this measures host misses.
-    let geometry = CacheConfig {
-        size_bytes: 16 << 20,
-        ways: 16,
-        line_bytes: 64,
-    };
-    let mut big = Llc::new(&geometry, &LlcConfig::default());
-    g.bench_function("llc_access_16mb_random", |b| {
-        b.iter(|| {
-            for _ in 0..BATCH {
-                let r = next(&mut rng);
-                let addr = (0x8000_0000 + r % (64 << 20)) & !63;
-                black_box(big.access(addr, r & 3 == 0, Alloc::All));
-            }
-        })
-    });
+    // over a 64 MB store (MICA's values): its bookkeeping is larger than
+    // the host's caches, so this measures host misses.
+    bench_llc(
+        &mut g,
+        "llc_access_16mb_random",
+        16 << 20,
+        16,
+        64 << 20,
+        &mut rng,
+    );
     g.bench_function("bucket_booking", |b| {
         // An LLC bank: 4 busy cycles per access, 32-cycle buckets, requests
         // every ~10 cycles with jitter (moderate load).
