@@ -3,9 +3,9 @@
 //! (docs/parallel-network.md).
 //!
 //! The network is cut into *partitions* by its topology alone: a switch
-//! with the hosts attached to it (a leaf and its hosts), the switches no
-//! host hangs off together (the spines), and a single switch's hosts in
-//! groups apart from the switch. Each partition has its own event queue
+//! with the hosts attached to it (a leaf and its hosts), each switch no
+//! host hangs off (a spine), and a single switch's hosts in groups apart
+//! from the switch. Each partition has its own event queue
 //! and its own copy of the [`Network`] in which only its ports and
 //! switches ever see a frame. A frame leaving a partition becomes an event
 //! in the destination's queue, keyed by its sender's place in the sender's
@@ -13,11 +13,13 @@
 //! the same events in the same order (time, origin partition, origin's
 //! order) whatever thread runs it and whenever the event arrived.
 //!
-//! Threads advance in rounds (conservative synchronization): a round runs
-//! every event earlier than the earliest pending event plus the
-//! *lookahead*, the least latency of any link between two partitions, so
-//! nothing sent in a round can be due inside it. Between rounds, the
-//! frames that crossed partitions are handed over.
+//! Synchronization is conservative and asynchronous ([`worker`]): each
+//! partition publishes a clock, the time before which it has handled
+//! everything, and runs every event earlier than the least clock of the
+//! partitions linked into it plus that link's latency (the *lookahead*),
+//! so nothing can reach it inside what it runs. Threads wait only for the
+//! neighbours that hold their partitions back, never for a round's
+//! slowest thread.
 
 use crate::cluster::{MessageRecord, MessageSpec};
 use crate::host::{BuiltinHost, Host};
@@ -27,8 +29,8 @@ use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
 use std::cmp::Reverse;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Hosts per group when a single switch's hosts are split from it.
 const SINGLE_SWITCH_GROUPS: usize = 4;
@@ -37,10 +39,10 @@ const SINGLE_SWITCH_GROUPS: usize = 4;
 const SPARE_FRAMES: usize = 1024;
 
 /// The least lookahead at which partitions run on threads of their own:
-/// below it rounds are so short (a few events each; 43 ns on a single
-/// switch) that meeting at the barrier twice a round costs more than the
-/// threads gain, so every partition runs on one thread instead (the same
-/// results: partitions do not depend on the thread count).
+/// below it a partition can run so few events before it must wait for
+/// another's clock (43 ns on a single switch) that the waiting costs more
+/// than the threads gain, so every partition runs on one thread instead
+/// (the same results: partitions do not depend on the thread count).
 pub(crate) const MIN_THREADED_LOOKAHEAD: SimDuration = SimDuration(200_000_000);
 
 enum Ev {
@@ -89,15 +91,16 @@ struct Partition {
     hosts: Range<usize>,
     net: Network,
     queue: EventQueue<Ev>,
-    /// Events for other partitions sent this round, by destination.
+    /// Events for other partitions not handed over yet, by destination.
     outbox: Vec<Vec<Cross>>,
     /// The destinations whose outbox is not empty.
     sent: Vec<u16>,
-    /// The end of the current round: no event for another partition may
-    /// be due before it.
-    round_end: SimTime,
-    /// Events for another partition due inside the round (zero unless the
-    /// lookahead is wrong).
+    /// No event handled from now on is earlier (the partition's clock, or
+    /// the start of its turn on one thread): an event for partition `q` is
+    /// due no earlier than this plus the least latency into `q`.
+    since: SimTime,
+    /// Events for another partition due inside the lookahead (zero unless
+    /// the lookahead is wrong).
     early: u64,
     actions: Vec<TransportAction>,
     spare_frames: Vec<Vec<u8>>,
@@ -113,11 +116,17 @@ pub(crate) struct Parallel {
     threads: usize,
     /// The threads asked for, when more than `threads`.
     asked: usize,
-    /// Whether `threads` threads run every round (else the faster of one
+    /// Whether `threads` threads run every epoch (else the faster of one
     /// thread and `threads`, measured as the run goes: [`Adapt`]).
     force: bool,
     adapt: Adapt,
+    /// The least of `lookahead_to`.
     lookahead: SimDuration,
+    /// `[p][q]`: the least latency of a link from partition `p` into `q`
+    /// (`SimDuration(u64::MAX)` if there is none).
+    lookahead_to: Vec<Vec<SimDuration>>,
+    /// `[q]`: the partitions with a link into `q`, and that link's latency.
+    inputs: Vec<Vec<(u16, SimDuration)>>,
     layout: Layout,
     parts: Vec<Partition>,
 }
@@ -135,10 +144,21 @@ impl Parallel {
             ));
         }
         let (mut layout, mut ranges) = partitions(net);
-        let mut lookahead = net
-            .link_directions()
-            .filter(|l| layout.of(l.from) != layout.of(l.to))
-            .map(|l| l.least_latency)
+        let pairs = |layout: &Layout, n: usize| {
+            let mut to = vec![vec![SimDuration(u64::MAX); n]; n];
+            for l in net.link_directions() {
+                let (a, b) = (layout.of(l.from) as usize, layout.of(l.to) as usize);
+                if a != b {
+                    to[a][b] = to[a][b].min(l.least_latency);
+                }
+            }
+            to
+        };
+        let mut lookahead_to = pairs(&layout, ranges.len());
+        let mut lookahead = lookahead_to
+            .iter()
+            .flatten()
+            .copied()
             .min()
             .unwrap_or(SimDuration(u64::MAX));
         if lookahead == SimDuration::ZERO {
@@ -149,8 +169,17 @@ impl Parallel {
             };
             ranges = std::iter::once(0..net.hosts()).collect();
             lookahead = SimDuration(u64::MAX);
+            lookahead_to = pairs(&layout, 1);
         }
         let n = ranges.len();
+        let inputs = (0..n)
+            .map(|q| {
+                (0..n)
+                    .filter(|&p| lookahead_to[p][q] != SimDuration(u64::MAX))
+                    .map(|p| (p as u16, lookahead_to[p][q]))
+                    .collect()
+            })
+            .collect();
         let mut parts = Vec::with_capacity(n);
         for (i, hosts) in ranges.into_iter().enumerate() {
             let id = i as u16;
@@ -166,7 +195,7 @@ impl Parallel {
                 queue: EventQueue::with_origin(id),
                 outbox: (0..n).map(|_| Vec::new()).collect(),
                 sent: Vec::new(),
-                round_end: SimTime::ZERO,
+                since: SimTime::ZERO,
                 early: 0,
                 actions: Vec::new(),
                 spare_frames: Vec::new(),
@@ -190,6 +219,8 @@ impl Parallel {
             force,
             adapt: Adapt::new(lookahead),
             lookahead,
+            lookahead_to,
+            inputs,
             layout,
             parts,
         })
@@ -244,14 +275,22 @@ impl Parallel {
         a.sim_fs[1] as f64 / total as f64
     }
 
+    /// The earliest pending event of any partition (between runs every
+    /// event handed over is in its partition's queue).
+    fn earliest(&self) -> Option<SimTime> {
+        self.parts.iter().filter_map(|p| p.queue.peek_time()).min()
+    }
+
     /// Runs every event up to `until`; the outcome goes into `out`.
     ///
-    /// Unless forced, in epochs of a few host milliseconds, each on one
-    /// thread or on all of them, whichever has been faster lately: on a
-    /// host whose cores are busy with other work, threads that must meet
-    /// every round wait for each other, and one thread is faster. The
-    /// results are the same either way (partitions do not depend on the
-    /// thread count), only the host time differs.
+    /// On several threads, in epochs of a few host milliseconds: each
+    /// thread's clocks must have an end to reach (a partition with nothing
+    /// to do advances its clock a lookahead at a time), and, unless forced,
+    /// each epoch runs on one thread or on all of them, whichever has been
+    /// faster lately: on a host whose cores are busy with other work,
+    /// threads that wait for each other's progress are slower than one.
+    /// The results are the same either way (partitions do not depend on
+    /// the thread count), only the host time differs.
     pub(crate) fn run(
         &mut self,
         hosts: &mut [Host],
@@ -259,23 +298,21 @@ impl Parallel {
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        if self.force || self.threads == 1 {
-            let threads = self.threads;
-            let from = self.parts.iter().filter_map(|p| p.queue.peek_time()).min();
-            self.run_span(threads, hosts, specs, until, out)?;
+        if self.threads == 1 {
+            let from = self.earliest();
+            self.run_span(1, hosts, specs, until, out)?;
             // Counted for the note's share of simulated time run threaded.
             if let Some(t0) = from {
-                let span = (*out.now).min(until).0.saturating_sub(t0.0);
-                self.adapt.sim_fs[usize::from(threads > 1)] += span;
+                self.adapt.sim_fs[0] += (*out.now).min(until).0.saturating_sub(t0.0);
             }
             return Ok(());
         }
-        while let Some(t0) = self.parts.iter().filter_map(|p| p.queue.peek_time()).min() {
+        while let Some(t0) = self.earliest() {
             if t0 > until {
                 break;
             }
             let end = SimTime(t0.0.saturating_add(self.adapt.span.0)).min(until);
-            let k = self.adapt.choose();
+            let k = if self.force { 1 } else { self.adapt.choose() };
             let threads = if k == 0 { 1 } else { self.threads };
             let events = *out.events;
             let start = std::time::Instant::now();
@@ -297,7 +334,8 @@ impl Parallel {
         Ok(())
     }
 
-    /// [`Parallel::run`] on `threads` threads.
+    /// Every event up to `until` on `threads` threads (this one and
+    /// `threads - 1` more).
     fn run_span(
         &mut self,
         threads: usize,
@@ -307,18 +345,19 @@ impl Parallel {
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
         let threads = threads.min(self.parts.len());
+        // No partition has an event earlier, nor will have.
+        let start = self.earliest().map_or(u64::MAX, SimTime::fs);
         let shared = Shared {
-            mail: (0..self.parts.len())
-                .map(|_| Mutex::new(Vec::new()))
+            mail: (0..self.parts.len()).map(|_| Mailbox::default()).collect(),
+            clock: (0..self.parts.len())
+                .map(|_| AtomicU64::new(start))
                 .collect(),
-            next: [
-                (0..threads).map(|_| AtomicU64::new(0)).collect(),
-                (0..threads).map(|_| AtomicU64::new(0)).collect(),
-            ],
-            barrier: SpinBarrier::new(threads),
+            poisoned: AtomicBool::new(false),
             layout: &self.layout,
             specs,
             lookahead: self.lookahead,
+            lookahead_to: &self.lookahead_to,
+            inputs: &self.inputs,
             until,
         };
         // Nodes are not `Send`: the threads get the built-in hosts alone.
@@ -337,16 +376,29 @@ impl Parallel {
             rest = later;
             buckets[i % threads].push((p, mine));
         }
+        let mut buckets = buckets.into_iter();
+        let mut own = buckets.next().expect("at least one thread");
         if threads == 1 {
-            let bucket = buckets.pop().expect("one bucket");
-            sequential(bucket, &shared);
+            sequential(own, &shared);
         } else {
             std::thread::scope(|s| {
-                for (k, bucket) in buckets.into_iter().enumerate() {
-                    let shared = &shared;
-                    s.spawn(move || worker(k, bucket, shared));
+                let shared = &shared;
+                for mut bucket in buckets {
+                    s.spawn(move || worker(&mut bucket, shared));
                 }
+                worker(&mut own, shared);
             });
+        }
+        // Frames handed over after their receiver's last look: due after
+        // `until`, for the next run.
+        for (p, mail) in self.parts.iter_mut().zip(shared.mail) {
+            for c in mail
+                .frames
+                .into_inner()
+                .expect("no thread panicked holding a mailbox")
+            {
+                p.queue.schedule_reserved(c.at, c.key, c.ev);
+            }
         }
         for p in &mut self.parts {
             if p.early > 0 {
@@ -387,25 +439,33 @@ impl Parallel {
 /// starting threads costs little, short enough to follow a host whose load
 /// changes.
 const EPOCH_WALL_S: f64 = 0.002;
-/// Every this many epochs at first, the slower choice is measured again;
+/// Every this many epochs at first, the other choice is measured again;
 /// each probe it loses doubles the interval, up to [`EPOCH_PROBE_MAX`].
 const EPOCH_PROBE: u32 = 8;
-const EPOCH_PROBE_MAX: u32 = 256;
+const EPOCH_PROBE_MAX: u32 = 32;
 /// The longest simulated time an epoch spans (idle stretches grow it).
 const EPOCH_MAX_SPAN: SimDuration = SimDuration(1_000_000_000_000);
 
-/// Which thread count has been faster: events per host second with one
-/// thread (`[0]`) and with all (`[1]`), smoothed.
+/// Which thread count is faster now: one thread (`0`) or all (`1`).
+///
+/// A probe runs one epoch on the other choice and compares its events per
+/// host second with the last few epochs before it: neighbouring epochs see
+/// about the same traffic (an incast's burst, its tail), so the two rates
+/// differ by the thread count more than by the workload's phase, which a
+/// rate averaged over the whole run would mix in.
 struct Adapt {
-    rate: [Option<f64>; 2],
+    /// The choice taken between probes.
+    best: usize,
+    /// Events per host second of the last epochs on `best` (smoothed).
+    last_rate: Option<f64>,
     /// Simulated time an epoch spans (adjusted towards [`EPOCH_WALL_S`]).
     span: SimDuration,
     least_span: SimDuration,
     epochs: u32,
-    /// Epochs between two probes of the slower choice.
+    /// Epochs between two probes of the other choice.
     probe_every: u32,
-    /// The choice being probed, if this epoch is a probe.
-    probing: Option<usize>,
+    /// Whether this epoch is a probe.
+    probing: bool,
     /// Simulated time run with one thread and with all.
     sim_fs: [u64; 2],
 }
@@ -414,33 +474,26 @@ impl Adapt {
     fn new(lookahead: SimDuration) -> Adapt {
         let least_span = SimDuration(lookahead.0.saturating_mul(4));
         Adapt {
-            rate: [None, None],
+            best: 1,
+            last_rate: None,
             span: SimDuration(least_span.0.max(SimDuration::from_ns(2_000).0)),
             least_span,
             epochs: 0,
             probe_every: EPOCH_PROBE,
-            probing: None,
+            probing: false,
             sim_fs: [0, 0],
         }
     }
 
-    /// 0: one thread; 1: all. Each is measured first; then the faster, but
-    /// every [`EPOCH_PROBE`]th epoch the slower (the host's load changes).
+    /// 0: one thread; 1: all. Threads first; every [`EPOCH_PROBE`]th
+    /// epoch (or less often) the other choice.
     fn choose(&mut self) -> usize {
         self.epochs += 1;
-        self.probing = None;
-        match self.rate {
-            [_, None] => 1,
-            [None, _] => 0,
-            [Some(one), Some(all)] => {
-                let best = usize::from(all >= one);
-                if self.epochs.is_multiple_of(self.probe_every) {
-                    self.probing = Some(1 - best);
-                    1 - best
-                } else {
-                    best
-                }
-            }
+        self.probing = self.last_rate.is_some() && self.epochs.is_multiple_of(self.probe_every);
+        if self.probing {
+            1 - self.best
+        } else {
+            self.best
         }
     }
 
@@ -454,17 +507,16 @@ impl Adapt {
             return;
         }
         let rate = events as f64 / wall;
-        self.rate[k] = Some(match self.rate[k] {
-            Some(old) => 0.5 * old + 0.5 * rate,
-            None => rate,
-        });
-        if let (Some(probed), [Some(one), Some(all)]) = (self.probing, self.rate) {
-            let won = (probed == 1) == (all >= one);
-            self.probe_every = if won {
-                EPOCH_PROBE
+        if self.probing {
+            if self.last_rate.is_some_and(|before| rate > before) {
+                self.best = k;
+                self.probe_every = EPOCH_PROBE;
+                self.last_rate = Some(rate);
             } else {
-                (self.probe_every * 2).min(EPOCH_PROBE_MAX)
-            };
+                self.probe_every = (self.probe_every * 2).min(EPOCH_PROBE_MAX);
+            }
+        } else {
+            self.last_rate = Some(self.last_rate.map_or(rate, |r| 0.5 * r + 0.5 * rate));
         }
         let scale = (EPOCH_WALL_S / wall).clamp(0.25, 4.0);
         let span = (self.span.0 as f64 * scale) as u64;
@@ -535,29 +587,32 @@ fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
             ranges.push(start..h);
         }
     }
-    // The switches without hosts (spines; a single switch) together.
-    if layout.switch.contains(&u16::MAX) {
-        let id = ranges.len() as u16;
-        for s in &mut layout.switch {
-            if *s == u16::MAX {
-                *s = id;
-            }
+    // Each switch without hosts (a spine; a single switch) apart: spines
+    // share out among threads like leaves.
+    for s in &mut layout.switch {
+        if *s == u16::MAX {
+            *s = ranges.len() as u16;
+            ranges.push(n..n);
         }
-        ranges.push(n..n);
     }
     (layout, ranges)
 }
 
 /// What the threads share during a run.
 struct Shared<'a> {
-    /// Events handed over between rounds, by destination partition.
-    mail: Vec<Mutex<Vec<Cross>>>,
-    /// Each thread's earliest pending event (fs), for even and odd rounds.
-    next: [Vec<AtomicU64>; 2],
-    barrier: SpinBarrier,
+    /// Events handed over, by destination partition.
+    mail: Vec<Mailbox>,
+    /// Each partition's clock (fs): it has handled every event before it
+    /// and will handle none before it, and every event it handed over so
+    /// far is in a mailbox (see [`worker`]).
+    clock: Vec<AtomicU64>,
+    /// Set when a thread panics: the others stop waiting for it.
+    poisoned: AtomicBool,
     layout: &'a Layout,
     specs: &'a [MessageSpec],
     lookahead: SimDuration,
+    lookahead_to: &'a [Vec<SimDuration>],
+    inputs: &'a [Vec<(u16, SimDuration)>],
     until: SimTime,
 }
 
@@ -566,7 +621,7 @@ struct Shared<'a> {
 /// (nothing can reach it earlier: every other event is at `t` or later,
 /// and crosses with at least the lookahead), then hands over what it sent;
 /// then the partition with the earliest event then, and so on. Each
-/// partition handles the same events in the same order as in rounds.
+/// partition handles the same events in the same order as on threads.
 fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
     use std::collections::BinaryHeap;
     // (earliest event, partition); an entry is stale once the partition's
@@ -586,7 +641,7 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
         }
         let round_end = SimTime(t.0.saturating_add(sh.lookahead.0));
         let last = SimTime(round_end.0 - 1).min(sh.until);
-        p.round_end = round_end;
+        p.since = t;
         p.run_to(last, hosts, sh);
         let sent = std::mem::take(&mut p.sent);
         for &d in &sent {
@@ -612,67 +667,126 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
     }
 }
 
-/// Thread `k`'s rounds over its partitions, one barrier a round. Before
-/// the barrier each thread publishes the earliest of its partitions'
-/// events and of the events it handed to other partitions in the round
-/// (which may not have been taken in yet): the least of them is the
-/// earliest event of all. After the barrier every event handed over in
-/// the round is in a mailbox, and each thread takes in its partitions'
-/// mail before the next round. (Mail a faster thread hands over in that
-/// next round may be taken in early: it is due after the round and brings
-/// its place in the order, so that changes nothing.)
-fn worker(k: usize, mut bucket: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
+/// One thread's partitions, each run as far as its inputs allow
+/// (asynchronous conservative synchronization: no rounds, no barrier).
+///
+/// A partition's clock says that it has handled every event before it
+/// and will handle none before it, so nothing it hands over from now on
+/// is due before its clock plus its least latency into the receiver. A
+/// partition reads its inputs' clocks, takes in its mail (which holds
+/// everything they handed over before publishing those clocks), runs
+/// every event before the least input clock plus latency, hands what it
+/// sent to the receivers' mailboxes, and only then publishes its new
+/// clock: its earliest event left, or that bound if earlier. The
+/// partition with the least clock can always go on (its bound is at least
+/// a lookahead beyond it), so the run never stalls, and a thread waits
+/// only when every one of its partitions waits for a neighbour.
+/// Partitions are independent of which thread runs them: each handles
+/// the events addressed to it in their order (time, origin partition,
+/// origin's order), exactly as on one thread.
+fn worker(bucket: &mut [(&mut Partition, &mut [&mut BuiltinHost])], sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
-    let _guard = PoisonOnPanic(&sh.barrier);
-    let earliest = |bucket: &[(&mut Partition, &mut [&mut BuiltinHost])]| {
-        bucket
-            .iter()
-            .filter_map(|(p, _)| p.queue.peek_time())
-            .min()
-            .map_or(u64::MAX, SimTime::fs)
-    };
-    let mut round = 0usize;
-    sh.next[0][k].store(earliest(&bucket), Ordering::Relaxed);
+    let _guard = PoisonOnPanic(&sh.poisoned);
+    let until = sh.until.fs();
+    let mut done = vec![false; bucket.len()];
+    let mut idle = 0u32;
     loop {
-        sh.barrier.wait();
-        for (p, _) in bucket.iter_mut() {
-            let mut mail = sh.mail[p.id as usize]
-                .lock()
-                .expect("no thread panicked holding a mailbox");
-            for c in mail.drain(..) {
-                p.queue.schedule_reserved(c.at, c.key, c.ev);
+        let (mut running, mut moved) = (false, false);
+        for ((p, hosts), done) in bucket.iter_mut().zip(&mut done) {
+            if *done {
+                continue;
             }
-        }
-        let t0 = sh.next[round & 1]
-            .iter()
-            .map(|x| x.load(Ordering::Relaxed))
-            .min()
-            .unwrap_or(u64::MAX);
-        if t0 == u64::MAX || SimTime(t0) > sh.until {
-            break;
-        }
-        // Every event before t0 + lookahead, and none after `until`.
-        let round_end = SimTime(t0.saturating_add(sh.lookahead.0));
-        let last = SimTime(round_end.0 - 1).min(sh.until);
-        let mut handed_over = u64::MAX;
-        for (p, hosts) in bucket.iter_mut() {
-            p.round_end = round_end;
-            p.run_to(last, hosts, sh);
-            for dest in p.sent.drain(..) {
-                let outbox = &mut p.outbox[dest as usize];
-                if let Some(at) = outbox.iter().map(|c| c.at).min() {
-                    handed_over = handed_over.min(at.fs());
+            let id = p.id as usize;
+            let bound = sh.inputs[id]
+                .iter()
+                .map(|&(q, l)| {
+                    sh.clock[q as usize]
+                        .load(Ordering::Acquire)
+                        .saturating_add(l.0)
+                })
+                .min()
+                .unwrap_or(u64::MAX);
+            sh.mail[id].take_into(&mut p.queue);
+            let clock = sh.clock[id].load(Ordering::Relaxed);
+            let last = SimTime(bound.saturating_sub(1).min(until));
+            if p.queue.peek_time().is_some_and(|t| t <= last) {
+                p.since = SimTime(clock);
+                p.run_to(last, hosts, sh);
+                for dest in p.sent.drain(..) {
+                    sh.mail[dest as usize].post(&mut p.outbox[dest as usize]);
                 }
-                sh.mail[dest as usize]
-                    .lock()
-                    .expect("no thread panicked holding a mailbox")
-                    .append(outbox);
+                moved = true;
+            }
+            let next = p.queue.peek_time().map_or(u64::MAX, SimTime::fs).min(bound);
+            if next > clock {
+                sh.clock[id].store(next, Ordering::Release);
+                moved = true;
+            }
+            if next > until {
+                *done = true;
+            } else {
+                running = true;
             }
         }
-        round += 1;
-        sh.next[round & 1][k].store(earliest(&bucket).min(handed_over), Ordering::Relaxed);
+        if !running {
+            return;
+        }
+        if moved {
+            idle = 0;
+            continue;
+        }
+        // Every partition here waits for another thread's: spin briefly
+        // (threads on cores of their own move on within microseconds),
+        // then leave the core to the thread waited for.
+        assert!(
+            !sh.poisoned.load(Ordering::Relaxed),
+            "another simulation thread panicked"
+        );
+        idle += 1;
+        if idle < WAIT_SPINS {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
+
+/// Events handed over to a partition on another thread.
+#[derive(Default)]
+struct Mailbox {
+    frames: Mutex<Vec<Cross>>,
+    /// Whether `frames` may hold any: a partition with no mail takes no
+    /// lock (set after posting, before the sender publishes its clock).
+    full: AtomicBool,
+}
+
+impl Mailbox {
+    fn post(&self, cross: &mut Vec<Cross>) {
+        let mut frames = self
+            .frames
+            .lock()
+            .expect("no thread panicked holding a mailbox");
+        frames.append(cross);
+        self.full.store(true, Ordering::Release);
+    }
+
+    fn take_into(&self, queue: &mut EventQueue<Ev>) {
+        if !self.full.load(Ordering::Acquire) {
+            return;
+        }
+        let mut frames = self
+            .frames
+            .lock()
+            .expect("no thread panicked holding a mailbox");
+        self.full.store(false, Ordering::Relaxed);
+        for c in frames.drain(..) {
+            queue.schedule_reserved(c.at, c.key, c.ev);
+        }
+    }
+}
+
+/// Passes without progress a waiting thread spins for before it yields.
+const WAIT_SPINS: u32 = 2_000;
 
 impl Partition {
     /// Handles every event due at or before `last`.
@@ -756,7 +870,8 @@ impl Partition {
                 queue: &mut self.queue,
                 outbox: &mut self.outbox,
                 sent: &mut self.sent,
-                round_end: self.round_end,
+                since: self.since,
+                lookahead_to: &sh.lookahead_to[self.id as usize],
                 early: &mut self.early,
                 layout: sh.layout,
             },
@@ -828,7 +943,9 @@ struct Route<'a> {
     queue: &'a mut EventQueue<Ev>,
     outbox: &'a mut [Vec<Cross>],
     sent: &'a mut Vec<u16>,
-    round_end: SimTime,
+    since: SimTime,
+    /// The least latency from this partition into each.
+    lookahead_to: &'a [SimDuration],
     early: &'a mut u64,
     layout: &'a Layout,
 }
@@ -858,7 +975,7 @@ impl NetSink for Route<'_> {
         if owner == self.id {
             self.queue.schedule(at, ev);
         } else {
-            if at < self.round_end {
+            if at < self.since + self.lookahead_to[owner as usize] {
                 *self.early += 1;
             }
             let key = self.queue.reserve();
@@ -876,74 +993,57 @@ impl NetSink for Route<'_> {
     }
 }
 
-/// A barrier for threads that meet often (every round): spins briefly
-/// (threads on cores of their own meet within microseconds), then sleeps
-/// until the last thread arrives (the host's cores may be shared, and a
-/// waiting thread must then leave its core to the one it waits for).
-struct SpinBarrier {
-    threads: usize,
-    arrived: AtomicUsize,
-    generation: AtomicUsize,
-    poisoned: AtomicBool,
-    lock: Mutex<()>,
-    wake: Condvar,
-}
-
-/// Spins before a waiting thread sleeps.
-const BARRIER_SPINS: u32 = 4_000;
-
-impl SpinBarrier {
-    fn new(threads: usize) -> SpinBarrier {
-        SpinBarrier {
-            threads,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            poisoned: AtomicBool::new(false),
-            lock: Mutex::new(()),
-            wake: Condvar::new(),
-        }
-    }
-
-    fn wait(&self) {
-        if self.threads == 1 {
-            return;
-        }
-        let generation = self.generation.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            self.generation.fetch_add(1, Ordering::AcqRel);
-            self.wake.notify_all();
-            return;
-        }
-        for _ in 0..BARRIER_SPINS {
-            if self.generation.load(Ordering::Acquire) != generation {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while self.generation.load(Ordering::Acquire) == generation {
-            assert!(
-                !self.poisoned.load(Ordering::Relaxed),
-                "another simulation thread panicked"
-            );
-            held = self
-                .wake
-                .wait_timeout(held, std::time::Duration::from_millis(10))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
-struct PoisonOnPanic<'a>(&'a SpinBarrier);
+/// Marks the run poisoned if its thread panics.
+struct PoisonOnPanic<'a>(&'a AtomicBool);
 
 impl Drop for PoisonOnPanic<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.0.poisoned.store(true, Ordering::Relaxed);
-            self.0.wake.notify_all();
+            self.0.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs epochs of `Adapt` at the given rates (events per second) for
+    /// one thread and for all; returns the choices made.
+    fn choices(a: &mut Adapt, epochs: usize, rate: [f64; 2]) -> Vec<usize> {
+        (0..epochs)
+            .map(|_| {
+                let k = a.choose();
+                a.record(k, (rate[k] * EPOCH_WALL_S) as u64, EPOCH_WALL_S, 1_000);
+                k
+            })
+            .collect()
+    }
+
+    #[test]
+    fn threads_first_then_whichever_probes_faster() {
+        let mut a = Adapt::new(SimDuration::from_ns(343));
+        // Threads faster: one thread is only probed (epochs 8, 16, 32: each
+        // lost probe doubles the interval).
+        let c = choices(&mut a, 32, [1e6, 2e6]);
+        assert_eq!(c.iter().filter(|&&k| k == 0).count(), 3, "{c:?}");
+        assert!(a.probe_every > EPOCH_PROBE, "lost probes back off");
+        // The host gets busy: the next probe of one thread wins, and
+        // threads are then only probed.
+        let c = choices(&mut a, 64, [1e6, 0.3e6]);
+        let switched = c.iter().position(|&k| k == 0).expect("one thread probed");
+        assert!(c[switched..].iter().filter(|&&k| k == 1).count() <= 64 / EPOCH_PROBE as usize);
+        assert_eq!(a.best, 0);
+        assert!(a.probe_every <= EPOCH_PROBE_MAX);
+    }
+
+    #[test]
+    fn idle_epochs_teach_nothing_but_grow_the_span() {
+        let mut a = Adapt::new(SimDuration::from_ns(343));
+        let span = a.span;
+        let k = a.choose();
+        a.record(k, 10, EPOCH_WALL_S / 10.0, 1_000);
+        assert_eq!(a.last_rate, None);
+        assert_eq!(a.span.0, span.0 * 2);
     }
 }
