@@ -350,7 +350,7 @@ impl Parallel {
         let shared = Shared {
             mail: (0..self.parts.len()).map(|_| Mailbox::default()).collect(),
             clock: (0..self.parts.len())
-                .map(|_| AtomicU64::new(start))
+                .map(|_| Clock(AtomicU64::new(start)))
                 .collect(),
             poisoned: AtomicBool::new(false),
             layout: &self.layout,
@@ -605,7 +605,7 @@ struct Shared<'a> {
     /// Each partition's clock (fs): it has handled every event before it
     /// and will handle none before it, and every event it handed over so
     /// far is in a mailbox (see [`worker`]).
-    clock: Vec<AtomicU64>,
+    clock: Vec<Clock>,
     /// Set when a thread panics: the others stop waiting for it.
     poisoned: AtomicBool,
     layout: &'a Layout,
@@ -691,44 +691,16 @@ fn worker(bucket: &mut [(&mut Partition, &mut [&mut BuiltinHost])], sh: &Shared<
     let mut done = vec![false; bucket.len()];
     let mut idle = 0u32;
     loop {
-        let (mut running, mut moved) = (false, false);
-        for ((p, hosts), done) in bucket.iter_mut().zip(&mut done) {
-            if *done {
+        let mut moved = false;
+        for i in 0..bucket.len() {
+            if done[i] {
                 continue;
             }
-            let id = p.id as usize;
-            let bound = sh.inputs[id]
-                .iter()
-                .map(|&(q, l)| {
-                    sh.clock[q as usize]
-                        .load(Ordering::Acquire)
-                        .saturating_add(l.0)
-                })
-                .min()
-                .unwrap_or(u64::MAX);
-            sh.mail[id].take_into(&mut p.queue);
-            let clock = sh.clock[id].load(Ordering::Relaxed);
-            let last = SimTime(bound.saturating_sub(1).min(until));
-            if p.queue.peek_time().is_some_and(|t| t <= last) {
-                p.since = SimTime(clock);
-                p.run_to(last, hosts, sh);
-                for dest in p.sent.drain(..) {
-                    sh.mail[dest as usize].post(&mut p.outbox[dest as usize]);
-                }
-                moved = true;
-            }
-            let next = p.queue.peek_time().map_or(u64::MAX, SimTime::fs).min(bound);
-            if next > clock {
-                sh.clock[id].store(next, Ordering::Release);
-                moved = true;
-            }
-            if next > until {
-                *done = true;
-            } else {
-                running = true;
-            }
+            let (m, next) = step(&mut bucket[i], sh);
+            done[i] = next > until;
+            moved |= m;
         }
-        if !running {
+        if done.iter().all(|&d| d) {
             return;
         }
         if moved {
@@ -751,8 +723,53 @@ fn worker(bucket: &mut [(&mut Partition, &mut [&mut BuiltinHost])], sh: &Shared<
     }
 }
 
-/// Events handed over to a partition on another thread.
+/// One look of [`worker`] at partition `p`: takes in its mail, runs what
+/// its inputs' clocks allow, hands over what it sent, publishes its clock.
+/// Returns whether it moved on, and its clock.
+fn step(
+    (p, hosts): &mut (&mut Partition, &mut [&mut BuiltinHost]),
+    sh: &Shared<'_>,
+) -> (bool, u64) {
+    let id = p.id as usize;
+    let bound = sh.inputs[id]
+        .iter()
+        .map(|&(q, l)| {
+            sh.clock[q as usize]
+                .0
+                .load(Ordering::Acquire)
+                .saturating_add(l.0)
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    let clock = sh.clock[id].0.load(Ordering::Relaxed);
+    sh.mail[id].take_into(&mut p.queue);
+    let last = SimTime(bound.saturating_sub(1)).min(sh.until);
+    let mut moved = false;
+    if p.queue.peek_time().is_some_and(|t| t <= last) {
+        p.since = SimTime(clock);
+        p.run_to(last, hosts, sh);
+        for dest in p.sent.drain(..) {
+            sh.mail[dest as usize].post(&mut p.outbox[dest as usize]);
+        }
+        moved = true;
+    }
+    let next = p.queue.peek_time().map_or(u64::MAX, SimTime::fs).min(bound);
+    if next > clock {
+        sh.clock[id].0.store(next, Ordering::Release);
+        moved = true;
+    }
+    (moved, next.max(clock))
+}
+
+/// A partition's clock, alone on its cache line (threads publish theirs
+/// while others read them).
+#[repr(align(64))]
+struct Clock(AtomicU64);
+
+/// Events handed over to a partition on another thread (alone on its
+/// cache line, as [`Clock`]).
 #[derive(Default)]
+#[repr(align(64))]
 struct Mailbox {
     frames: Mutex<Vec<Cross>>,
     /// Whether `frames` may hold any: a partition with no mail takes no
