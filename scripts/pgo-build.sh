@@ -11,7 +11,8 @@
 # lays out and inlines the code by that profile. Same program, so the same
 # results bit for bit; only host speed changes: on the session-12 machine
 # networks and the 16-core node ran 10-60 % faster, the single-hart compute
-# kernels within noise (docs/profile/README.md). Two release builds (~5 minutes
+# kernels within noise (docs/profile/README.md). The RUSTFLAGS repeat
+# .cargo/config.toml's (the environment replaces it). Two release builds (~5 minutes
 # on 2 cores). Needs rustup's llvm-tools component (added if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ if [ -z "$profdata" ]; then
 fi
 make -C sdk -s >/dev/null
 rm -rf "$dir/profiles" "$dir/merged.profdata"
-CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles" \
+CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles -Cllvm-args=-align-all-functions=6" \
     cargo build --release -q -p nanopu
 "$dir/instrumented/release/nanopu" bench >/dev/null
 for _ in 1 2 3; do
@@ -33,6 +34,6 @@ for _ in 1 2 3; do
     done
 done
 "$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"
-CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata" \
+CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata -Cllvm-args=-align-all-functions=6" \
     cargo build --release -q -p nanopu
 echo "$dir/release/nanopu"
