@@ -150,6 +150,29 @@ fn leaf_spine_is_the_same_on_any_thread_count() {
 }
 
 #[test]
+fn bursts_apart_in_time_are_the_same_on_any_thread_count() {
+    // Two bursts 3 ms apart: threads stop at the end of each epoch and the
+    // next starts at the earliest event, so the idle stretch between them
+    // is skipped, not crossed a lookahead at a time.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 4,
+        spines: 2,
+        hosts_per_leaf: 4,
+    };
+    let mut workload = random_workload(16, 4);
+    let later: Vec<MessageSpec> = workload
+        .iter()
+        .map(|m| MessageSpec {
+            at_ns: m.at_ns + 3_000_000,
+            ..*m
+        })
+        .collect();
+    workload.extend(later);
+    let out = same_on_1_2_3_5_threads(topology, &workload);
+    assert!(out.now > SimTime::ZERO + nanopu_sim::SimDuration::from_ns(3_000_000));
+}
+
+#[test]
 fn a_single_switch_incast_is_the_same_on_any_thread_count() {
     let topology = TopologyConfig::SingleSwitch { hosts: 41 };
     let c = Cluster::new(&config(topology.clone(), 3)).unwrap();
