@@ -300,30 +300,14 @@ impl Parallel {
     ) -> Result<(), SystemError> {
         if self.threads == 1 {
             let from = self.earliest();
-            self.run_span(1, hosts, specs, until, out)?;
+            self.run_span(hosts, specs, until, out)?;
             // Counted for the note's share of simulated time run threaded.
             if let Some(t0) = from {
                 self.adapt.sim_fs[0] += (*out.now).min(until).0.saturating_sub(t0.0);
             }
             return Ok(());
         }
-        while let Some(t0) = self.earliest() {
-            if t0 > until {
-                break;
-            }
-            let end = SimTime(t0.0.saturating_add(self.adapt.span.0)).min(until);
-            let k = if self.force { 1 } else { self.adapt.choose() };
-            let threads = if k == 0 { 1 } else { self.threads };
-            let events = *out.events;
-            let start = std::time::Instant::now();
-            self.run_span(threads, hosts, specs, end, out)?;
-            let wall = start.elapsed().as_secs_f64();
-            self.adapt
-                .record(k, *out.events - events, wall, end.0 - t0.0);
-            if end == until {
-                break;
-            }
-        }
+        self.run_epochs(hosts, specs, until, out)?;
         // Frame ends up to `until` (none left past the last epoch's end).
         for p in &mut self.parts {
             if let Some(t) = p.net.settle_through(until) {
@@ -334,105 +318,191 @@ impl Parallel {
         Ok(())
     }
 
-    /// Every event up to `until` on `threads` threads (this one and
-    /// `threads - 1` more).
-    fn run_span(
+    /// [`Parallel::run`] on several threads: epochs on one thread or on
+    /// all. The other threads start once and wait between epochs; each
+    /// keeps its partitions (and their host caches) from one threaded
+    /// epoch to the next, and this thread keeps its own.
+    fn run_epochs(
         &mut self,
-        threads: usize,
         hosts: &mut [Host],
         specs: &[MessageSpec],
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        let threads = threads.min(self.parts.len());
-        // No partition has an event earlier, nor will have.
-        let start = self.earliest().map_or(u64::MAX, SimTime::fs);
+        let threads = self.threads.min(self.parts.len());
+        let n = self.parts.len();
         let shared = Shared {
-            mail: (0..self.parts.len()).map(|_| Mailbox::default()).collect(),
-            clock: (0..self.parts.len())
-                .map(|_| Clock(AtomicU64::new(start)))
-                .collect(),
+            mail: (0..n).map(|_| Mailbox::default()).collect(),
+            clock: (0..n).map(|_| Clock(AtomicU64::new(0))).collect(),
             poisoned: AtomicBool::new(false),
             layout: &self.layout,
             specs,
             lookahead: self.lookahead,
             lookahead_to: &self.lookahead_to,
             inputs: &self.inputs,
-            until,
+            until: AtomicU64::new(0),
         };
-        // Nodes are not `Send`: the threads get the built-in hosts alone.
-        let mut builtins: Vec<&mut BuiltinHost> = hosts
-            .iter_mut()
-            .map(|h| match h {
-                Host::Builtin(b) => &mut **b,
-                _ => unreachable!("a partitioned cluster has only built-in hosts"),
-            })
-            .collect();
-        let mut buckets: Vec<Vec<(&mut Partition, &mut [&mut BuiltinHost])>> =
-            (0..threads).map(|_| Vec::new()).collect();
+        let (adapt, force, lookahead) = (&mut self.adapt, self.force, self.lookahead);
+        // Each partition with its hosts, by partition number.
+        let mut builtins = builtin_hosts(hosts);
+        let mut slots: Vec<Option<Slot<'_, '_>>> = Vec::with_capacity(n);
         let mut rest = &mut builtins[..];
-        for (i, p) in self.parts.iter_mut().enumerate() {
+        for p in self.parts.iter_mut() {
             let (mine, later) = rest.split_at_mut(p.hosts.len());
             rest = later;
-            buckets[i % threads].push((p, mine));
+            slots.push(Some((p, mine)));
         }
-        let mut buckets = buckets.into_iter();
-        let mut own = buckets.next().expect("at least one thread");
-        if threads == 1 {
-            sequential(own, &shared);
-        } else {
-            std::thread::scope(|s| {
-                let shared = &shared;
-                for mut bucket in buckets {
-                    s.spawn(move || worker(&mut bucket, shared));
-                }
-                worker(&mut own, shared);
-            });
-        }
-        // Frames handed over after their receiver's last look: due after
-        // `until`, for the next run.
-        for (p, mail) in self.parts.iter_mut().zip(shared.mail) {
-            for c in mail
-                .frames
-                .into_inner()
-                .expect("no thread panicked holding a mailbox")
-            {
-                p.queue.schedule_reserved(c.at, c.key, c.ev);
-            }
-        }
-        for p in &mut self.parts {
-            if p.early > 0 {
-                return Err(SystemError::Config(format!(
-                    "parallel simulation: {} events crossed partitions inside the lookahead \
-                     of {} ps (a partitioning error)",
-                    p.early,
-                    self.lookahead.0 / 1_000
-                )));
-            }
-            for (i, u) in p.updates.drain(..) {
-                let r = &mut out.records[i];
-                match u {
-                    Update::Sent(t) => r.sent_at = t,
-                    Update::Delivered(t) => {
-                        r.deliveries += 1;
-                        r.delivered_at.get_or_insert(t);
+        std::thread::scope(|s| -> Result<(), SystemError> {
+            let shared = &shared;
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<Vec<Slot<'_, '_>>>();
+            let mut jobs = Vec::with_capacity(threads - 1);
+            for _ in 1..threads {
+                let (job_tx, job_rx) = std::sync::mpsc::channel::<Vec<Slot<'_, '_>>>();
+                let done_tx = done_tx.clone();
+                s.spawn(move || {
+                    while let Ok(mut bucket) = job_rx.recv() {
+                        worker(&mut bucket, shared);
+                        if done_tx.send(bucket).is_err() {
+                            return;
+                        }
                     }
-                    Update::Reply(t) => {
-                        r.reply_at.get_or_insert(t);
+                });
+                jobs.push(job_tx);
+            }
+            drop(done_tx);
+            // Between epochs every partition is home, its mail taken in.
+            let earliest = |slots: &[Option<Slot<'_, '_>>]| {
+                slots
+                    .iter()
+                    .flatten()
+                    .filter_map(|(p, _)| p.queue.peek_time())
+                    .min()
+            };
+            while let Some(t0) = earliest(&slots) {
+                if t0 > until {
+                    break;
+                }
+                let end = SimTime(t0.0.saturating_add(adapt.span.0)).min(until);
+                let k = if force { 1 } else { adapt.choose() };
+                let events = *out.events;
+                let start = std::time::Instant::now();
+                shared.until.store(end.fs(), Ordering::Relaxed);
+                if k == 0 {
+                    let mut all: Vec<Slot<'_, '_>> =
+                        slots.iter_mut().map(|s| s.take().expect("home")).collect();
+                    sequential(&mut all, shared);
+                    for (slot, part) in slots.iter_mut().zip(all) {
+                        *slot = Some(part);
                     }
-                    Update::Failed => r.failed = true,
+                } else {
+                    // No partition has an event earlier, nor will have.
+                    for c in &shared.clock {
+                        c.0.store(t0.fs(), Ordering::Relaxed);
+                    }
+                    for (j, job) in jobs.iter().enumerate() {
+                        job.send(share(&mut slots, j + 1, threads))
+                            .expect("a partition thread waits for work");
+                    }
+                    let mut own = share(&mut slots, 0, threads);
+                    worker(&mut own, shared);
+                    let mut back = vec![own];
+                    while back.len() < threads {
+                        match done_rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                            Ok(bucket) => back.push(bucket),
+                            Err(_) => assert!(
+                                !shared.poisoned.load(Ordering::Relaxed),
+                                "another simulation thread panicked"
+                            ),
+                        }
+                    }
+                    for (p, h) in back.into_iter().flatten() {
+                        let id = p.id as usize;
+                        slots[id] = Some((p, h));
+                    }
+                }
+                for (slot, mail) in slots.iter_mut().zip(&shared.mail) {
+                    let (p, _) = slot.as_mut().expect("home");
+                    mail.take_into(&mut p.queue);
+                }
+                for (p, _) in slots.iter_mut().flatten() {
+                    p.collect(end, lookahead, out)?;
+                }
+                let wall = start.elapsed().as_secs_f64();
+                adapt.record(k, *out.events - events, wall, end.0 - t0.0);
+                if end == until {
+                    break;
                 }
             }
-            if let Some(t) = p.net.settle_through(until) {
-                p.now = p.now.max(t);
-            }
-            out.unmatched.append(&mut p.unmatched_deliveries);
-            *out.unknown += std::mem::take(&mut p.unknown_deliveries);
-            *out.events += std::mem::take(&mut p.events);
-            *out.now = (*out.now).max(p.now);
+            Ok(())
+        })
+    }
+
+    /// Every event up to `until` on this thread alone.
+    fn run_span(
+        &mut self,
+        hosts: &mut [Host],
+        specs: &[MessageSpec],
+        until: SimTime,
+        out: &mut Outcome<'_>,
+    ) -> Result<(), SystemError> {
+        let n = self.parts.len();
+        let shared = Shared {
+            mail: (0..n).map(|_| Mailbox::default()).collect(),
+            clock: (0..n).map(|_| Clock(AtomicU64::new(0))).collect(),
+            poisoned: AtomicBool::new(false),
+            layout: &self.layout,
+            specs,
+            lookahead: self.lookahead,
+            lookahead_to: &self.lookahead_to,
+            inputs: &self.inputs,
+            until: AtomicU64::new(until.fs()),
+        };
+        let mut builtins = builtin_hosts(hosts);
+        let mut all: Vec<Slot<'_, '_>> = Vec::with_capacity(n);
+        let mut rest = &mut builtins[..];
+        for p in self.parts.iter_mut() {
+            let (mine, later) = rest.split_at_mut(p.hosts.len());
+            rest = later;
+            all.push((p, mine));
+        }
+        sequential(&mut all, &shared);
+        for (p, _) in all {
+            p.collect(until, self.lookahead, out)?;
         }
         Ok(())
     }
+}
+
+/// A partition and its built-in hosts, as a thread runs them.
+type Slot<'a, 'h> = (&'a mut Partition, &'a mut [&'h mut BuiltinHost]);
+
+/// The built-in hosts, in order (nodes are not `Send`: threads get these
+/// alone).
+fn builtin_hosts(hosts: &mut [Host]) -> Vec<&mut BuiltinHost> {
+    hosts
+        .iter_mut()
+        .map(|h| match h {
+            Host::Builtin(b) => &mut **b,
+            _ => unreachable!("a partitioned cluster has only built-in hosts"),
+        })
+        .collect()
+}
+
+/// Partitions `k`, `k + threads`, ... taken from their slots: thread
+/// `k`'s share for an epoch.
+fn share<'a, 'h>(
+    slots: &mut [Option<Slot<'a, 'h>>],
+    k: usize,
+    threads: usize,
+) -> Vec<Slot<'a, 'h>> {
+    (k..slots.len())
+        .step_by(threads)
+        .map(|i| {
+            slots[i]
+                .take()
+                .expect("every partition is home between epochs")
+        })
+        .collect()
 }
 
 /// Host time an epoch of [`Parallel::run`] aims at: long enough that
@@ -613,7 +683,14 @@ struct Shared<'a> {
     lookahead: SimDuration,
     lookahead_to: &'a [Vec<SimDuration>],
     inputs: &'a [Vec<(u16, SimDuration)>],
-    until: SimTime,
+    /// The end of the epoch (fs): every event up to it is run.
+    until: AtomicU64,
+}
+
+impl Shared<'_> {
+    fn until(&self) -> SimTime {
+        SimTime(self.until.load(Ordering::Relaxed))
+    }
 }
 
 /// Every partition on this thread, without rounds: the partition with the
@@ -622,7 +699,7 @@ struct Shared<'a> {
 /// and crosses with at least the lookahead), then hands over what it sent;
 /// then the partition with the earliest event then, and so on. Each
 /// partition handles the same events in the same order as on threads.
-fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Shared<'_>) {
+fn sequential(parts: &mut [Slot<'_, '_>], sh: &Shared<'_>) {
     use std::collections::BinaryHeap;
     // (earliest event, partition); an entry is stale once the partition's
     // earliest event is another (one is pushed whenever it changes).
@@ -632,7 +709,7 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
         .filter_map(|(i, (p, _))| p.queue.peek_time().map(|t| Reverse((t, i))))
         .collect();
     while let Some(Reverse((t, i))) = heap.pop() {
-        if t > sh.until {
+        if t > sh.until() {
             break;
         }
         let (p, hosts) = &mut parts[i];
@@ -640,7 +717,7 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
             continue;
         }
         let round_end = SimTime(t.0.saturating_add(sh.lookahead.0));
-        let last = SimTime(round_end.0 - 1).min(sh.until);
+        let last = SimTime(round_end.0 - 1).min(sh.until());
         p.since = t;
         p.run_to(last, hosts, sh);
         let sent = std::mem::take(&mut p.sent);
@@ -687,7 +764,7 @@ fn sequential(mut parts: Vec<(&mut Partition, &mut [&mut BuiltinHost])>, sh: &Sh
 fn worker(bucket: &mut [(&mut Partition, &mut [&mut BuiltinHost])], sh: &Shared<'_>) {
     // A panic here must not leave the other threads waiting for this one.
     let _guard = PoisonOnPanic(&sh.poisoned);
-    let until = sh.until.fs();
+    let until = sh.until().fs();
     let mut done = vec![false; bucket.len()];
     let mut idle = 0u32;
     loop {
@@ -743,7 +820,7 @@ fn step(
         .unwrap_or(u64::MAX);
     let clock = sh.clock[id].0.load(Ordering::Relaxed);
     sh.mail[id].take_into(&mut p.queue);
-    let last = SimTime(bound.saturating_sub(1)).min(sh.until);
+    let last = SimTime(bound.saturating_sub(1)).min(sh.until());
     let mut moved = false;
     if p.queue.peek_time().is_some_and(|t| t <= last) {
         p.since = SimTime(clock);
@@ -806,6 +883,46 @@ impl Mailbox {
 const WAIT_SPINS: u32 = 2_000;
 
 impl Partition {
+    /// After an epoch up to `until`: what the partition found goes into
+    /// `out`; an event it handed over inside the lookahead fails the run.
+    fn collect(
+        &mut self,
+        until: SimTime,
+        lookahead: SimDuration,
+        out: &mut Outcome<'_>,
+    ) -> Result<(), SystemError> {
+        if self.early > 0 {
+            return Err(SystemError::Config(format!(
+                "parallel simulation: {} events crossed partitions inside the lookahead \
+                 of {} ps (a partitioning error)",
+                self.early,
+                lookahead.0 / 1_000
+            )));
+        }
+        for (i, u) in self.updates.drain(..) {
+            let r = &mut out.records[i];
+            match u {
+                Update::Sent(t) => r.sent_at = t,
+                Update::Delivered(t) => {
+                    r.deliveries += 1;
+                    r.delivered_at.get_or_insert(t);
+                }
+                Update::Reply(t) => {
+                    r.reply_at.get_or_insert(t);
+                }
+                Update::Failed => r.failed = true,
+            }
+        }
+        if let Some(t) = self.net.settle_through(until) {
+            self.now = self.now.max(t);
+        }
+        out.unmatched.append(&mut self.unmatched_deliveries);
+        *out.unknown += std::mem::take(&mut self.unknown_deliveries);
+        *out.events += std::mem::take(&mut self.events);
+        *out.now = (*out.now).max(self.now);
+        Ok(())
+    }
+
     /// Handles every event due at or before `last`.
     fn run_to(&mut self, last: SimTime, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
         while let Some((t, ev)) = self.queue.pop_until(last) {
