@@ -506,8 +506,8 @@ fn share<'a, 'h>(
 }
 
 /// Host time an epoch of [`Parallel::run`] aims at: long enough that
-/// starting threads costs little, short enough to follow a host whose load
-/// changes.
+/// handing the partitions to the threads and back costs little, short
+/// enough to follow a host whose load changes.
 const EPOCH_WALL_S: f64 = 0.002;
 /// Every this many epochs at first, the other choice is measured again;
 /// each probe it loses doubles the interval, up to [`EPOCH_PROBE_MAX`].
