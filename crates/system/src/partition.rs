@@ -330,28 +330,20 @@ impl Parallel {
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
         let threads = self.threads.min(self.parts.len());
-        let n = self.parts.len();
-        let shared = Shared {
-            mail: (0..n).map(|_| Mailbox::default()).collect(),
-            clock: (0..n).map(|_| Clock(AtomicU64::new(0))).collect(),
-            poisoned: AtomicBool::new(false),
-            layout: &self.layout,
+        let shared = Shared::new(
+            &self.layout,
+            self.lookahead,
+            &self.lookahead_to,
+            &self.inputs,
             specs,
-            lookahead: self.lookahead,
-            lookahead_to: &self.lookahead_to,
-            inputs: &self.inputs,
-            until: AtomicU64::new(0),
-        };
+        );
         let (adapt, force, lookahead) = (&mut self.adapt, self.force, self.lookahead);
         // Each partition with its hosts, by partition number.
         let mut builtins = builtin_hosts(hosts);
-        let mut slots: Vec<Option<Slot<'_, '_>>> = Vec::with_capacity(n);
-        let mut rest = &mut builtins[..];
-        for p in self.parts.iter_mut() {
-            let (mine, later) = rest.split_at_mut(p.hosts.len());
-            rest = later;
-            slots.push(Some((p, mine)));
-        }
+        let mut slots: Vec<Option<Slot<'_, '_>>> = with_hosts(&mut self.parts, &mut builtins)
+            .into_iter()
+            .map(Some)
+            .collect();
         std::thread::scope(|s| -> Result<(), SystemError> {
             let shared = &shared;
             let (done_tx, done_rx) = std::sync::mpsc::channel::<Vec<Slot<'_, '_>>>();
@@ -445,26 +437,16 @@ impl Parallel {
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        let n = self.parts.len();
-        let shared = Shared {
-            mail: (0..n).map(|_| Mailbox::default()).collect(),
-            clock: (0..n).map(|_| Clock(AtomicU64::new(0))).collect(),
-            poisoned: AtomicBool::new(false),
-            layout: &self.layout,
+        let shared = Shared::new(
+            &self.layout,
+            self.lookahead,
+            &self.lookahead_to,
+            &self.inputs,
             specs,
-            lookahead: self.lookahead,
-            lookahead_to: &self.lookahead_to,
-            inputs: &self.inputs,
-            until: AtomicU64::new(until.fs()),
-        };
+        );
+        shared.until.store(until.fs(), Ordering::Relaxed);
         let mut builtins = builtin_hosts(hosts);
-        let mut all: Vec<Slot<'_, '_>> = Vec::with_capacity(n);
-        let mut rest = &mut builtins[..];
-        for p in self.parts.iter_mut() {
-            let (mine, later) = rest.split_at_mut(p.hosts.len());
-            rest = later;
-            all.push((p, mine));
-        }
+        let mut all = with_hosts(&mut self.parts, &mut builtins);
         sequential(&mut all, &shared);
         for (p, _) in all {
             p.collect(until, self.lookahead, out)?;
@@ -484,6 +466,23 @@ fn builtin_hosts(hosts: &mut [Host]) -> Vec<&mut BuiltinHost> {
         .map(|h| match h {
             Host::Builtin(b) => &mut **b,
             _ => unreachable!("a partitioned cluster has only built-in hosts"),
+        })
+        .collect()
+}
+
+/// Each partition with its hosts (partitions hold consecutive ranges, in
+/// order).
+fn with_hosts<'a, 'h>(
+    parts: &'a mut [Partition],
+    builtins: &'a mut [&'h mut BuiltinHost],
+) -> Vec<Slot<'a, 'h>> {
+    let mut rest = builtins;
+    parts
+        .iter_mut()
+        .map(|p| {
+            let (mine, later) = std::mem::take(&mut rest).split_at_mut(p.hosts.len());
+            rest = later;
+            (p, mine)
         })
         .collect()
 }
@@ -687,7 +686,29 @@ struct Shared<'a> {
     until: AtomicU64,
 }
 
-impl Shared<'_> {
+impl<'a> Shared<'a> {
+    /// Nothing posted, every clock and the end at zero.
+    fn new(
+        layout: &'a Layout,
+        lookahead: SimDuration,
+        lookahead_to: &'a [Vec<SimDuration>],
+        inputs: &'a [Vec<(u16, SimDuration)>],
+        specs: &'a [MessageSpec],
+    ) -> Shared<'a> {
+        let n = inputs.len();
+        Shared {
+            mail: (0..n).map(|_| Mailbox::default()).collect(),
+            clock: (0..n).map(|_| Clock(AtomicU64::new(0))).collect(),
+            poisoned: AtomicBool::new(false),
+            layout,
+            specs,
+            lookahead,
+            lookahead_to,
+            inputs,
+            until: AtomicU64::new(0),
+        }
+    }
+
     fn until(&self) -> SimTime {
         SimTime(self.until.load(Ordering::Relaxed))
     }
