@@ -275,12 +275,6 @@ impl Parallel {
         a.sim_fs[1] as f64 / total as f64
     }
 
-    /// The earliest pending event of any partition (between runs every
-    /// event handed over is in its partition's queue).
-    fn earliest(&self) -> Option<SimTime> {
-        self.parts.iter().filter_map(|p| p.queue.peek_time()).min()
-    }
-
     /// Runs every event up to `until`; the outcome goes into `out`.
     ///
     /// On several threads, in epochs of a few host milliseconds: each
@@ -298,15 +292,6 @@ impl Parallel {
         until: SimTime,
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
-        if self.threads == 1 {
-            let from = self.earliest();
-            self.run_span(hosts, specs, until, out)?;
-            // Counted for the note's share of simulated time run threaded.
-            if let Some(t0) = from {
-                self.adapt.sim_fs[0] += (*out.now).min(until).0.saturating_sub(t0.0);
-            }
-            return Ok(());
-        }
         self.run_epochs(hosts, specs, until, out)?;
         // Frame ends up to `until` (none left past the last epoch's end).
         for p in &mut self.parts {
@@ -318,10 +303,11 @@ impl Parallel {
         Ok(())
     }
 
-    /// [`Parallel::run`] on several threads: epochs on one thread or on
-    /// all. The other threads start once and wait between epochs; each
-    /// keeps its partitions (and their host caches) from one threaded
-    /// epoch to the next, and this thread keeps its own.
+    /// [`Parallel::run`]: on one thread, a single epoch up to `until`; on
+    /// several, epochs on one thread or on all. The other threads start
+    /// once and wait between epochs; each keeps its partitions (and their
+    /// host caches) from one threaded epoch to the next, and this thread
+    /// keeps its own.
     fn run_epochs(
         &mut self,
         hosts: &mut [Host],
@@ -330,6 +316,7 @@ impl Parallel {
         out: &mut Outcome<'_>,
     ) -> Result<(), SystemError> {
         let threads = self.threads.min(self.parts.len());
+        let alone = threads == 1;
         let shared = Shared::new(
             &self.layout,
             self.lookahead,
@@ -374,8 +361,12 @@ impl Parallel {
                 if t0 > until {
                     break;
                 }
-                let end = SimTime(t0.0.saturating_add(adapt.span.0)).min(until);
-                let k = if force { 1 } else { adapt.choose() };
+                let (end, k) = if alone {
+                    (until, 0)
+                } else {
+                    let end = SimTime(t0.0.saturating_add(adapt.span.0)).min(until);
+                    (end, if force { 1 } else { adapt.choose() })
+                };
                 let events = *out.events;
                 let start = std::time::Instant::now();
                 shared.until.store(end.fs(), Ordering::Relaxed);
@@ -420,38 +411,18 @@ impl Parallel {
                     p.collect(end, lookahead, out)?;
                 }
                 let wall = start.elapsed().as_secs_f64();
-                adapt.record(k, *out.events - events, wall, end.0 - t0.0);
+                if alone {
+                    // Counted for the note's share of simulated time threaded.
+                    adapt.sim_fs[0] += (*out.now).min(until).0.saturating_sub(t0.0);
+                } else {
+                    adapt.record(k, *out.events - events, wall, end.0 - t0.0);
+                }
                 if end == until {
                     break;
                 }
             }
             Ok(())
         })
-    }
-
-    /// Every event up to `until` on this thread alone.
-    fn run_span(
-        &mut self,
-        hosts: &mut [Host],
-        specs: &[MessageSpec],
-        until: SimTime,
-        out: &mut Outcome<'_>,
-    ) -> Result<(), SystemError> {
-        let shared = Shared::new(
-            &self.layout,
-            self.lookahead,
-            &self.lookahead_to,
-            &self.inputs,
-            specs,
-        );
-        shared.until.store(until.fs(), Ordering::Relaxed);
-        let mut builtins = builtin_hosts(hosts);
-        let mut all = with_hosts(&mut self.parts, &mut builtins);
-        sequential(&mut all, &shared);
-        for (p, _) in all {
-            p.collect(until, self.lookahead, out)?;
-        }
-        Ok(())
     }
 }
 
