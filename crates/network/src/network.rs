@@ -323,19 +323,16 @@ impl Network {
     pub fn settle_through(&mut self, until: SimTime) -> Option<SimTime> {
         let mut last = None;
         for s in 0..self.switches.len() {
-            if self.switches[s].pending_dones == 0 {
-                continue;
-            }
-            let ports =
-                self.switches[s].first_port..self.switches[s].first_port + self.topo.ports(s);
-            for p in ports {
-                if let Some(d) = self.ports[p].pending_done {
-                    if d.at <= until {
-                        self.settle(s, p, d);
-                        last = last.max(Some(d.at));
-                    }
+            let mut pending = std::mem::take(&mut self.switches[s].pending);
+            pending.retain(|&p| match self.ports[p as usize].pending_done {
+                Some(d) if d.at <= until => {
+                    self.settle(s, p as usize, d);
+                    last = last.max(Some(d.at));
+                    false
                 }
-            }
+                _ => true,
+            });
+            self.switches[s].pending = pending;
         }
         last
     }
@@ -343,42 +340,47 @@ impl Network {
     /// Whether frame ends are pending that are not events (lazy mode; after
     /// [`Network::settle_through`]: ends past the run's end).
     pub fn lazy_pending(&self) -> bool {
-        self.switches.iter().any(|s| s.pending_dones > 0)
+        self.switches.iter().any(|s| !s.pending.is_empty())
     }
 
-    /// Port `p` of switch `s`: its frame's end `d` takes effect.
+    /// Port `p` of switch `s`: its frame's end `d` takes effect (the caller
+    /// takes `p` off the switch's pending list). The order in which a
+    /// switch's ports settle does not matter: each releases its own bytes.
     fn settle(&mut self, s: usize, p: usize, d: PendingDone) {
         let port = &mut self.ports[p];
         port.pending_done = None;
         if let Some((len, charge)) = port.finish(d.at) {
             self.switches[s].release(len, charge);
         }
-        self.switches[s].pending_dones -= 1;
     }
 
     /// Before switch `s` admits a frame: the frame ends that came before
     /// the present take effect.
     fn settle_switch(&mut self, s: usize) {
         let (now, key) = self.present;
-        let sw = &self.switches[s];
-        if sw.pending_dones == 0 || sw.earliest_pending > now {
+        let sw = &mut self.switches[s];
+        if sw.pending.is_empty() || sw.earliest_pending > now {
             return;
         }
-        let first = sw.first_port;
+        let mut pending = std::mem::take(&mut sw.pending);
         let mut earliest = SimTime::MAX;
-        for p in first..first + self.topo.ports(s) {
-            if let Some(d) = self.ports[p].pending_done {
-                if d.before(now, key) {
-                    self.settle(s, p, d);
-                } else {
-                    earliest = earliest.min(d.at);
-                }
+        pending.retain(|&p| {
+            let d = self.ports[p as usize]
+                .pending_done
+                .expect("a port on the pending list has a pending end");
+            if d.before(now, key) {
+                self.settle(s, p as usize, d);
+                false
+            } else {
+                earliest = earliest.min(d.at);
+                true
             }
-        }
-        self.switches[s].earliest_pending = earliest;
+        });
+        let sw = &mut self.switches[s];
+        sw.pending = pending;
+        sw.earliest_pending = earliest;
     }
 
-    /// Records the ports' data frames into a timeline (`--timeline`), or stops.
     pub fn set_timeline(&mut self, timeline: Option<nanopu_timeline::Timeline>) {
         self.timeline = timeline.map(|tl| {
             let hosts = self.hosts();
@@ -576,7 +578,12 @@ impl Network {
                     event: NetEvent(Ev::TxDone { port: p as u32 }),
                 });
                 if let Some(s) = port.owner {
-                    self.switches[s].pending_dones -= 1;
+                    let pending = &mut self.switches[s].pending;
+                    let i = pending
+                        .iter()
+                        .position(|&q| q as usize == p)
+                        .expect("a port with a pending end is on its switch's list");
+                    pending.swap_remove(i);
                 }
             }
         } else {
@@ -610,7 +617,7 @@ impl Network {
                 let key = out.reserve(p as u32);
                 port.pending_done = Some(PendingDone { at: last_bit, key });
                 let sw = &mut self.switches[s];
-                sw.pending_dones += 1;
+                sw.pending.push(p as u32);
                 sw.earliest_pending = sw.earliest_pending.min(last_bit);
             }
             _ => out.act(NetAction::Schedule {

@@ -117,8 +117,11 @@ pub(crate) struct Switch {
     /// Next uplink when spraying.
     spray_next: usize,
     pub stats: SwitchStats,
-    /// Ports whose frame end is pending without an event (lazy mode).
-    pub pending_dones: u32,
+    /// Ports (network port indices) whose frame end is pending without an
+    /// event (lazy mode), in no particular order: settling is looked for
+    /// among these, not among all of a switch's ports (81 on a single
+    /// switch with 80 clients).
+    pub pending: Vec<u32>,
     /// No pending frame end is earlier (a lower bound).
     pub earliest_pending: SimTime,
 }
@@ -234,7 +237,7 @@ impl Switch {
             trim_bytes: 0,
             spray_next: 0,
             stats: SwitchStats::default(),
-            pending_dones: 0,
+            pending: Vec::new(),
             earliest_pending: SimTime::MAX,
         }
     }
