@@ -29,8 +29,12 @@ struct Key {
 }
 
 impl Key {
-    fn order(&self) -> (SimTime, u64) {
-        (self.time, self.seq)
+    /// Time, then scheduling order, as one number: compared in two
+    /// branch-free instructions (sorting a tick's keys is most of turning
+    /// the wheel).
+    #[inline]
+    fn order(&self) -> u128 {
+        ((self.time.0 as u128) << 64) | self.seq as u128
     }
 }
 
