@@ -243,6 +243,9 @@ pub struct Cluster {
     /// The partitioned simulation, when threads are set
     /// ([`Cluster::set_threads`]).
     par: Option<Box<Parallel>>,
+    /// Why threads were asked for but the single loop runs the network
+    /// (its partitions could never run on threads of their own).
+    single_loop_note: Option<String>,
     /// Pending NIC events of nodes ([`Ev::Nic`]), and the free slots.
     nic_events: Vec<Option<NodeNicEvent>>,
     free_nic_events: Vec<u32>,
@@ -525,6 +528,7 @@ impl Cluster {
             lookahead,
             spare_frames: Vec::new(),
             par: None,
+            single_loop_note: None,
             nic_events: Vec::new(),
             free_nic_events: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
@@ -575,11 +579,13 @@ impl Cluster {
     /// traffic host, and nothing may have been scheduled, captured or
     /// recorded yet.
     ///
-    /// Partitions exchanging frames more often than every
-    /// 200 ns of simulated time (the lookahead; 43 ns on a single switch)
-    /// run on one thread, which is faster there (see
-    /// [`Cluster::parallel_note`]); [`Cluster::force_threads`] runs them on
-    /// `threads` anyway.
+    /// A network whose partitions exchange frames more often than every
+    /// 200 ns of simulated time (the lookahead; 43 ns on a single switch),
+    /// or that is one partition, is not partitioned: threads would never
+    /// pay there, and the single event loop, faster than partitions on one
+    /// thread, runs it whatever `threads` says (so the results are the same
+    /// for any `threads` there too; see [`Cluster::parallel_note`]).
+    /// [`Cluster::force_threads`] partitions it anyway.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), SystemError> {
         self.partition(threads, false)
     }
@@ -595,6 +601,9 @@ impl Cluster {
     /// if it does (after a run: also how much of it ran on fewer, chosen
     /// as it went because one thread was faster on this host then).
     pub fn parallel_note(&self) -> Option<String> {
+        if let Some(note) = &self.single_loop_note {
+            return Some(note.clone());
+        }
         let p = self.par.as_ref()?;
         let (used, asked) = p.threads();
         let share = p.threaded_share();
@@ -605,20 +614,13 @@ impl Cluster {
                 share * 100.0
             ));
         }
+        // More threads asked for than there are partitions.
         (used < asked).then(|| {
-            if p.partitions() == 1 {
-                return format!(
-                    "threads = {asked}: the network is one partition (no link with a latency \
-                     separates its parts); it runs on 1 thread"
-                );
-            }
             format!(
-                "threads = {asked}: {} partitions exchanging frames every {} ns (the lookahead) \
-                 run on {used} thread{} (threads pay only from {} ns; results are the same)",
+                "threads = {asked}: {} partitions run on {used} thread{} (one partition per \
+                 thread at most; results are the same)",
                 p.partitions(),
-                p.lookahead().0 / 1_000_000,
                 if used == 1 { "" } else { "s" },
-                crate::partition::MIN_THREADED_LOOKAHEAD.0 / 1_000_000,
             )
         })
     }
@@ -645,7 +647,27 @@ impl Cluster {
                  captures or queue samples"
             )));
         }
-        self.par = Some(Box::new(Parallel::new(&self.net, threads, force)?));
+        let par = Parallel::new(&self.net, threads, force)?;
+        self.single_loop_note = None;
+        if !force && par.partitions() == 1 {
+            self.par = None;
+            self.single_loop_note = Some(format!(
+                "threads = {threads}: the network is one partition (no link with a latency \
+                 separates its parts); the single event loop runs it, on 1 thread"
+            ));
+        } else if !force && par.lookahead() < crate::partition::MIN_THREADED_LOOKAHEAD {
+            self.par = None;
+            self.single_loop_note = Some(format!(
+                "threads = {threads}: {} partitions would exchange frames every {} ns (the \
+                 lookahead), too often for threads to pay (from {} ns); the single event loop \
+                 runs the network, on 1 thread, whatever the thread count",
+                par.partitions(),
+                par.lookahead().0 / 1_000_000,
+                crate::partition::MIN_THREADED_LOOKAHEAD.0 / 1_000_000,
+            ));
+        } else {
+            self.par = Some(Box::new(par));
+        }
         Ok(())
     }
 

@@ -41,8 +41,8 @@ const SPARE_FRAMES: usize = 1024;
 /// The least lookahead at which partitions run on threads of their own:
 /// below it a partition can run so few events before it must wait for
 /// another's clock (43 ns on a single switch) that the waiting costs more
-/// than the threads gain, so every partition runs on one thread instead
-/// (the same results: partitions do not depend on the thread count).
+/// than the threads gain, so such a network is not partitioned unless
+/// forced: the single event loop runs it (`Cluster::set_threads`).
 pub(crate) const MIN_THREADED_LOOKAHEAD: SimDuration = SimDuration(200_000_000);
 
 enum Ev {
@@ -135,8 +135,9 @@ impl Parallel {
     /// Partitions of the network `cfg` describes (see the module
     /// documentation), run on `threads` host threads.
     ///
-    /// With `force` off, a lookahead under [`MIN_THREADED_LOOKAHEAD`] or a
-    /// single partition runs on one thread whatever `threads` says.
+    /// With `force` off, at most one thread per partition (the caller
+    /// does not partition a network with one partition or a lookahead under
+    /// [`MIN_THREADED_LOOKAHEAD`]).
     pub(crate) fn new(net: &Network, threads: usize, force: bool) -> Result<Parallel, SystemError> {
         if threads == 0 {
             return Err(SystemError::Config(
@@ -206,13 +207,7 @@ impl Parallel {
                 now: SimTime::ZERO,
             });
         }
-        let useful = if force {
-            threads
-        } else if lookahead < MIN_THREADED_LOOKAHEAD {
-            1
-        } else {
-            threads.min(n)
-        };
+        let useful = if force { threads } else { threads.min(n) };
         Ok(Parallel {
             threads: useful,
             asked: threads,

@@ -175,7 +175,12 @@ fn bursts_apart_in_time_are_the_same_on_any_thread_count() {
 #[test]
 fn a_single_switch_incast_is_the_same_on_any_thread_count() {
     let topology = TopologyConfig::SingleSwitch { hosts: 41 };
-    let c = Cluster::new(&config(topology.clone(), 3)).unwrap();
+    let mut c = Cluster::new(&ClusterConfig {
+        threads: None,
+        ..config(topology.clone(), 3)
+    })
+    .unwrap();
+    c.force_threads(3).unwrap();
     // Hosts in four groups, the switch apart.
     assert_eq!(c.partitioning().map(|p| p.0), Some(5));
     let out = same_on_1_2_3_5_threads(topology, &incast(41));
@@ -210,11 +215,30 @@ fn partitioned_and_single_loop_agree_on_the_incast() {
 
 #[test]
 fn threads_are_used_only_where_they_pay() {
-    // A single switch: partitions meet every 43 ns, so one thread runs them.
-    let c = Cluster::new(&config(TopologyConfig::SingleSwitch { hosts: 41 }, 2)).unwrap();
-    let note = c.parallel_note().expect("a note");
-    assert!(note.contains("run on 1 thread"), "{note}");
-    assert!(note.contains("every 43 ns"), "{note}");
+    // A single switch: partitions would meet every 43 ns, so the single
+    // loop runs it, on any thread count, with its results.
+    let topology = TopologyConfig::SingleSwitch { hosts: 41 };
+    let mut outcomes = Vec::new();
+    for threads in [1, 2] {
+        let c = Cluster::new(&config(topology.clone(), threads)).unwrap();
+        assert_eq!(c.partitioning(), None);
+        let note = c.parallel_note().expect("a note");
+        assert!(note.contains("single event loop"), "{note}");
+        assert!(note.contains("every 43 ns"), "{note}");
+        outcomes.push(run_cluster(c, &incast(41)));
+    }
+    let single = run_cluster(
+        Cluster::new(&ClusterConfig {
+            threads: None,
+            ..config(topology, 1)
+        })
+        .unwrap(),
+        &incast(41),
+    );
+    assert!(
+        outcomes.iter().all(|o| *o == single),
+        "threads changed the single loop's results"
+    );
     // A leaf-spine: 343 ns, threads as asked.
     let topology = TopologyConfig::LeafSpine {
         leaves: 4,
