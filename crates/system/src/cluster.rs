@@ -293,6 +293,20 @@ impl NetSink for IntoQueue<'_> {
 /// What a node host runs: its program (image and name) and NIC design.
 type NodeSpec = (Rc<Vec<u8>>, String, NicKind, Vec<String>);
 
+/// The payload of workload message `i`, `len` bytes, built in `payload`
+/// (an empty buffer): the message's index in its first word, by which a
+/// delivery is matched with its message, and zeros after it (bytes past
+/// the words are sent as zeros). The bytes mean nothing else; a one-word
+/// payload spares the host writing a message-sized buffer at the send and
+/// copying it into every packet (until session 16 the words counted up:
+/// leaf-spine-64, with messages up to 16 KB, ran ~7 % slower).
+pub(crate) fn workload_payload(mut payload: Vec<u64>, i: usize, len: u16) -> Vec<u64> {
+    if len > 0 {
+        payload.push(i as u64);
+    }
+    payload
+}
+
 /// Frame buffers the cluster keeps for its hosts.
 const SPARE_FRAMES: usize = 4096;
 
@@ -1085,9 +1099,7 @@ impl Cluster {
                 let m = self.specs[i];
                 self.records[i].sent_at = t;
                 if let Host::Builtin(b) = &mut self.hosts[m.from] {
-                    let words = (m.len as usize).div_ceil(8);
-                    let mut payload = b.transport.payload_buffer();
-                    payload.extend((0..words as u64).map(|w| if w == 0 { i as u64 } else { w }));
+                    let payload = workload_payload(b.transport.payload_buffer(), i, m.len);
                     let msg = OutMessage {
                         dst_ip: host_ip(m.to),
                         dst_port: 0,

@@ -21,7 +21,7 @@
 //! neighbours that hold their partitions back, never for a round's
 //! slowest thread.
 
-use crate::cluster::{MessageRecord, MessageSpec};
+use crate::cluster::{workload_payload, MessageRecord, MessageSpec};
 use crate::host::{BuiltinHost, Host};
 use crate::SystemError;
 use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, NetSink, Network, NetworkStats};
@@ -965,9 +965,7 @@ impl Partition {
                 self.top_up(hosts, m.from);
                 self.updates.push((i, Update::Sent(t)));
                 let b = self.builtin(hosts, m.from);
-                let words = (m.len as usize).div_ceil(8);
-                let mut payload = b.transport.payload_buffer();
-                payload.extend((0..words as u64).map(|w| if w == 0 { i as u64 } else { w }));
+                let payload = workload_payload(b.transport.payload_buffer(), i, m.len);
                 let msg = OutMessage {
                     dst_ip: host_ip(m.to),
                     dst_port: 0,
