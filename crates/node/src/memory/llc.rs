@@ -280,9 +280,10 @@ impl Llc {
     #[inline]
     pub fn access(&mut self, addr: u64, write: bool, alloc: Alloc) -> Outcome {
         // The usual geometries get a copy of the set walk with the way
-        // count known, which the compiler unrolls into branch-free compares
-        // (a loop over a set of unknown length cost `pointer_chase` a sixth
-        // of its host instructions).
+        // count known, which the compiler unrolls into branch-free compares.
+        // A search stopping at the match mispredicted its exit whenever
+        // matches landed in varying ways: `pointer_chase` (random misses)
+        // ran 17 % faster in host time without it.
         match self.ways {
             4 => self.access_in::<4>(addr, write, alloc),
             8 => self.access_in::<8>(addr, write, alloc),
