@@ -246,6 +246,8 @@ pub struct Cluster {
     /// Why threads were asked for but the single loop runs the network
     /// (its partitions could never run on threads of their own).
     single_loop_note: Option<String>,
+    /// The most partitions of leaves ([`Cluster::set_partitions`]).
+    partitions: usize,
     /// Pending NIC events of nodes ([`Ev::Nic`]), and the free slots.
     nic_events: Vec<Option<NodeNicEvent>>,
     free_nic_events: Vec<u32>,
@@ -498,6 +500,9 @@ impl Cluster {
             }
         }
         let mut c = Cluster::from_hosts(net, hosts, Self::lookahead(cfg));
+        if let Some(p) = cfg.partitions {
+            c.set_partitions(p)?;
+        }
         if let Some(threads) = cfg.threads {
             c.set_threads(threads)?;
         }
@@ -543,6 +548,7 @@ impl Cluster {
             spare_frames: Vec::new(),
             par: None,
             single_loop_note: None,
+            partitions: crate::DEFAULT_PARTITIONS,
             nic_events: Vec::new(),
             free_nic_events: Vec::new(),
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
@@ -604,6 +610,27 @@ impl Cluster {
         self.partition(threads, false)
     }
 
+    /// The most partitions the leaves of a network are grouped into when
+    /// threads are set (default [`DEFAULT_PARTITIONS`]; set it before
+    /// [`Cluster::set_threads`]): results may depend on it, never on the
+    /// thread count.
+    ///
+    /// [`DEFAULT_PARTITIONS`]: crate::DEFAULT_PARTITIONS
+    pub fn set_partitions(&mut self, partitions: usize) -> Result<(), SystemError> {
+        if partitions == 0 {
+            return Err(SystemError::Config(
+                "partitions = 0: a network is at least one partition".into(),
+            ));
+        }
+        if self.par.is_some() {
+            return Err(SystemError::Config(format!(
+                "partitions = {partitions}: set before threads"
+            )));
+        }
+        self.partitions = partitions;
+        Ok(())
+    }
+
     /// [`Cluster::set_threads`] on exactly `threads` threads (at most one
     /// per partition), however short the lookahead: for tests and
     /// measurements of the partitioned engine itself.
@@ -661,7 +688,7 @@ impl Cluster {
                  captures or queue samples"
             )));
         }
-        let par = Parallel::new(&self.net, threads, force)?;
+        let par = Parallel::new(&self.net, threads, self.partitions, force)?;
         self.single_loop_note = None;
         if !force && par.partitions() == 1 {
             self.par = None;

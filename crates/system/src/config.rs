@@ -51,6 +51,14 @@ pub struct Config {
     /// results for any number; unset, in the single event loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
+    /// With `threads`: the most partitions the leaves of a network with
+    /// several switches are grouped into (default 4), each with its hosts
+    /// and a share of the spines (docs/parallel-network.md). More let more
+    /// threads work at once; fewer cost less per event. Events at the
+    /// same femtosecond are ordered by partition, so results may depend on
+    /// this, never on `threads`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<usize>,
 }
 
 /// Why a configuration cannot be used.
@@ -118,6 +126,11 @@ impl Config {
         self.network
             .validate()
             .map_err(|e| invalid("network", &e))?;
+        if self.partitions == Some(0) {
+            return Err(ConfigError::Invalid(
+                "partitions = 0: a network is at least one partition".into(),
+            ));
+        }
         // Who is what, before any program is read.
         let hosts = self.network.topology.hosts();
         let mut role: Vec<Option<&str>> = vec![None; hosts];

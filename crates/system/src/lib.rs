@@ -24,4 +24,5 @@ pub mod workload;
 pub use client::{Expect, LoadConfig, LoadMode, LoadReport, Pattern, ServiceTime, Start};
 pub use config::{Config, ConfigError};
 pub use nics::NicKind;
+pub use partition::DEFAULT_PARTITIONS;
 pub use system::{System, SystemEnd, SystemError, CLIENT_IP, NODE_IP};

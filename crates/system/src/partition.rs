@@ -2,10 +2,11 @@
 //! with results that do not depend on the thread count
 //! (docs/parallel-network.md).
 //!
-//! The network is cut into *partitions* by its topology alone: a switch
-//! with the hosts attached to it (a leaf and its hosts), each switch no
-//! host hangs off (a spine), and a single switch's hosts in groups apart
-//! from the switch. Each partition has its own event queue
+//! The network is cut into *partitions* by its topology and the most
+//! partitions asked for alone: groups of consecutive leaves with the hosts
+//! attached to them, the switches no host hangs off (spines) shared out
+//! among the groups, and a single switch's hosts in groups apart from the
+//! switch. Each partition has its own event queue
 //! and its own copy of the [`Network`] in which only its ports and
 //! switches ever see a frame. A frame leaving a partition becomes an event
 //! in the destination's queue, keyed by its sender's place in the sender's
@@ -34,6 +35,14 @@ use std::sync::Mutex;
 
 /// Hosts per group when a single switch's hosts are split from it.
 const SINGLE_SWITCH_GROUPS: usize = 4;
+
+/// The most partitions the leaves of a network are grouped into, unless
+/// the configuration says otherwise (`partitions`). On the two-core
+/// machines `nanopu bench` is measured on, four beat one per leaf: a
+/// partition's own event queue, network and turn cost host time whether
+/// or not it has much to do (incast-1024, 32 leaves: ~25 % less host time
+/// on two threads, docs/parallel-network.md).
+pub const DEFAULT_PARTITIONS: usize = 4;
 
 /// Frame buffers a partition keeps for its hosts.
 const SPARE_FRAMES: usize = 1024;
@@ -133,18 +142,24 @@ pub(crate) struct Parallel {
 
 impl Parallel {
     /// Partitions of the network `cfg` describes (see the module
-    /// documentation), run on `threads` host threads.
+    /// documentation; leaves in at most `max_groups` groups), run on
+    /// `threads` host threads.
     ///
     /// With `force` off, at most one thread per partition (the caller
     /// does not partition a network with one partition or a lookahead under
     /// [`MIN_THREADED_LOOKAHEAD`]).
-    pub(crate) fn new(net: &Network, threads: usize, force: bool) -> Result<Parallel, SystemError> {
+    pub(crate) fn new(
+        net: &Network,
+        threads: usize,
+        max_groups: usize,
+        force: bool,
+    ) -> Result<Parallel, SystemError> {
         if threads == 0 {
             return Err(SystemError::Config(
                 "threads = 0: at least one thread runs the simulation".into(),
             ));
         }
-        let (mut layout, mut ranges) = partitions(net);
+        let (mut layout, mut ranges) = partitions(net, max_groups);
         let pairs = |layout: &Layout, n: usize| {
             let mut to = vec![vec![SimDuration(u64::MAX); n]; n];
             for l in net.link_directions() {
@@ -569,9 +584,9 @@ pub(crate) struct Outcome<'a> {
 }
 
 /// The partitions of `net` and their host ranges (see the module
-/// documentation); one partition if the hosts are not numbered switch by
-/// switch.
-fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
+/// documentation), leaves in at most `max_groups` groups; one partition if
+/// the hosts are not numbered switch by switch.
+fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
     let (n, switches) = (net.hosts(), net.switches());
     let one = || {
         (
@@ -595,7 +610,7 @@ fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
     };
     let mut ranges = Vec::new();
     if attached.iter().all(|&s| s == attached[0]) {
-        // One switch with every host: hosts in groups, the switches apart.
+        // One switch with every host: hosts in groups, the switch apart.
         let per = n.div_ceil(SINGLE_SWITCH_GROUPS).max(1);
         for start in (0..n).step_by(per) {
             let end = (start + per).min(n);
@@ -604,31 +619,57 @@ fn partitions(net: &Network) -> (Layout, Vec<Range<usize>>) {
             }
             ranges.push(start..end);
         }
-    } else {
-        // A partition per switch with hosts, which must come in order.
-        let mut h = 0;
-        while h < n {
-            let s = attached[h];
-            if layout.switch[s] != u16::MAX {
-                return one();
+        let s = attached[0];
+        layout.switch[s] = ranges.len() as u16;
+        ranges.push(n..n);
+        // Any other switch (it has no hosts) with the first group.
+        for other in &mut layout.switch {
+            if *other == u16::MAX {
+                *other = 0;
             }
-            let id = ranges.len() as u16;
-            layout.switch[s] = id;
-            let start = h;
-            while h < n && attached[h] == s {
-                layout.host[h] = id;
-                h += 1;
-            }
-            ranges.push(start..h);
         }
+        return (layout, ranges);
     }
-    // Each switch without hosts (a spine; a single switch) apart: spines
-    // share out among threads like leaves.
-    for s in &mut layout.switch {
-        if *s == u16::MAX {
-            *s = ranges.len() as u16;
-            ranges.push(n..n);
+    // The switches with hosts (leaves), each with its hosts, which must
+    // come switch by switch.
+    let mut leaves: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut h = 0;
+    while h < n {
+        let s = attached[h];
+        if leaves.iter().any(|&(t, _)| t == s) {
+            return one();
         }
+        let start = h;
+        while h < n && attached[h] == s {
+            h += 1;
+        }
+        leaves.push((s, start..h));
+    }
+    // Consecutive leaves in at most `max_groups` groups, each group one
+    // partition with its leaves' hosts.
+    let per = leaves.len().div_ceil(max_groups.max(1));
+    for group in leaves.chunks(per) {
+        let id = ranges.len() as u16;
+        for (s, hosts) in group {
+            layout.switch[*s] = id;
+            for h in hosts.clone() {
+                layout.host[h] = id;
+            }
+        }
+        ranges.push(group[0].1.start..group[group.len() - 1].1.end);
+    }
+    // The switches without hosts (spines) shared out among the groups in
+    // turn: fewer partitions cost less (each has its own event queue and
+    // network, and each pass of a thread looks at every one of its own),
+    // and a spine's frames cross to another partition either way.
+    let groups = ranges.len();
+    for (i, s) in layout
+        .switch
+        .iter_mut()
+        .filter(|s| **s == u16::MAX)
+        .enumerate()
+    {
+        *s = (i % groups) as u16;
     }
     (layout, ranges)
 }

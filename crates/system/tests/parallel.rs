@@ -143,10 +143,61 @@ fn leaf_spine_is_the_same_on_any_thread_count() {
         hosts_per_leaf: 4,
     };
     let c = Cluster::new(&config(topology.clone(), 2)).unwrap();
-    // Four leaves with their hosts, each spine apart.
-    assert_eq!(c.partitioning().map(|p| p.0), Some(6));
+    // Four leaves with their hosts, the spines with the first two.
+    assert_eq!(c.partitioning().map(|p| p.0), Some(4));
     let out = same_on_1_2_3_5_threads(topology, &random_workload(16, 12));
     assert!(out.network.total.trimmed > 0, "the buffers overflowed");
+}
+
+#[test]
+fn leaves_grouped_are_the_same_on_any_thread_count() {
+    // Seven leaves in at most three groups: three, three and one leaf,
+    // the five spines shared out among them.
+    let topology = TopologyConfig::LeafSpine {
+        leaves: 7,
+        spines: 5,
+        hosts_per_leaf: 3,
+    };
+    let grouped = |threads| ClusterConfig {
+        partitions: Some(3),
+        ..config(topology.clone(), threads)
+    };
+    let c = Cluster::new(&grouped(2)).unwrap();
+    assert_eq!(c.partitioning().map(|p| p.0), Some(3));
+    let workload = random_workload(21, 8);
+    let one = run(&grouped(1), &workload);
+    assert_eq!(one.late, 0, "no event was scheduled in a partition's past");
+    assert!(one.records.iter().all(|r| r.deliveries == 1 && !r.failed));
+    for threads in [2, 3] {
+        assert!(
+            run(&grouped(threads), &workload) == one,
+            "{threads} threads differ from 1"
+        );
+    }
+    // By default at most four; one leaf per partition at most.
+    let c = Cluster::new(&config(topology.clone(), 2)).unwrap();
+    assert_eq!(c.partitioning().map(|p| p.0), Some(4));
+    let c = Cluster::new(&ClusterConfig {
+        partitions: Some(50),
+        ..config(topology.clone(), 2)
+    })
+    .unwrap();
+    assert_eq!(c.partitioning().map(|p| p.0), Some(7));
+    // One partition: the single loop, whatever the threads.
+    let c = Cluster::new(&ClusterConfig {
+        partitions: Some(1),
+        ..config(topology.clone(), 2)
+    })
+    .unwrap();
+    assert_eq!(c.partitioning(), None);
+    assert!(c.parallel_note().unwrap().contains("one partition"));
+    let e = Cluster::new(&ClusterConfig {
+        partitions: Some(0),
+        ..config(topology, 2)
+    })
+    .err()
+    .expect("partitions = 0 is refused");
+    assert!(e.to_string().contains("partitions = 0"), "{e}");
 }
 
 #[test]
