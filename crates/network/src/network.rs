@@ -209,7 +209,15 @@ pub struct Network {
     lazy: bool,
     /// The event being handled: its time and place in the event order.
     present: (SimTime, Reserved),
+    /// Buffers of frames dropped (by a switch, a fault or a stopped host),
+    /// for the caller to reuse ([`Network::take_discarded`]): a congested
+    /// network then allocates no frame buffer per dropped packet.
+    discarded: Vec<Vec<u8>>,
 }
+
+/// Buffers of dropped frames the network keeps for [`Network::take_discarded`]
+/// at most (the rest are freed).
+const MAX_DISCARDED: usize = 256;
 
 impl fmt::Debug for Network {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,6 +291,7 @@ impl Network {
             timeline: None,
             lazy: false,
             present: (SimTime::ZERO, Reserved::default()),
+            discarded: Vec::new(),
         };
         for stop in &cfg.faults.stops {
             net.stop_host(stop.host, SimTime::ZERO + SimDuration::from_ns(stop.at_ns));
@@ -524,22 +533,22 @@ impl Network {
         let sw = &mut self.switches[s];
         let Some(c) = classify(&frame, self.cfg.switch.priority_bands) else {
             sw.stats.dropped.malformed += 1;
-            return;
+            return self.discard(frame);
         };
         let Some(dst) = host_of_ip(c.dst_ip, self.topo.hosts()) else {
             sw.stats.dropped.no_route += 1;
-            return;
+            return self.discard(frame);
         };
         let Some(route) = self.topo.route(s, dst) else {
             sw.stats.dropped.no_route += 1;
-            return;
+            return self.discard(frame);
         };
         let local = sw.choose(route, self.cfg.switch.load_balancing, &frame);
         let p = sw.first_port + local;
         self.settle_switch(s);
         let sw = &mut self.switches[s];
         match sw.admit(&self.cfg.switch, &self.ports[p], c, &mut frame) {
-            Admission::Drop => {}
+            Admission::Drop => self.discard(frame),
             Admission::Queue { band, charge, .. } => self.enqueue(p, frame, band, charge, now, out),
         }
     }
@@ -634,7 +643,7 @@ impl Network {
         // Ports 0..hosts are the hosts' uplinks.
         if self.stopped(p, at) {
             self.faults.stopped += 1;
-            return;
+            return self.discard(frame);
         }
         let port = &mut self.ports[p];
         let mut first_bit = at + port.propagation;
@@ -648,7 +657,7 @@ impl Network {
         let mut duplicate = false;
         if let Some(rng) = &mut port.faults {
             match faults::apply(rng, &self.cfg.faults, &mut frame, &mut self.faults) {
-                Fate::Lost => return,
+                Fate::Lost => return self.discard(frame),
                 Fate::Arrives {
                     duplicate: d,
                     extra_delay,
@@ -660,7 +669,12 @@ impl Network {
         }
         let (peer, capture) = (port.peer, port.capture);
         let gbps = port.gbps;
-        let copy = duplicate.then(|| frame.clone());
+        let copy = duplicate.then(|| {
+            let mut copy = self.discarded.pop().unwrap_or_default();
+            copy.clear();
+            copy.extend_from_slice(&frame);
+            copy
+        });
         self.record(capture, at, &frame);
         self.hand_over(peer, frame, first_bit, out);
         if let Some(copy) = copy {
@@ -683,7 +697,7 @@ impl Network {
             Endpoint::Host(host) => {
                 if self.stopped(host, first_bit) {
                     self.faults.stopped += 1;
-                    return;
+                    return self.discard(frame);
                 }
                 self.delivered += 1;
                 self.delivered_bytes += frame.len() as u64;
@@ -701,6 +715,31 @@ impl Network {
                 }),
             }),
         }
+    }
+
+    /// A dropped frame's buffer, kept for reuse.
+    fn discard(&mut self, frame: Vec<u8>) {
+        if self.discarded.len() < MAX_DISCARDED {
+            self.discarded.push(frame);
+        }
+    }
+
+    /// Moves the buffers of frames dropped so far to `pool` while it holds
+    /// fewer than `max` (the rest are freed): a caller that recycles the
+    /// frames it delivers (to the hosts that send) takes these too.
+    #[inline(always)]
+    pub fn take_discarded(&mut self, pool: &mut Vec<Vec<u8>>, max: usize) {
+        if !self.discarded.is_empty() {
+            self.move_discarded(pool, max);
+        }
+    }
+
+    #[inline(never)]
+    fn move_discarded(&mut self, pool: &mut Vec<Vec<u8>>, max: usize) {
+        let room = max.saturating_sub(pool.len()).min(self.discarded.len());
+        let from = self.discarded.len() - room;
+        pool.extend(self.discarded.drain(from..));
+        self.discarded.clear();
     }
 
     fn record(&mut self, capture: Option<Capture>, at: SimTime, frame: &[u8]) {

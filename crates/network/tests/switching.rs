@@ -136,6 +136,25 @@ fn per_port_and_shared_buffers_overflow_differently() {
 }
 
 #[test]
+fn dropped_frames_leave_their_buffers_for_reuse() {
+    let mut h = buffer_run(BufferKind::PerPort, &[(0, 4), (1, 4), (2, 4), (3, 5)]);
+    assert_eq!(h.net.stats().total.dropped.buffer_full, 1);
+    // The dropped frame's buffer, once; the pool's bound is kept.
+    let mut pool = Vec::new();
+    h.net.take_discarded(&mut pool, 8);
+    assert_eq!(pool.len(), 1);
+    assert!(pool[0].capacity() >= data(2, 4, 8).len());
+    h.net.take_discarded(&mut pool, 8);
+    assert_eq!(pool.len(), 1);
+    let mut h = buffer_run(BufferKind::PerPort, &[(0, 4), (1, 4), (2, 4), (3, 4)]);
+    let mut full = vec![Vec::new(); 7];
+    h.net.take_discarded(&mut full, 8);
+    assert_eq!(full.len(), 8, "two dropped, room for one");
+    h.net.take_discarded(&mut full, 9);
+    assert_eq!(full.len(), 8, "the other was freed, not kept");
+}
+
+#[test]
 fn trimming_keeps_headers_in_the_highest_band_until_the_allowance_is_full() {
     let mut cfg = single(7);
     cfg.switch.buffer_bytes = 2500;

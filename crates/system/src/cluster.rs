@@ -1058,6 +1058,11 @@ impl Cluster {
 
     /// Hands spare frame buffers to the host that is about to run.
     fn top_up(&mut self, h: usize) {
+        if self.spare_frames.is_empty() {
+            // Dropped frames' buffers too, before anyone allocates one.
+            self.net
+                .take_discarded(&mut self.spare_frames, SPARE_FRAMES);
+        }
         while let Some(f) = self.spare_frames.pop() {
             if let Some(f) = self.hosts[h].recycle(f) {
                 self.spare_frames.push(f);

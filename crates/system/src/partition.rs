@@ -970,6 +970,11 @@ impl Partition {
         if !b.transport.wants_frames() {
             return;
         }
+        if self.spare_frames.is_empty() {
+            // Dropped frames' buffers too, before anyone allocates one.
+            self.net
+                .take_discarded(&mut self.spare_frames, SPARE_FRAMES);
+        }
         while let Some(f) = self.spare_frames.pop() {
             if let Some(f) = b.transport.recycle(f) {
                 self.spare_frames.push(f);
