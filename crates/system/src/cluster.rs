@@ -692,9 +692,14 @@ impl Cluster {
         self.single_loop_note = None;
         if !force && par.partitions() == 1 {
             self.par = None;
+            let why = if self.partitions == 1 {
+                "partitions = 1"
+            } else {
+                "no link with a latency separates its parts"
+            };
             self.single_loop_note = Some(format!(
-                "threads = {threads}: the network is one partition (no link with a latency \
-                 separates its parts); the single event loop runs it, on 1 thread"
+                "threads = {threads}: the network is one partition ({why}); the single event \
+                 loop runs it, on 1 thread"
             ));
         } else if !force && par.lookahead() < crate::partition::MIN_THREADED_LOOKAHEAD {
             self.par = None;

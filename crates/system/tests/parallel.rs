@@ -190,7 +190,10 @@ fn leaves_grouped_are_the_same_on_any_thread_count() {
     })
     .unwrap();
     assert_eq!(c.partitioning(), None);
-    assert!(c.parallel_note().unwrap().contains("one partition"));
+    assert!(c
+        .parallel_note()
+        .unwrap()
+        .contains("one partition (partitions = 1)"));
     let e = Cluster::new(&ClusterConfig {
         partitions: Some(0),
         ..config(topology, 2)
