@@ -33,7 +33,7 @@ pub struct NetArgs {
     /// are the same for any number; networks of built-in hosts only).
     /// Overrides the `threads` key; without either, the single event loop runs.
     /// The `partitions` key (default 4) is the most parts the leaves are
-    /// grouped into: raise it with more host cores.
+    /// grouped into, and the spines: raise it with more host cores.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Do not print what the nodes' programs wrote to their consoles (the

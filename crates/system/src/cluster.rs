@@ -246,7 +246,7 @@ pub struct Cluster {
     /// Why threads were asked for but the single loop runs the network
     /// (its partitions could never run on threads of their own).
     single_loop_note: Option<String>,
-    /// The most partitions of leaves ([`Cluster::set_partitions`]).
+    /// The most partitions of leaves, and of spines ([`Cluster::set_partitions`]).
     partitions: usize,
     /// Pending NIC events of nodes ([`Ev::Nic`]), and the free slots.
     nic_events: Vec<Option<NodeNicEvent>>,
@@ -611,7 +611,7 @@ impl Cluster {
     }
 
     /// The most partitions the leaves of a network are grouped into when
-    /// threads are set (default [`DEFAULT_PARTITIONS`]; set it before
+    /// threads are set, and its spines (default [`DEFAULT_PARTITIONS`]; set it before
     /// [`Cluster::set_threads`]): results may depend on it, never on the
     /// thread count.
     ///

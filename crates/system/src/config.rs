@@ -52,11 +52,12 @@ pub struct Config {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
     /// With `threads`: the most partitions the leaves of a network with
-    /// several switches are grouped into (default 4), each with its hosts
-    /// and a share of the spines (docs/parallel-network.md). More let more
-    /// threads work at once; fewer cost less per event. Events at the
-    /// same femtosecond are ordered by partition, so results may depend on
-    /// this, never on `threads`.
+    /// several switches are grouped into (default 4), each with its hosts,
+    /// and likewise its spines; 1 runs the single event loop
+    /// (docs/parallel-network.md). More let more threads work at once;
+    /// fewer cost less per event. Events at the same femtosecond are
+    /// ordered by partition, so results may depend on this, never on
+    /// `threads`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<usize>,
 }

@@ -3,10 +3,10 @@
 //! (docs/parallel-network.md).
 //!
 //! The network is cut into *partitions* by its topology and the most
-//! partitions asked for alone: groups of consecutive leaves with the hosts
-//! attached to them, the switches no host hangs off (spines) shared out
-//! among the groups, and a single switch's hosts in groups apart from the
-//! switch. Each partition has its own event queue
+//! groups asked for alone: groups of consecutive leaves with the hosts
+//! attached to them, groups of the switches no host hangs off (spines),
+//! and a single switch's hosts in groups apart from the switch. Each
+//! partition has its own event queue
 //! and its own copy of the [`Network`] in which only its ports and
 //! switches ever see a frame. A frame leaving a partition becomes an event
 //! in the destination's queue, keyed by its sender's place in the sender's
@@ -36,12 +36,12 @@ use std::sync::Mutex;
 /// Hosts per group when a single switch's hosts are split from it.
 const SINGLE_SWITCH_GROUPS: usize = 4;
 
-/// The most partitions the leaves of a network are grouped into, unless
-/// the configuration says otherwise (`partitions`). On the two-core
-/// machines `nanopu bench` is measured on, four beat one per leaf: a
-/// partition's own event queue, network and turn cost host time whether
-/// or not it has much to do (incast-1024, 32 leaves: ~25 % less host time
-/// on two threads, docs/parallel-network.md).
+/// The most partitions the leaves of a network are grouped into, and its
+/// spines, unless the configuration says otherwise (`partitions`). On the
+/// two-core machines `nanopu bench` is measured on, four beat one per
+/// switch: a partition's own event queue, network and turn cost host time
+/// whether or not it has much to do (incast-1024, 32 leaves and 8 spines:
+/// ~25 % less host time on two threads, docs/parallel-network.md).
 pub const DEFAULT_PARTITIONS: usize = 4;
 
 /// Frame buffers a partition keeps for its hosts.
@@ -584,8 +584,9 @@ pub(crate) struct Outcome<'a> {
 }
 
 /// The partitions of `net` and their host ranges (see the module
-/// documentation), leaves in at most `max_groups` groups; one partition if
-/// the hosts are not numbered switch by switch.
+/// documentation): leaves in at most `max_groups` groups, spines too; one
+/// partition if `max_groups` is 1 or the hosts are not numbered switch by
+/// switch.
 fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
     let (n, switches) = (net.hosts(), net.switches());
     let one = || {
@@ -597,7 +598,7 @@ fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
             std::iter::once(0..n).collect(),
         )
     };
-    if switches == 0 {
+    if switches == 0 || max_groups == 1 {
         return one();
     }
     let attached: Vec<usize> = (0..n).filter_map(|h| net.host_switch(h)).collect();
@@ -658,18 +659,24 @@ fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
         }
         ranges.push(group[0].1.start..group[group.len() - 1].1.end);
     }
-    // The switches without hosts (spines) shared out among the groups in
-    // turn: fewer partitions cost less (each has its own event queue and
-    // network, and each pass of a thread looks at every one of its own),
-    // and a spine's frames cross to another partition either way.
-    let groups = ranges.len();
-    for (i, s) in layout
-        .switch
-        .iter_mut()
-        .filter(|s| **s == u16::MAX)
-        .enumerate()
-    {
-        *s = (i % groups) as u16;
+    // The switches without hosts (spines) likewise, in at most
+    // `max_groups` groups of their own: a leaf then waits for the spines'
+    // clocks only, and they for the leaves', so a leaf may run up to two
+    // lookaheads ahead of another (a spine in a leaf's partition ties that
+    // leaf to every other leaf's clock: leaf-spine-64 ran ~6 % slower on
+    // two threads so).
+    let spines: Vec<usize> = (0..switches)
+        .filter(|&s| layout.switch[s] == u16::MAX)
+        .collect();
+    if !spines.is_empty() {
+        let per = spines.len().div_ceil(max_groups.max(1));
+        for group in spines.chunks(per) {
+            let id = ranges.len() as u16;
+            for &s in group {
+                layout.switch[s] = id;
+            }
+            ranges.push(n..n);
+        }
     }
     (layout, ranges)
 }

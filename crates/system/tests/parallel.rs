@@ -143,16 +143,16 @@ fn leaf_spine_is_the_same_on_any_thread_count() {
         hosts_per_leaf: 4,
     };
     let c = Cluster::new(&config(topology.clone(), 2)).unwrap();
-    // Four leaves with their hosts, the spines with the first two.
-    assert_eq!(c.partitioning().map(|p| p.0), Some(4));
+    // Four leaves with their hosts, each spine apart.
+    assert_eq!(c.partitioning().map(|p| p.0), Some(6));
     let out = same_on_1_2_3_5_threads(topology, &random_workload(16, 12));
     assert!(out.network.total.trimmed > 0, "the buffers overflowed");
 }
 
 #[test]
 fn leaves_grouped_are_the_same_on_any_thread_count() {
-    // Seven leaves in at most three groups: three, three and one leaf,
-    // the five spines shared out among them.
+    // Seven leaves in at most three groups (three, three and one leaf),
+    // the five spines likewise (two, two and one).
     let topology = TopologyConfig::LeafSpine {
         leaves: 7,
         spines: 5,
@@ -163,7 +163,7 @@ fn leaves_grouped_are_the_same_on_any_thread_count() {
         ..config(topology.clone(), threads)
     };
     let c = Cluster::new(&grouped(2)).unwrap();
-    assert_eq!(c.partitioning().map(|p| p.0), Some(3));
+    assert_eq!(c.partitioning().map(|p| p.0), Some(6));
     let workload = random_workload(21, 8);
     let one = run(&grouped(1), &workload);
     assert_eq!(one.late, 0, "no event was scheduled in a partition's past");
@@ -174,15 +174,16 @@ fn leaves_grouped_are_the_same_on_any_thread_count() {
             "{threads} threads differ from 1"
         );
     }
-    // By default at most four; one leaf per partition at most.
+    // By default at most four groups of each; one switch per partition
+    // at most.
     let c = Cluster::new(&config(topology.clone(), 2)).unwrap();
-    assert_eq!(c.partitioning().map(|p| p.0), Some(4));
+    assert_eq!(c.partitioning().map(|p| p.0), Some(4 + 3));
     let c = Cluster::new(&ClusterConfig {
         partitions: Some(50),
         ..config(topology.clone(), 2)
     })
     .unwrap();
-    assert_eq!(c.partitioning().map(|p| p.0), Some(7));
+    assert_eq!(c.partitioning().map(|p| p.0), Some(7 + 5));
     // One partition: the single loop, whatever the threads.
     let c = Cluster::new(&ClusterConfig {
         partitions: Some(1),
