@@ -53,7 +53,8 @@ pub struct Config {
     pub threads: Option<usize>,
     /// With `threads`: the most partitions the leaves of a network with
     /// several switches are grouped into (default 4), each with its hosts,
-    /// and likewise its spines; 1 runs the single event loop
+    /// and likewise its spines (and a single switch's hosts); 1 runs the
+    /// single event loop
     /// (docs/parallel-network.md). More let more threads work at once;
     /// fewer cost less per event. Events at the same femtosecond are
     /// ordered by partition, so results may depend on this, never on

@@ -33,11 +33,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Hosts per group when a single switch's hosts are split from it.
-const SINGLE_SWITCH_GROUPS: usize = 4;
-
 /// The most partitions the leaves of a network are grouped into, and its
-/// spines, unless the configuration says otherwise (`partitions`). On the
+/// spines (a single switch's hosts likewise), unless the configuration says
+/// otherwise (`partitions`). On the
 /// two-core machines `nanopu bench` is measured on, four beat one per
 /// switch: a partition's own event queue, network and turn cost host time
 /// whether or not it has much to do (incast-1024, 32 leaves and 8 spines:
@@ -588,6 +586,7 @@ pub(crate) struct Outcome<'a> {
 /// partition if `max_groups` is 1 or the hosts are not numbered switch by
 /// switch.
 fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
+    let max_groups = max_groups.max(1);
     let (n, switches) = (net.hosts(), net.switches());
     let one = || {
         (
@@ -611,8 +610,9 @@ fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
     };
     let mut ranges = Vec::new();
     if attached.iter().all(|&s| s == attached[0]) {
-        // One switch with every host: hosts in groups, the switch apart.
-        let per = n.div_ceil(SINGLE_SWITCH_GROUPS).max(1);
+        // One switch with every host: hosts in groups, the switch apart
+        // (below).
+        let per = n.div_ceil(max_groups).max(1);
         for start in (0..n).step_by(per) {
             let end = (start + per).min(n);
             for h in start..end {
@@ -620,56 +620,47 @@ fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
             }
             ranges.push(start..end);
         }
-        let s = attached[0];
-        layout.switch[s] = ranges.len() as u16;
-        ranges.push(n..n);
-        // Any other switch (it has no hosts) with the first group.
-        for other in &mut layout.switch {
-            if *other == u16::MAX {
-                *other = 0;
+    } else {
+        // The switches with hosts (leaves), each with its hosts, which must
+        // come switch by switch.
+        let mut leaves: Vec<(usize, Range<usize>)> = Vec::new();
+        let mut h = 0;
+        while h < n {
+            let s = attached[h];
+            if leaves.iter().any(|&(t, _)| t == s) {
+                return one();
             }
-        }
-        return (layout, ranges);
-    }
-    // The switches with hosts (leaves), each with its hosts, which must
-    // come switch by switch.
-    let mut leaves: Vec<(usize, Range<usize>)> = Vec::new();
-    let mut h = 0;
-    while h < n {
-        let s = attached[h];
-        if leaves.iter().any(|&(t, _)| t == s) {
-            return one();
-        }
-        let start = h;
-        while h < n && attached[h] == s {
-            h += 1;
-        }
-        leaves.push((s, start..h));
-    }
-    // Consecutive leaves in at most `max_groups` groups, each group one
-    // partition with its leaves' hosts.
-    let per = leaves.len().div_ceil(max_groups.max(1));
-    for group in leaves.chunks(per) {
-        let id = ranges.len() as u16;
-        for (s, hosts) in group {
-            layout.switch[*s] = id;
-            for h in hosts.clone() {
-                layout.host[h] = id;
+            let start = h;
+            while h < n && attached[h] == s {
+                h += 1;
             }
+            leaves.push((s, start..h));
         }
-        ranges.push(group[0].1.start..group[group.len() - 1].1.end);
+        // Consecutive leaves in at most `max_groups` groups, each group one
+        // partition with its leaves' hosts.
+        let per = leaves.len().div_ceil(max_groups);
+        for group in leaves.chunks(per) {
+            let id = ranges.len() as u16;
+            for (s, hosts) in group {
+                layout.switch[*s] = id;
+                for h in hosts.clone() {
+                    layout.host[h] = id;
+                }
+            }
+            ranges.push(group[0].1.start..group[group.len() - 1].1.end);
+        }
     }
-    // The switches without hosts (spines) likewise, in at most
-    // `max_groups` groups of their own: a leaf then waits for the spines'
-    // clocks only, and they for the leaves', so a leaf may run up to two
-    // lookaheads ahead of another (a spine in a leaf's partition ties that
-    // leaf to every other leaf's clock: leaf-spine-64 ran ~6 % slower on
-    // two threads so).
+    // The switches not in a partition yet (spines; a single switch)
+    // likewise, in at most `max_groups` groups of their own: a leaf then
+    // waits for the spines' clocks only, and they for the leaves', so a leaf
+    // may run up to two lookaheads ahead of another (a spine in a leaf's
+    // partition ties that leaf to every other leaf's clock: leaf-spine-64
+    // ran ~6 % slower on two threads so).
     let spines: Vec<usize> = (0..switches)
         .filter(|&s| layout.switch[s] == u16::MAX)
         .collect();
     if !spines.is_empty() {
-        let per = spines.len().div_ceil(max_groups.max(1));
+        let per = spines.len().div_ceil(max_groups);
         for group in spines.chunks(per) {
             let id = ranges.len() as u16;
             for &s in group {
