@@ -30,7 +30,8 @@ pub struct NetArgs {
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Simulate the network partitioned on this many host threads (results
-    /// are the same for any number; networks of built-in hosts only).
+    /// are the same for any number; networks of built-in hosts only: with
+    /// nodes or load generators one thread runs it, and a note says so).
     /// Overrides the `threads` key; without either, the single event loop runs.
     /// The `partitions` key (default 4) is the most parts the leaves are
     /// grouped into, and the spines: raise it with more host cores.

@@ -595,10 +595,12 @@ impl Cluster {
 
     /// Simulates the network partitioned, on `threads` host threads, from
     /// now on (docs/parallel-network.md): results are the same for any
-    /// number of threads, one included. Every host must be a built-in
-    /// traffic host, and nothing may have been scheduled, captured or
-    /// recorded yet.
+    /// number of threads, one included. Nothing may have been scheduled,
+    /// captured or recorded yet.
     ///
+    /// Only networks of built-in traffic hosts are partitioned: with a node
+    /// or a load generator the single event loop runs the network, on one
+    /// thread, whatever `threads` says (a note says so).
     /// A network whose partitions exchange frames more often than every
     /// 200 ns of simulated time (the lookahead; 43 ns on a single switch),
     /// or that is one partition, is not partitioned: threads would never
@@ -667,15 +669,36 @@ impl Cluster {
     }
 
     fn partition(&mut self, threads: usize, force: bool) -> Result<(), SystemError> {
+        if threads == 0 {
+            return Err(SystemError::Config(
+                "threads = 0: at least one thread runs the simulation".into(),
+            ));
+        }
         if let Some(h) = self
             .hosts
             .iter()
             .position(|h| !matches!(h, Host::Builtin(_)))
         {
-            return Err(SystemError::Config(format!(
-                "threads = {threads}: host {h} is not a built-in traffic host (only networks \
-                 of built-in hosts run on several threads)"
-            )));
+            let what = if self.hosts[h].as_node().is_some() {
+                "a node"
+            } else {
+                "a load generator"
+            };
+            if force {
+                return Err(SystemError::Config(format!(
+                    "threads = {threads}: host {h} is {what} (only networks of built-in \
+                     hosts are partitioned)"
+                )));
+            }
+            // As for a network threads could never speed up: the single
+            // loop, whatever `threads` says (so results do not depend on it).
+            self.par = None;
+            self.single_loop_note = Some(format!(
+                "threads = {threads}: host {h} is {what}, so the single event loop runs the \
+                 network, on 1 thread (only networks of built-in hosts are partitioned; \
+                 nodes' cores on threads measured slower, docs/parallel-network.md)"
+            ));
+            return Ok(());
         }
         if !self.queue.is_empty() || self.par.as_ref().is_some_and(|p| !p.is_idle()) {
             return Err(SystemError::Config(format!(

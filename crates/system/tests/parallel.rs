@@ -357,3 +357,27 @@ fn zero_threads_is_an_error() {
     let e = Cluster::new(&cfg).err().expect("an error");
     assert!(e.to_string().contains("threads = 0"), "{e}");
 }
+
+#[test]
+fn threads_on_a_cluster_with_a_node_run_one_loop_with_a_note() {
+    // `threads` is a speed knob: it must not make a valid network fail. A
+    // node on host 0, built-in hosts elsewhere: the single loop, and a note.
+    let mut cfg = config(TopologyConfig::SingleSwitch { hosts: 4 }, 2);
+    cfg.programs = vec![nanopu_system::cluster::HostProgram {
+        hosts: "0".into(),
+        program: nanopu_testkit::program("hello"),
+        nic: None,
+        args: Vec::new(),
+    }];
+    let c = Cluster::new(&cfg).expect("threads with a node");
+    let note = c.parallel_note().expect("a note");
+    assert!(note.contains("host 0 is a node"), "{note}");
+    assert_eq!(c.partitioning(), None);
+    // Forcing partitions is for the engine's own tests: an error there.
+    cfg.threads = None;
+    let mut c = Cluster::new(&cfg).unwrap();
+    let e = c
+        .force_threads(2)
+        .expect_err("a node cannot be partitioned");
+    assert!(e.to_string().contains("host 0 is a node"), "{e}");
+}
