@@ -152,11 +152,8 @@ impl Parallel {
         max_groups: usize,
         force: bool,
     ) -> Result<Parallel, SystemError> {
-        if threads == 0 {
-            return Err(SystemError::Config(
-                "threads = 0: at least one thread runs the simulation".into(),
-            ));
-        }
+        // `Cluster::set_threads` refuses 0.
+        debug_assert!(threads > 0, "at least one thread");
         let (mut layout, mut ranges) = partitions(net, max_groups);
         let pairs = |layout: &Layout, n: usize| {
             let mut to = vec![vec![SimDuration(u64::MAX); n]; n];
