@@ -621,10 +621,11 @@ fn partitions(net: &Network, max_groups: usize) -> (Layout, Vec<Range<usize>>) {
         // The switches with hosts (leaves), each with its hosts, which must
         // come switch by switch.
         let mut leaves: Vec<(usize, Range<usize>)> = Vec::new();
+        let mut seen = vec![false; switches];
         let mut h = 0;
         while h < n {
             let s = attached[h];
-            if leaves.iter().any(|&(t, _)| t == s) {
+            if std::mem::replace(&mut seen[s], true) {
                 return one();
             }
             let start = h;
