@@ -316,6 +316,7 @@ impl Block {
 pub(crate) const NO_BLOCK: u32 = u32::MAX;
 
 /// The blocks built so far, indexed by start pc.
+#[derive(Clone)]
 pub(crate) struct BlockCache {
     /// Block numbers, direct-mapped by start pc.
     index: Vec<u32>,

@@ -61,6 +61,7 @@ struct Slot {
 }
 
 /// Direct-mapped cache of decoded instructions.
+#[derive(Clone)]
 pub struct DecodeCache {
     slots: Vec<Slot>,
     mask: usize,

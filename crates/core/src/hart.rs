@@ -116,6 +116,7 @@ struct PollSnapshot {
 }
 
 /// One RV64GC hart with the nanoPU register-file network interface.
+#[derive(Clone)]
 pub struct Hart {
     pub(crate) id: usize,
     pub(crate) x: [u64; 32],

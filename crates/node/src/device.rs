@@ -107,6 +107,7 @@ pub trait BusDevice {
 
 /// Every device a node can have. A new device is one more arm here and in
 /// the `dispatch!` below.
+#[derive(Clone)]
 pub enum Device {
     Clint(Clint),
     Uart(Uart),
@@ -172,6 +173,7 @@ impl BusDevice for Device {
 }
 
 /// A device and the addresses it answers.
+#[derive(Clone)]
 struct Mapped {
     base: u64,
     size: u64,
@@ -190,7 +192,7 @@ pub struct OverlapError {
 
 /// The devices of a node by address, with typed access to the ones the
 /// node itself uses (the interrupt controller, HTIF, the traditional NIC).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DeviceMap {
     mapped: Vec<Mapped>,
     /// The window of HTIF, the one device that lies in DRAM (its `tohost`

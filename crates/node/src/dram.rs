@@ -147,6 +147,72 @@ impl Dram {
     }
 }
 
+/// A copy of the memory in a mapping of its own: the pages the guest or
+/// the loader touched are copied (those that hold anything but zeros),
+/// the others stay unbacked in the copy too.
+impl Clone for Dram {
+    fn clone(&self) -> Dram {
+        let copy = Dram::new(self.base, self.size).unwrap_or_else(|e| {
+            panic!("cannot reserve {} bytes for a copy of DRAM: {e}", self.size)
+        });
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        // `mincore` says which pages are in host memory; a page swapped out
+        // is not, so with swap in use every page is looked at.
+        let every_page = swap_in_use();
+        let chunk_pages = 1usize << 16;
+        let mut resident = vec![0u8; chunk_pages];
+        let mut at = 0usize;
+        let size = self.size as usize;
+        while at < size {
+            let len = (size - at).min(chunk_pages * page);
+            let pages = len.div_ceil(page);
+            // SAFETY: [ptr + at, ptr + at + len) lies inside the mapping and
+            // `resident` has room for one byte per page of it.
+            let r = unsafe {
+                libc::mincore(
+                    self.ptr.as_ptr().add(at) as *mut libc::c_void,
+                    len,
+                    resident.as_mut_ptr(),
+                )
+            };
+            for (i, &flag) in resident[..pages].iter().enumerate() {
+                if !every_page && r == 0 && flag & 1 == 0 {
+                    continue;
+                }
+                let off = at + i * page;
+                let n = page.min(size - off);
+                // SAFETY: [off, off + n) lies inside both mappings, which
+                // do not overlap; `&self` keeps the source unchanged.
+                unsafe {
+                    let src = std::slice::from_raw_parts(self.ptr.as_ptr().add(off), n);
+                    if src.iter().any(|&b| b != 0) {
+                        std::ptr::copy_nonoverlapping(src.as_ptr(), copy.ptr.as_ptr().add(off), n);
+                    }
+                }
+            }
+            at += len;
+        }
+        copy
+    }
+}
+
+/// Whether the host has swap space in use (or it cannot tell).
+fn swap_in_use() -> bool {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return true;
+    };
+    let kb = |key: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (kb("SwapTotal:"), kb("SwapFree:")) {
+        (Some(total), Some(free)) => total != free,
+        _ => true,
+    }
+}
+
 impl Drop for Dram {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping created in `new`.
@@ -168,6 +234,21 @@ mod tests {
         d.write(off, 8, 0x1122_3344_5566_7788);
         assert_eq!(d.read(off, 4), 0x5566_7788);
         assert_eq!(d.read(off + 1, 2), 0x6677);
+    }
+
+    #[test]
+    fn a_copy_has_the_contents_and_is_independent() {
+        let mut d = Dram::new(0x8000_0000, 1 << 30).unwrap();
+        let far = d.offset(0x8000_0000 + (1 << 29) + 12, 8).unwrap();
+        d.write(0, 8, 7);
+        d.write(far, 8, 0xdead_beef);
+        let mut c = d.clone();
+        assert_eq!((c.read(0, 8), c.read(far, 8)), (7, 0xdead_beef));
+        assert_eq!(c.read(4096, 8), 0);
+        c.write(0, 8, 9);
+        d.write(far, 8, 1);
+        assert_eq!((d.read(0, 8), c.read(far, 8)), (7, 0xdead_beef));
+        assert!(c.resident_bytes() <= 2 * 4096 * 4);
     }
 
     #[test]

@@ -78,6 +78,26 @@ pub struct Htif {
     request: Option<HtifRequest>,
 }
 
+/// A copy without the output `sink` (a writer cannot be copied: see
+/// [`crate::Node::fork`]).
+impl Clone for Htif {
+    fn clone(&self) -> Htif {
+        Htif {
+            tohost: self.tohost,
+            fromhost: self.fromhost,
+            output: self.output.clone(),
+            output_dropped: self.output_dropped,
+            echo: self.echo,
+            sink: None,
+            stdin: self.stdin.clone(),
+            stdin_pos: self.stdin_pos,
+            args: self.args.clone(),
+            unsupported: self.unsupported.clone(),
+            request: self.request.clone(),
+        }
+    }
+}
+
 impl Htif {
     pub fn new(tohost: u64, fromhost: u64) -> Htif {
         Htif {

@@ -19,6 +19,7 @@ use nanopu_core::{Bus, BusError, RefillKind};
 pub use system::{MemoryStats, MemorySystem};
 
 /// Memory and devices shared by the harts of a node.
+#[derive(Clone)]
 pub struct NodeBus {
     dram: Dram,
     devices: DeviceMap,

@@ -123,6 +123,12 @@ impl NebulaQueues {
         !self.commands.is_empty()
     }
 
+    /// The receive-buffer size the NIC asks for (what software reads from
+    /// the global register).
+    pub fn set_buffer_bytes(&mut self, bytes: u64) {
+        self.buffer_bytes = bytes;
+    }
+
     /// Software's receive buffer is at `base` (what a store to the global
     /// register does).
     pub fn register_buffer(&mut self, base: u64) {

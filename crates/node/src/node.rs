@@ -178,6 +178,30 @@ pub enum NodeError {
     /// [`Node::set_stop_request`] was raised (Ctrl-C): where each hart was.
     #[error("interrupted\n{0}")]
     Interrupted(String),
+    #[error("cannot fork the node: {0}")]
+    Fork(&'static str),
+}
+
+/// A field a copy of the node does not carry (see [`Node::fork`]).
+struct Detached<T>(Option<T>);
+
+impl<T> Clone for Detached<T> {
+    fn clone(&self) -> Self {
+        Detached(None)
+    }
+}
+
+impl<T> std::ops::Deref for Detached<T> {
+    type Target = Option<T>;
+    fn deref(&self) -> &Option<T> {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Detached<T> {
+    fn deref_mut(&mut self) -> &mut Option<T> {
+        &mut self.0
+    }
 }
 
 // Not `#[from]`: that would make the cause a `source` too, printed twice in
@@ -194,6 +218,10 @@ impl From<OverlapError> for NodeError {
 pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
 
 /// One simulated nanoPU node.
+///
+/// `Clone` copies the whole machine, as [`Node::fork`] does, but without
+/// its checks: an observer and an HTIF output sink are left behind.
+#[derive(Clone)]
 pub struct Node {
     cfg: NodeConfig,
     harts: Vec<Hart>,
@@ -205,7 +233,7 @@ pub struct Node {
     exit: Option<(u64, usize)>,
     /// Watches every instruction (an instruction trace, a commit log), if
     /// anything does.
-    observer: Option<Box<dyn Observer + Send>>,
+    observer: Detached<Box<dyn Observer + Send>>,
     /// The hart an observer stopped (see [`Node::run_observed`]).
     observer_stop: Option<usize>,
     /// Messages the cores sent while no NIC is attached.
@@ -327,7 +355,7 @@ impl Node {
             cfg,
             program: None,
             exit: None,
-            observer: None,
+            observer: Detached(None),
             observer_stop: None,
             sent: TxSink::default(),
             nic_attached: false,
@@ -489,7 +517,7 @@ impl Node {
         &mut self,
         observer: Option<Box<dyn Observer + Send>>,
     ) -> Option<Box<dyn Observer + Send>> {
-        std::mem::replace(&mut self.observer, observer)
+        std::mem::replace(&mut self.observer.0, observer)
     }
 
     /// Messages the cores sent while no NIC is attached.
@@ -899,6 +927,24 @@ impl Node {
             HartState::Running => {}
             _ => hart.stall_until(to),
         }
+    }
+
+    /// A copy of the node in its current state (memory, caches, harts,
+    /// devices), which runs on exactly as this one would: for running
+    /// several experiments from one expensive start (a store's preload).
+    /// The copy's DRAM holds the pages this node touched. Refused while an
+    /// observer or an HTIF output sink is attached (neither can be copied,
+    /// and leaving one behind would silently change what the copy reports).
+    pub fn fork(&self) -> Result<Node, NodeError> {
+        if self.observer.is_some() {
+            return Err(NodeError::Fork(
+                "an observer (trace, commit log) is attached",
+            ));
+        }
+        if self.bus.devices().htif().is_some_and(|h| h.sink.is_some()) {
+            return Err(NodeError::Fork("its HTIF output goes to a sink"));
+        }
+        Ok(self.clone())
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.

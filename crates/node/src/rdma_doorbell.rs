@@ -33,7 +33,7 @@ const DROPPED: u64 = 0x18;
 pub const DOORBELL_QUEUE_DEPTH: usize = 65_536;
 
 /// The doorbell page.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RdmaDoorbell {
     pending: VecDeque<(u64, u64)>,
     errors: u64,

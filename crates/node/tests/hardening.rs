@@ -202,6 +202,37 @@ fn streamed_output_is_not_kept() {
     assert!(htif.output.is_empty() && htif.output_dropped == 0);
 }
 
+/// A fork runs on exactly as the original (cycles, instructions, output,
+/// memory); one is refused while output goes to a sink.
+#[test]
+fn a_fork_runs_on_as_the_original() {
+    // 200,000 loads and stores over 128 KB (beyond the L1), then 2 MB out.
+    let work = "    li s0, 0\n    li s1, 200000\n    la s2, buf\n\
+         3:  slli t0, s0, 50\n    srli t0, t0, 47\n    add t0, s2, t0\n\
+             ld t1, 0(t0)\n    add t1, t1, s0\n    sd t1, 0(t0)\n\
+             addi s0, s0, 1\n    blt s0, s1, 3b\n";
+    let elf = assemble("writer", &format!("{work}{}", writer_program(2)));
+    let mut node = Node::with_program_bytes(one_core(), "writer", &elf).unwrap();
+    assert_eq!(node.run(300_000).unwrap(), RunEnd::Limit);
+    let mut fork = node.fork().unwrap();
+    for n in [&mut node, &mut fork] {
+        assert_eq!(n.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+    }
+    let state = |n: &Node| {
+        (
+            format!("{:?}", n.hart_summaries()),
+            n.instret(),
+            n.htif().unwrap().output.clone(),
+            format!("{:?}", n.memory_stats()),
+            n.dram().slice(0x8000_0000, 1 << 21).unwrap().to_vec(),
+        )
+    };
+    assert!(state(&node) == state(&fork));
+    assert_eq!(fork.htif().unwrap().output.len(), 2 << 20);
+    node.htif_mut().unwrap().sink = Some(Box::new(Counter(Arc::new(AtomicU64::new(0)))));
+    assert!(matches!(node.fork(), Err(NodeError::Fork(_))));
+}
+
 #[test]
 fn kept_output_is_bounded() {
     use nanopu_node::htif::OUTPUT_KEEP;

@@ -2,7 +2,9 @@
 //! 16 cores behind each design answers correctly; NACKed requests are
 //! retried and answered; steering puts the payload in the core's L1.
 
-use nanopu_system::nics::nebula::load::{node_config_from_toml, run_mica, MicaLoad};
+use nanopu_system::nics::nebula::load::{
+    boot_mica, node_config_from_toml, run_mica, serve_mica, MicaLoad,
+};
 use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_testkit::{program, repo};
 
@@ -32,6 +34,36 @@ fn mica_answers_correctly_under_every_design() {
         assert!(s.finished > 150, "{}: {s:?}", design.name());
         assert!(s.p99_ns.unwrap() > 100, "{}: {s:?}", design.name());
     }
+}
+
+/// One preload served under every design gives what a preload per design
+/// gives (`nb-mica` relies on it), and a fork that would not be exact is
+/// refused.
+#[test]
+fn a_forked_boot_serves_as_its_own_boot_would() {
+    let json = |r: &nanopu_system::nics::nebula::load::MicaRun| serde_json::to_string(r).unwrap();
+    let mut first = small(NebulaDesign::Rss);
+    first.rates_mrps = vec![2.0, 12.0];
+    let booted = boot_mica(&first).unwrap();
+    for design in [NebulaDesign::Nebula, NebulaDesign::SrqEmu] {
+        let mut load = small(design);
+        load.rates_mrps = first.rates_mrps.clone();
+        let fork = booted
+            .fork_for(&load)
+            .unwrap()
+            .expect("the preload did not touch the NIC");
+        let forked = serve_mica(&load, fork).unwrap();
+        let own = run_mica(&load).unwrap();
+        assert_eq!(json(&forked), json(&own), "{}", design.name());
+        assert_eq!(forked.wrong, 0);
+    }
+    // Other program arguments (another value size): another preload.
+    let mut other = small(NebulaDesign::Nebula);
+    other.args[1] = "256".into();
+    assert!(booted.fork_for(&other).unwrap().is_none());
+    // The original serves after its forks, as its own.
+    let served = serve_mica(&first, booted).unwrap();
+    assert_eq!(json(&served), json(&run_mica(&first).unwrap()));
 }
 
 #[test]

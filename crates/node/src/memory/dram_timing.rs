@@ -204,6 +204,7 @@ impl BandwidthSeries {
 }
 
 /// The DRAM's timing state and counters.
+#[derive(Clone)]
 pub struct DramTiming {
     channels: Vec<TimeBuckets>,
     interleave_shift: u32,

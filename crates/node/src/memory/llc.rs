@@ -163,6 +163,7 @@ pub struct LlcStats {
 /// cache miss per array touched: per line one word holding the line
 /// address and the dirty bit, and one byte of recency rank, rather than a
 /// tag, a 64-bit time stamp and a dirty flag in three arrays.
+#[derive(Clone)]
 pub struct Llc {
     ways: usize,
     set_mask: u64,

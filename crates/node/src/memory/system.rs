@@ -14,6 +14,7 @@ use serde::Serialize;
 pub const MAX_DMA_OUTSTANDING: usize = 64;
 
 /// The LLC and DRAM of a node.
+#[derive(Clone)]
 pub struct MemorySystem {
     pub llc: Llc,
     pub dram: DramTiming,

@@ -225,6 +225,81 @@ fn bytes_of(req: &Request) -> Vec<u8> {
 
 /// Runs `load`; see the module documentation.
 pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
+    serve_mica(load, boot_mica(load)?)
+}
+
+/// A server of a [`MicaLoad`] booted (its store preloaded, its receive
+/// buffer registered) and not yet offered any request.
+pub struct BootedMica {
+    d: Driver,
+    boot: SimTime,
+    /// What the boot depended on (see [`BootedMica::fork_for`]).
+    node: NodeConfig,
+    program: PathBuf,
+    args: Vec<String>,
+    nic: NebulaConfig,
+    link: (u64, u64),
+}
+
+impl BootedMica {
+    /// The same server, as `load` would have booted it, for `load`'s
+    /// design: a fork of the booted node behind a new NIC of that design.
+    /// The boot does not depend on the design when nothing reached the NIC
+    /// during it (the program only reads the receive buffer's size from
+    /// the NIC, and `nb_mica` ignores it); `None` (boot `load` itself) if
+    /// something did, or if `load` boots anything else (node, program,
+    /// arguments, NIC parameters, link).
+    pub fn fork_for(&self, load: &MicaLoad) -> Result<Option<BootedMica>, LoadError> {
+        let nic = self.d.host.nic.as_nebula().expect("a NEBULA NIC");
+        let same_boot = load.node == self.node
+            && load.program == self.program
+            && load.args == self.args
+            && format!("{:?}", load.nic) == format!("{:?}", self.nic)
+            && (load.link_gbps, load.mac_ps) == self.link;
+        if !same_boot
+            || !nic.untouched()
+            || !self.d.events.is_empty()
+            || !self.d.host.io.is_empty()
+            || self.d.host.deadlocked
+            || self
+                .d
+                .host
+                .node
+                .nebula_queues()
+                .is_none_or(|q| q.has_commands())
+        {
+            return Ok(None);
+        }
+        let mut node = self.d.host.node.fork()?;
+        let nic = NebulaNic::rebind(
+            load.design,
+            load.nic.clone(),
+            mac_of(load),
+            SERVER_IP,
+            &mut node,
+        )
+        .expect("the booted node has NEBULA's queues");
+        let d = Driver {
+            host: NodeHost::new(node, NodeNic::nebula(nic)),
+            events: BTreeMap::new(),
+            seq: self.d.seq,
+            to_nic_free: self.d.to_nic_free,
+            to_client_free: self.d.to_client_free,
+            link_gbps: self.d.link_gbps,
+        };
+        Ok(Some(BootedMica {
+            d,
+            boot: self.boot,
+            node: self.node.clone(),
+            program: self.program.clone(),
+            args: self.args.clone(),
+            nic: self.nic.clone(),
+            link: self.link,
+        }))
+    }
+}
+
+fn check(load: &MicaLoad) -> Result<(), LoadError> {
     if load.rates_mrps.is_empty() || load.rates_mrps.iter().any(|&r| !r.is_finite() || r <= 0.0) {
         return Err(LoadError::Config(
             "rates_mrps must be positive and not empty",
@@ -233,17 +308,27 @@ pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
     if load.connections == 0 || load.connections > u16::MAX as u32 {
         return Err(LoadError::Config("connections must be in 1..=65535"));
     }
+    Ok(())
+}
+
+fn mac_of(load: &MicaLoad) -> Mac {
+    Mac {
+        link_gbps: load.link_gbps,
+        rx_latency: SimDuration::from_ps(load.mac_ps),
+        tx_latency: SimDuration::from_ps(load.mac_ps),
+    }
+}
+
+/// Boots the server of `load` (see [`BootedMica`]).
+pub fn boot_mica(load: &MicaLoad) -> Result<BootedMica, LoadError> {
+    check(load)?;
     let mut node = Node::with_program(load.node.clone(), &load.program)?;
     if let Some(h) = node.htif_mut() {
         let mut args = vec![nanopu_node::loader::argv0(&load.program)];
         args.extend(load.args.iter().cloned());
         h.args = args;
     }
-    let mac = Mac {
-        link_gbps: load.link_gbps,
-        rx_latency: SimDuration::from_ps(load.mac_ps),
-        tx_latency: SimDuration::from_ps(load.mac_ps),
-    };
+    let mac = mac_of(load);
     let nic = NebulaNic::new(load.design, load.nic.clone(), mac, SERVER_IP, &mut node)?;
     let mut d = Driver {
         host: NodeHost::new(node, NodeNic::nebula(nic)),
@@ -270,6 +355,22 @@ pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
         d.run_to(t)?;
     }
     let boot = t;
+    Ok(BootedMica {
+        d,
+        boot,
+        node: load.node.clone(),
+        program: load.program.clone(),
+        args: load.args.clone(),
+        nic: load.nic.clone(),
+        link: (load.link_gbps, load.mac_ps),
+    })
+}
+
+/// Offers `load`'s requests to `booted` (booted for `load`: by
+/// [`boot_mica`] or [`BootedMica::fork_for`]) and measures.
+pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadError> {
+    check(load)?;
+    let BootedMica { mut d, boot, .. } = booted;
 
     let mut rng = AppRng::seed_from_u64(load.seed);
     let mut mica = MicaClient::new(load.mica.clone(), AppContext::SINGLE);

@@ -232,10 +232,38 @@ impl NebulaNic {
         let queues = NebulaQueues::new(node.cores(), cfg.buffer_bytes(design));
         node.attach_nebula_queues(NEBULA_BASE, queues)?;
         node.attach_nic();
-        Ok(NebulaNic {
+        Ok(NebulaNic::build(design, cfg, mac, ip, node.cores()))
+    }
+
+    /// The NIC of `node` for `design` when `node` (a [`Node::fork`] of one
+    /// booted behind another design's NIC) already has NEBULA's queues:
+    /// they are told this design's receive-buffer size; the rest of their
+    /// state, the program's registration included, stays. `None` if the
+    /// node has no queues.
+    pub fn rebind(
+        design: NebulaDesign,
+        cfg: NebulaConfig,
+        mac: Mac,
+        ip: u32,
+        node: &mut Node,
+    ) -> Option<NebulaNic> {
+        let cores = node.cores();
+        node.nebula_queues_mut()?
+            .set_buffer_bytes(cfg.buffer_bytes(design));
+        Some(NebulaNic::build(design, cfg, mac, ip, cores))
+    }
+
+    fn build(
+        design: NebulaDesign,
+        cfg: NebulaConfig,
+        mac: Mac,
+        ip: u32,
+        cores: usize,
+    ) -> NebulaNic {
+        NebulaNic {
             design,
             shared: BufferManager::new(cfg.shared_buffer_bytes),
-            dispatch: Dispatcher::new(design.policy(), node.cores(), cfg.seed),
+            dispatch: Dispatcher::new(design.policy(), cores, cfg.seed),
             cfg,
             mac,
             ip,
@@ -247,7 +275,19 @@ impl NebulaNic {
             stats: NebulaStats::default(),
             completions: Vec::new(),
             nacked_at: Vec::new(),
-        })
+        }
+    }
+
+    /// Nothing has reached the NIC yet: no frame, RPC or command (what a
+    /// store's preload leaves it at).
+    pub fn untouched(&self) -> bool {
+        let s = &self.stats;
+        self.rpcs.is_empty()
+            && self.reassembly.is_empty()
+            && self.completions.is_empty()
+            && self.nacked_at.is_empty()
+            && s.rx_frames + s.rpcs + s.nacks + s.replies + s.frees + s.bad_frames + s.bad_commands
+                == 0
     }
 
     pub fn design(&self) -> NebulaDesign {
