@@ -147,14 +147,12 @@ impl Dram {
     }
 }
 
-/// A copy of the memory in a mapping of its own: the pages the guest or
-/// the loader touched are copied (those that hold anything but zeros),
-/// the others stay unbacked in the copy too.
-impl Clone for Dram {
-    fn clone(&self) -> Dram {
-        let copy = Dram::new(self.base, self.size).unwrap_or_else(|e| {
-            panic!("cannot reserve {} bytes for a copy of DRAM: {e}", self.size)
-        });
+impl Dram {
+    /// A copy of the memory in a mapping of its own: the pages the guest
+    /// or the loader touched are copied (those that hold anything but
+    /// zeros), the others stay unbacked in the copy too.
+    pub fn try_clone(&self) -> std::io::Result<Dram> {
+        let copy = Dram::new(self.base, self.size)?;
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         // `mincore` says which pages are in host memory; a page swapped out
@@ -193,7 +191,7 @@ impl Clone for Dram {
             }
             at += len;
         }
-        copy
+        Ok(copy)
     }
 }
 
@@ -242,7 +240,7 @@ mod tests {
         let far = d.offset(0x8000_0000 + (1 << 29) + 12, 8).unwrap();
         d.write(0, 8, 7);
         d.write(far, 8, 0xdead_beef);
-        let mut c = d.clone();
+        let mut c = d.try_clone().unwrap();
         assert_eq!((c.read(0, 8), c.read(far, 8)), (7, 0xdead_beef));
         assert_eq!(c.read(4096, 8), 0);
         c.write(0, 8, 9);

@@ -19,7 +19,6 @@ use nanopu_core::{Bus, BusError, RefillKind};
 pub use system::{MemoryStats, MemorySystem};
 
 /// Memory and devices shared by the harts of a node.
-#[derive(Clone)]
 pub struct NodeBus {
     dram: Dram,
     devices: DeviceMap,
@@ -38,6 +37,20 @@ pub struct NodeBus {
 }
 
 impl NodeBus {
+    /// A copy with DRAM of its own ([`Dram::try_clone`]).
+    pub(crate) fn fork(&self) -> std::io::Result<NodeBus> {
+        Ok(NodeBus {
+            dram: self.dram.try_clone()?,
+            devices: self.devices.clone(),
+            uart_output: self.uart_output.clone(),
+            mem: self.mem.clone(),
+            reservations: self.reservations.clone(),
+            active_reservations: self.active_reservations,
+            mmio_cycles: self.mmio_cycles,
+            device_accesses: self.device_accesses,
+        })
+    }
+
     pub fn new(
         harts: usize,
         dram: Dram,

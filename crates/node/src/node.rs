@@ -182,28 +182,6 @@ pub enum NodeError {
     Fork(&'static str),
 }
 
-/// A field a copy of the node does not carry (see [`Node::fork`]).
-struct Detached<T>(Option<T>);
-
-impl<T> Clone for Detached<T> {
-    fn clone(&self) -> Self {
-        Detached(None)
-    }
-}
-
-impl<T> std::ops::Deref for Detached<T> {
-    type Target = Option<T>;
-    fn deref(&self) -> &Option<T> {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for Detached<T> {
-    fn deref_mut(&mut self) -> &mut Option<T> {
-        &mut self.0
-    }
-}
-
 // Not `#[from]`: that would make the cause a `source` too, printed twice in
 // a chain.
 impl From<OverlapError> for NodeError {
@@ -218,10 +196,6 @@ impl From<OverlapError> for NodeError {
 pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
 
 /// One simulated nanoPU node.
-///
-/// `Clone` copies the whole machine, as [`Node::fork`] does, but without
-/// its checks: an observer and an HTIF output sink are left behind.
-#[derive(Clone)]
 pub struct Node {
     cfg: NodeConfig,
     harts: Vec<Hart>,
@@ -233,7 +207,7 @@ pub struct Node {
     exit: Option<(u64, usize)>,
     /// Watches every instruction (an instruction trace, a commit log), if
     /// anything does.
-    observer: Detached<Box<dyn Observer + Send>>,
+    observer: Option<Box<dyn Observer + Send>>,
     /// The hart an observer stopped (see [`Node::run_observed`]).
     observer_stop: Option<usize>,
     /// Messages the cores sent while no NIC is attached.
@@ -355,7 +329,7 @@ impl Node {
             cfg,
             program: None,
             exit: None,
-            observer: Detached(None),
+            observer: None,
             observer_stop: None,
             sent: TxSink::default(),
             nic_attached: false,
@@ -517,7 +491,7 @@ impl Node {
         &mut self,
         observer: Option<Box<dyn Observer + Send>>,
     ) -> Option<Box<dyn Observer + Send>> {
-        std::mem::replace(&mut self.observer.0, observer)
+        std::mem::replace(&mut self.observer, observer)
     }
 
     /// Messages the cores sent while no NIC is attached.
@@ -944,7 +918,36 @@ impl Node {
         if self.bus.devices().htif().is_some_and(|h| h.sink.is_some()) {
             return Err(NodeError::Fork("its HTIF output goes to a sink"));
         }
-        Ok(self.clone())
+        let bus = self.bus.fork().map_err(|cause| NodeError::Memory {
+            bytes: self.bus.dram().size(),
+            cause,
+        })?;
+        // Every field, so that a new one cannot be forgotten here.
+        Ok(Node {
+            cfg: self.cfg.clone(),
+            harts: self.harts.clone(),
+            states: self.states.clone(),
+            bus,
+            decode_cache: self.decode_cache.clone(),
+            program: self.program.clone(),
+            exit: self.exit,
+            observer: None,
+            observer_stop: self.observer_stop,
+            sent: self.sent.clone(),
+            nic_attached: self.nic_attached,
+            stop_request: self.stop_request.clone(),
+            watches: self.watches.clone(),
+            sleeping: self.sleeping,
+            wake_memo: self.wake_memo.clone(),
+            memo_valid: self.memo_valid,
+            memo_recheck_at: self.memo_recheck_at.clone(),
+            memo_device_accesses: self.memo_device_accesses,
+            owed_check: self.owed_check,
+            may_have_output: self.may_have_output,
+            memo_gen: self.memo_gen,
+            wake_cache: self.wake_cache.clone(),
+            reference: self.reference,
+        })
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.
