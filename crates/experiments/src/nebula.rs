@@ -18,10 +18,11 @@ use nanopu_apps::AppConfig;
 use nanopu_nic::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::nics::nebula::load::{
-    boot_mica, node_config_from_toml, run_mica, serve_mica, LoadError, MicaLoad, MicaRun,
+    boot_mica, node_config_from_toml, run_mica, serve_mica, LoadError, MicaLoad, MicaRun, MicaSeed,
 };
 use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_system::{LoadConfig, LoadMode, NicKind};
+use std::sync::Mutex;
 
 pub fn experiments() -> Vec<Experiment> {
     vec![Experiment {
@@ -102,11 +103,12 @@ fn point_load(r: &Runner, p: &Point) -> Result<MicaLoad> {
     Ok(load)
 }
 
-/// A job of the sweep: a chain of the nanoPU's loads, or NEBULA points
-/// that share a preload.
-enum Job<'a> {
+/// A job of the sweep's first phase: a chain of the nanoPU's loads, or
+/// the boot of the NEBULA points with the same program arguments as the
+/// point given (the server then forked for each of them).
+enum Job {
     NanoPu(usize),
-    Group(&'a [usize]),
+    Boot(usize),
 }
 
 /// The nanoPU at one load: (load, p99 ns, achieved MRPS).
@@ -115,34 +117,22 @@ type NanoPuPoint = (f64, f64, f64);
 /// Chains the nanoPU's loads run in (see `nb_mica`).
 const NANOPU_CHAINS: usize = 2;
 
-/// The most points served from one preload: a group's points run one
-/// after another on a thread, so big groups are split to keep threads busy.
-const POINTS_PER_BOOT: usize = 5;
-
-/// Points `group` (same program arguments, so the same preload), served
-/// from one boot: the first point's server is booted and each of the
-/// others gets a fork of it (`BootedMica::fork_for`: exactly the server
-/// its own boot would give, as the preload does not involve the NIC; the
-/// results are the same as booting each point, only 4-5 times faster, the
-/// preload being ~80 % of a point's host time at full scale).
-fn run_group(r: &Runner, points: &[Point], group: &[usize]) -> Result<Vec<(usize, MicaRun)>> {
-    let loads = group
-        .iter()
-        .map(|&i| point_load(r, &points[i]))
-        .collect::<Result<Vec<_>>>()?;
-    let label = |k: usize| &points[group[k]].label;
-    let booted = boot_mica(&loads[0]).map_err(|e| fail!("nb-mica {}: {e}", label(0)))?;
-    let mut out = Vec::with_capacity(group.len());
-    for (k, load) in loads.iter().enumerate().skip(1) {
-        let run = match booted.fork_for(load) {
-            Ok(Some(b)) => serve_mica(load, b),
-            Ok(None) => run_mica(load),
-            Err(e) => Err(e),
-        };
-        out.push((group[k], checked(run, label(k))?));
-    }
-    out.push((group[0], checked(serve_mica(&loads[0], booted), label(0))?));
-    Ok(out)
+/// Point `p` served from `seed` (a fork of the server booted for the
+/// first point with the same program arguments: exactly the server its
+/// own boot would give, as the preload does not involve the NIC), or from
+/// a boot of its own without one.
+fn run_point(r: &Runner, p: &Point, seed: Option<&Mutex<MicaSeed>>) -> Result<MicaRun> {
+    let load = point_load(r, p)?;
+    let forked = match seed {
+        Some(seed) => seed.lock().expect("no panics").fork_for(&load),
+        None => Ok(None),
+    };
+    let run = match forked {
+        Ok(Some(booted)) => serve_mica(&load, booted),
+        Ok(None) => run_mica(&load),
+        Err(e) => Err(e),
+    };
+    checked(run, &p.label)
 }
 
 fn checked(run: std::result::Result<MicaRun, LoadError>, label: &str) -> Result<MicaRun> {
@@ -257,29 +247,36 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
     }
     let (rates, per_stage, warmup) = loads(r.scale);
     let nanopu_rates: Vec<f64> = rates.iter().copied().step_by(2).collect();
-    // Points with the same program arguments share a preload.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        let same = |g: &Vec<usize>| {
-            let q = &points[g[0]];
-            (q.value_bytes, q.swpref) == (p.value_bytes, p.swpref) && g.len() < POINTS_PER_BOOT
-        };
-        match groups.iter_mut().find(|g| same(g)) {
-            Some(g) => g.push(i),
-            None => groups.push(vec![i]),
-        }
-    }
-    // The nanoPU's loads in NANOPU_CHAINS chains (every other load), each
-    // stopping at its first load not answered in full; the curve stops at
-    // the first such load of all. Jobs longest first, so that no long one
-    // starts last: the chains (a preload per load), then the groups by size.
-    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+    // Points with the same program arguments share a preload: the first
+    // of them is booted, and each is served from a fork of its server
+    // (the preload is ~80 % of a point's host time at full scale).
+    let mut first_of: Vec<usize> = Vec::new();
+    let key_of: Vec<usize> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let same =
+                |&j: &usize| (points[j].value_bytes, points[j].swpref) == (p.value_bytes, p.swpref);
+            first_of.iter().position(same).unwrap_or_else(|| {
+                first_of.push(i);
+                first_of.len() - 1
+            })
+        })
+        .collect();
+    // First the boots and the nanoPU's loads, in NANOPU_CHAINS chains
+    // (every other load), each stopping at its first load not answered in
+    // full (the curve stops at the first such load of all); then the
+    // points, each on a fork.
     let jobs: Vec<Job> = (0..NANOPU_CHAINS)
         .map(Job::NanoPu)
-        .chain(groups.iter().map(|g| Job::Group(g)))
+        .chain(first_of.iter().map(|&i| Job::Boot(i)))
         .collect();
     let done = r.par_map("nb-mica", &jobs, |job| match *job {
-        Job::Group(group) => run_group(r, &points, group).map(|runs| (runs, None)),
+        Job::Boot(i) => {
+            let load = point_load(r, &points[i])?;
+            let booted = boot_mica(&load).map_err(|e| fail!("nb-mica {}: {e}", points[i].label))?;
+            Ok((booted.into_seed().map(Mutex::new), None))
+        }
         Job::NanoPu(k) => {
             let mine: Vec<f64> = nanopu_rates
                 .iter()
@@ -287,19 +284,40 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
                 .skip(k)
                 .step_by(NANOPU_CHAINS)
                 .collect();
-            nanopu_points(r, &mine, per_stage, warmup).map(|v| (Vec::new(), Some((k, v))))
+            nanopu_points(r, &mine, per_stage, warmup).map(|v| (None, Some((k, v))))
         }
     })?;
-    let mut runs: Vec<Option<MicaRun>> = vec![None; points.len()];
+    let mut seeds = Vec::new();
     let mut chains = vec![std::collections::VecDeque::new(); NANOPU_CHAINS];
-    for (group_runs, chain) in done {
-        for (i, run) in group_runs {
-            runs[i] = Some(run);
+    for (job, (seed, chain)) in jobs.iter().zip(done) {
+        if let Job::Boot(_) = job {
+            seeds.push(seed);
         }
         if let Some((k, v)) = chain {
             chains[k] = v.into();
         }
     }
+    // Points of different preloads side by side: threads forking from the
+    // same server wait for each other (a fork copies ~1 GB at full scale).
+    let mut indices: Vec<usize> = (0..points.len()).collect();
+    indices.sort_by_key(|&i| {
+        (
+            key_of[..i].iter().filter(|&&k| k == key_of[i]).count(),
+            key_of[i],
+        )
+    });
+    let done = r.par_map("nb-mica", &indices, |&i| {
+        run_point(r, &points[i], seeds[key_of[i]].as_ref())
+    })?;
+    drop(seeds);
+    let mut runs: Vec<Option<MicaRun>> = vec![None; points.len()];
+    for (&i, run) in indices.iter().zip(done) {
+        runs[i] = Some(run);
+    }
+    let runs: Vec<MicaRun> = runs
+        .into_iter()
+        .map(|run| run.expect("every point ran"))
+        .collect();
     let mut nanopu = Vec::new();
     for i in 0..nanopu_rates.len() {
         let Some((point, full)) = chains[i % NANOPU_CHAINS].pop_front() else {
@@ -310,10 +328,6 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
             break;
         }
     }
-    let runs: Vec<MicaRun> = runs
-        .into_iter()
-        .map(|r| r.expect("every point run"))
-        .collect();
     let by = |label: &str| {
         points
             .iter()

@@ -233,70 +233,151 @@ pub fn run_mica(load: &MicaLoad) -> Result<MicaRun, LoadError> {
 pub struct BootedMica {
     d: Driver,
     boot: SimTime,
-    /// What the boot depended on (see [`BootedMica::fork_for`]).
+    key: BootKey,
+}
+
+/// What a boot depended on besides the NIC's design.
+#[derive(Clone)]
+struct BootKey {
     node: NodeConfig,
     program: PathBuf,
     args: Vec<String>,
-    nic: NebulaConfig,
+    nic: String,
     link: (u64, u64),
 }
 
-impl BootedMica {
-    /// The same server, as `load` would have booted it, for `load`'s
-    /// design: a fork of the booted node behind a new NIC of that design.
-    /// The boot does not depend on the design when nothing reached the NIC
-    /// during it (the program only reads the receive buffer's size from
-    /// the NIC, and `nb_mica` ignores it); `None` (boot `load` itself) if
-    /// something did, or if `load` boots anything else (node, program,
-    /// arguments, NIC parameters, link).
-    pub fn fork_for(&self, load: &MicaLoad) -> Result<Option<BootedMica>, LoadError> {
-        let nic = self.d.host.nic.as_nebula().expect("a NEBULA NIC");
-        let same_boot = load.node == self.node
+impl BootKey {
+    fn of(load: &MicaLoad) -> BootKey {
+        BootKey {
+            node: load.node.clone(),
+            program: load.program.clone(),
+            args: load.args.clone(),
+            nic: format!("{:?}", load.nic),
+            link: (load.link_gbps, load.mac_ps),
+        }
+    }
+
+    fn matches(&self, load: &MicaLoad) -> bool {
+        load.node == self.node
             && load.program == self.program
             && load.args == self.args
-            && format!("{:?}", load.nic) == format!("{:?}", self.nic)
-            && (load.link_gbps, load.mac_ps) == self.link;
-        if !same_boot
-            || !nic.untouched()
-            || !self.d.events.is_empty()
-            || !self.d.host.io.is_empty()
-            || self.d.host.deadlocked
-            || self
+            && format!("{:?}", load.nic) == self.nic
+            && (load.link_gbps, load.mac_ps) == self.link
+    }
+}
+
+/// A booted server without its NIC, to fork servers of any design from
+/// ([`BootedMica::into_seed`]). `Send`, unlike a server with its NIC.
+pub struct MicaSeed {
+    node: Node,
+    boot: SimTime,
+    key: BootKey,
+    seq: u64,
+    to_nic_free: SimTime,
+    to_client_free: SimTime,
+    link_gbps: u64,
+}
+
+impl BootedMica {
+    /// Whether the boot did not depend on the NIC's design: nothing reached
+    /// the NIC (the program only reads the receive buffer's size from it,
+    /// and `nb_mica` ignores it) and nothing is in flight.
+    fn design_free(&self) -> bool {
+        let nic = self.d.host.nic.as_nebula().expect("a NEBULA NIC");
+        nic.untouched()
+            && self.d.events.is_empty()
+            && self.d.host.io.is_empty()
+            && !self.d.host.deadlocked
+            && self
                 .d
                 .host
                 .node
                 .nebula_queues()
-                .is_none_or(|q| q.has_commands())
-        {
+                .is_some_and(|q| !q.has_commands())
+    }
+
+    /// The same server, as `load` would have booted it, for `load`'s
+    /// design: a fork of the booted node behind a new NIC of that design.
+    /// `None` (boot `load` itself) if the boot depended on the design
+    /// (see [`MicaSeed`]) or `load` boots anything else (node, program,
+    /// arguments, NIC parameters, link).
+    pub fn fork_for(&self, load: &MicaLoad) -> Result<Option<BootedMica>, LoadError> {
+        if !self.design_free() || !self.key.matches(load) {
             return Ok(None);
         }
-        let mut node = self.d.host.node.fork()?;
-        let nic = NebulaNic::rebind(
-            load.design,
-            load.nic.clone(),
-            mac_of(load),
-            SERVER_IP,
-            &mut node,
-        )
-        .expect("the booted node has NEBULA's queues");
-        let d = Driver {
+        let d = &self.d;
+        let wire = (d.seq, d.to_nic_free, d.to_client_free, d.link_gbps);
+        fork_server(&d.host.node, self.boot, &self.key, wire, load).map(Some)
+    }
+
+    /// The booted node alone, to fork from ([`MicaSeed::fork_for`]);
+    /// `None` if the boot depended on the design.
+    pub fn into_seed(self) -> Option<MicaSeed> {
+        if !self.design_free() {
+            return None;
+        }
+        let BootedMica { d, boot, key } = self;
+        Some(MicaSeed {
+            seq: d.seq,
+            to_nic_free: d.to_nic_free,
+            to_client_free: d.to_client_free,
+            link_gbps: d.link_gbps,
+            node: d.host.node,
+            boot,
+            key,
+        })
+    }
+}
+
+impl MicaSeed {
+    /// A server for `load` as its own boot would give it ([`BootedMica::fork_for`]);
+    /// `None` if `load` boots anything else.
+    pub fn fork_for(&self, load: &MicaLoad) -> Result<Option<BootedMica>, LoadError> {
+        if !self.key.matches(load) {
+            return Ok(None);
+        }
+        let wire = (
+            self.seq,
+            self.to_nic_free,
+            self.to_client_free,
+            self.link_gbps,
+        );
+        fork_server(&self.node, self.boot, &self.key, wire, load).map(Some)
+    }
+}
+
+/// A fork of booted `node` behind a new NIC of `load`'s design, the
+/// client's link as it was (`wire`: the driver's sequence number and the
+/// two directions' free times, the link rate).
+fn fork_server(
+    node: &Node,
+    boot: SimTime,
+    key: &BootKey,
+    wire: (u64, SimTime, SimTime, u64),
+    load: &MicaLoad,
+) -> Result<BootedMica, LoadError> {
+    let mut node = node.fork()?;
+    let nic = NebulaNic::rebind(
+        load.design,
+        load.nic.clone(),
+        mac_of(load),
+        SERVER_IP,
+        &mut node,
+    )
+    .expect("the booted node has NEBULA's queues");
+    let (seq, to_nic_free, to_client_free, link_gbps) = wire;
+    Ok(BootedMica {
+        d: Driver {
             host: NodeHost::new(node, NodeNic::nebula(nic)),
             events: BTreeMap::new(),
-            seq: self.d.seq,
-            to_nic_free: self.d.to_nic_free,
-            to_client_free: self.d.to_client_free,
-            link_gbps: self.d.link_gbps,
-        };
-        Ok(Some(BootedMica {
-            d,
-            boot: self.boot,
-            node: self.node.clone(),
-            program: self.program.clone(),
-            args: self.args.clone(),
-            nic: self.nic.clone(),
-            link: self.link,
-        }))
-    }
+            seq,
+            to_nic_free,
+            to_client_free,
+            link_gbps,
+        },
+        boot,
+        key: key.clone(),
+    })
 }
 
 fn check(load: &MicaLoad) -> Result<(), LoadError> {
@@ -358,11 +439,7 @@ pub fn boot_mica(load: &MicaLoad) -> Result<BootedMica, LoadError> {
     Ok(BootedMica {
         d,
         boot,
-        node: load.node.clone(),
-        program: load.program.clone(),
-        args: load.args.clone(),
-        nic: load.nic.clone(),
-        link: (load.link_gbps, load.mac_ps),
+        key: BootKey::of(load),
     })
 }
 
@@ -662,3 +739,9 @@ impl MicaLoad {
         }
     }
 }
+
+// Seeds go to other threads (`nb-mica` forks its points from them there).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<MicaSeed>();
+};
