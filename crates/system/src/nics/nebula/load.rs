@@ -242,7 +242,7 @@ struct BootKey {
     node: NodeConfig,
     program: PathBuf,
     args: Vec<String>,
-    nic: String,
+    nic: NebulaConfig,
     link: (u64, u64),
 }
 
@@ -252,7 +252,7 @@ impl BootKey {
             node: load.node.clone(),
             program: load.program.clone(),
             args: load.args.clone(),
-            nic: format!("{:?}", load.nic),
+            nic: load.nic.clone(),
             link: (load.link_gbps, load.mac_ps),
         }
     }
@@ -261,7 +261,7 @@ impl BootKey {
         load.node == self.node
             && load.program == self.program
             && load.args == self.args
-            && format!("{:?}", load.nic) == self.nic
+            && load.nic == self.nic
             && (load.link_gbps, load.mac_ps) == self.link
     }
 }
