@@ -58,29 +58,66 @@ impl Dram {
     pub fn resident_bytes(&self) -> u64 {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
-        let chunk_pages = 1 << 16;
-        let mut vec = vec![0u8; chunk_pages];
-        let mut resident = 0;
-        let mut at = 0u64;
-        while at < self.size {
-            let len = (self.size - at).min(chunk_pages as u64 * page);
+        let mut resident = Some(0u64);
+        self.pages(|_, _, flag| {
+            resident = match flag {
+                Some(f) => resident.map(|r| r + (f & 1) as u64 * page),
+                None => None,
+            }
+        });
+        resident.unwrap_or(u64::MAX)
+    }
+
+    /// Calls `f(offset, length, mincore flag)` for each page of the
+    /// mapping, the flag `None` where `mincore` failed.
+    fn pages(&self, mut f: impl FnMut(usize, usize, Option<u8>)) {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let chunk_pages = 1usize << 16;
+        let mut flags = vec![0u8; chunk_pages];
+        let size = self.size as usize;
+        let mut at = 0usize;
+        while at < size {
+            let len = (size - at).min(chunk_pages * page);
             // SAFETY: [ptr + at, ptr + at + len) lies inside the mapping and
-            // `vec` has room for one byte per page of it.
+            // `flags` has room for one byte per page of it.
             let r = unsafe {
                 libc::mincore(
-                    self.ptr.as_ptr().add(at as usize) as *mut libc::c_void,
-                    len as usize,
-                    vec.as_mut_ptr(),
+                    self.ptr.as_ptr().add(at) as *mut libc::c_void,
+                    len,
+                    flags.as_mut_ptr(),
                 )
             };
-            if r != 0 {
-                return u64::MAX;
+            for (i, &flag) in flags[..len.div_ceil(page)].iter().enumerate() {
+                let off = at + i * page;
+                f(off, page.min(size - off), (r == 0).then_some(flag));
             }
-            let pages = len.div_ceil(page) as usize;
-            resident += vec[..pages].iter().filter(|&&b| b & 1 != 0).count() as u64 * page;
             at += len;
         }
-        resident
+    }
+
+    /// A copy of the memory in a mapping of its own: the pages the guest
+    /// or the loader touched are copied (those that hold anything but
+    /// zeros), the others stay unbacked in the copy too.
+    pub fn try_clone(&self) -> std::io::Result<Dram> {
+        let copy = Dram::new(self.base, self.size)?;
+        // `mincore` says which pages are in host memory; a page swapped out
+        // is not, so with swap in use every page is looked at.
+        let every_page = swap_in_use();
+        self.pages(|off, n, flag| {
+            if !every_page && flag.is_some_and(|f| f & 1 == 0) {
+                return;
+            }
+            // SAFETY: [off, off + n) lies inside both mappings, which do not
+            // overlap; `&self` keeps the source unchanged.
+            unsafe {
+                let src = std::slice::from_raw_parts(self.ptr.as_ptr().add(off), n);
+                if src.iter().any(|&b| b != 0) {
+                    std::ptr::copy_nonoverlapping(src.as_ptr(), copy.ptr.as_ptr().add(off), n);
+                }
+            }
+        });
+        Ok(copy)
     }
 
     /// Offset of `[addr, addr + len)` in the mapping, if it lies inside.
@@ -144,54 +181,6 @@ impl Dram {
         // SAFETY: bounds checked by `offset`; the exclusive borrow of self
         // makes this the only reference.
         Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(off), len as usize) })
-    }
-}
-
-impl Dram {
-    /// A copy of the memory in a mapping of its own: the pages the guest
-    /// or the loader touched are copied (those that hold anything but
-    /// zeros), the others stay unbacked in the copy too.
-    pub fn try_clone(&self) -> std::io::Result<Dram> {
-        let copy = Dram::new(self.base, self.size)?;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        // `mincore` says which pages are in host memory; a page swapped out
-        // is not, so with swap in use every page is looked at.
-        let every_page = swap_in_use();
-        let chunk_pages = 1usize << 16;
-        let mut resident = vec![0u8; chunk_pages];
-        let mut at = 0usize;
-        let size = self.size as usize;
-        while at < size {
-            let len = (size - at).min(chunk_pages * page);
-            let pages = len.div_ceil(page);
-            // SAFETY: [ptr + at, ptr + at + len) lies inside the mapping and
-            // `resident` has room for one byte per page of it.
-            let r = unsafe {
-                libc::mincore(
-                    self.ptr.as_ptr().add(at) as *mut libc::c_void,
-                    len,
-                    resident.as_mut_ptr(),
-                )
-            };
-            for (i, &flag) in resident[..pages].iter().enumerate() {
-                if !every_page && r == 0 && flag & 1 == 0 {
-                    continue;
-                }
-                let off = at + i * page;
-                let n = page.min(size - off);
-                // SAFETY: [off, off + n) lies inside both mappings, which
-                // do not overlap; `&self` keeps the source unchanged.
-                unsafe {
-                    let src = std::slice::from_raw_parts(self.ptr.as_ptr().add(off), n);
-                    if src.iter().any(|&b| b != 0) {
-                        std::ptr::copy_nonoverlapping(src.as_ptr(), copy.ptr.as_ptr().add(off), n);
-                    }
-                }
-            }
-            at += len;
-        }
-        Ok(copy)
     }
 }
 
