@@ -1,27 +1,29 @@
-//! DRAM: one anonymous mapping reserved at start and backed by the host
-//! only where the guest touches it, so a 16 GB map costs nothing up front.
+//! DRAM: one shared-memory file (memfd) mapped at start and backed by the
+//! host only where the guest touches it, so a 16 GB map costs nothing up
+//! front.
+//!
+//! Why a shared file and not a private anonymous mapping: in a private
+//! mapping a guest that reads a word it has never written (a hash insert
+//! looks at a bucket first) maps the host's shared zero page there, and its
+//! first write then replaces that page, which flushes the TLB of every host
+//! core the process runs on. With the simulator on two threads each such
+//! page cost an inter-processor interrupt: the G-Opt experiment spent as
+//! long in the kernel as in the simulator (sys 9.5 s, user 13 s). In a
+//! shared mapping the first touch, read or write, allocates the page
+//! writable, and nothing is ever replaced. The file also says exactly which
+//! pages hold data, in memory or swapped out (`SEEK_DATA`), which
+//! [`Dram::try_clone`] copies.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-
-/// DRAM from this offset on is backed by the host's transparent huge
-/// pages (2 MB) where it has them; below it by 4 KB pages.
-///
-/// Why: a guest that reads a word it has never written (a hash insert
-/// looks at a bucket first) maps the host's shared zero page there, and
-/// its first write then replaces it, which flushes the TLB of every host
-/// core the process runs on: with the simulator on two threads each such
-/// page cost an inter-processor interrupt, and the G-Opt experiment spent
-/// as much time in the kernel as in the simulator (sys 9.5 s, user 13 s).
-/// Huge pages take those faults once per 2 MB. The first 8 MB (text, data,
-/// stacks of a small program) stay in small pages, so a cluster of many
-/// small nodes does not grow by 2 MB a node.
-pub const HUGE_PAGES_FROM: u64 = 8 << 20;
 
 /// The node's main memory, `size` bytes starting at guest address `base`.
 pub struct Dram {
     base: u64,
     size: u64,
     ptr: NonNull<u8>,
+    /// The memory file the mapping shows.
+    file: OwnedFd,
 }
 
 // SAFETY: Dram owns its mapping exclusively; nothing else aliases it.
@@ -29,7 +31,7 @@ unsafe impl Send for Dram {}
 
 impl Dram {
     /// Reserves `size` bytes (at least 8: see [`Dram::access_offset`]).
-    /// Pages are zero and cost no host memory until written.
+    /// Pages are zero and cost no host memory until touched.
     pub fn new(base: u64, size: u64) -> std::io::Result<Dram> {
         if size < 8 {
             return Err(std::io::Error::new(
@@ -37,37 +39,43 @@ impl Dram {
                 format!("DRAM of {size} bytes: at least 8 are needed"),
             ));
         }
-        // SAFETY: an anonymous private mapping with no fixed address; the
-        // result is checked before use and unmapped in Drop.
+        let len = libc::off_t::try_from(size).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("DRAM of {size} bytes: too large for this host"),
+            )
+        })?;
+        let file = memory_file()?;
+        // SAFETY: `file` is an open memfd; setting its size allocates nothing.
+        if unsafe { libc::ftruncate(file.as_raw_fd(), len) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a shared mapping of the whole file at no fixed address;
+        // the result is checked before use and unmapped in Drop.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 size as usize,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
                 0,
             )
         };
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        if size > HUGE_PAGES_FROM {
-            // SAFETY: the range lies inside the mapping just made. Advice
-            // only: where the host has no transparent huge pages it fails
-            // and nothing changes.
-            unsafe {
-                libc::madvise(
-                    (p as *mut u8).add(HUGE_PAGES_FROM as usize) as *mut libc::c_void,
-                    (size - HUGE_PAGES_FROM) as usize,
-                    libc::MADV_HUGEPAGE,
-                )
-            };
-        }
+        // A child of `fork` (Python's multiprocessing "fork" start method)
+        // would share the guest's memory with its parent rather than copy
+        // it, as a private mapping did: it gets no mapping instead, so
+        // using an inherited node there fails at once, never silently.
+        // SAFETY: the range is the mapping just made; advice only.
+        unsafe { libc::madvise(p, size as usize, libc::MADV_DONTFORK) };
         Ok(Dram {
             base,
             size,
             ptr: NonNull::new(p as *mut u8).expect("mmap returned null"),
+            file,
         })
     }
 
@@ -79,70 +87,68 @@ impl Dram {
         self.size
     }
 
-    /// Host memory the mapping occupies now (pages the guest or the loader
-    /// touched), from `mincore`: what a large untouched `.bss` must not cost.
+    /// Host memory (or swap) the mapping occupies now: the pages the guest
+    /// or the loader touched, what a large untouched `.bss` must not cost.
     pub fn resident_bytes(&self) -> u64 {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
-        let mut resident = Some(0u64);
-        self.pages(|_, _, flag| {
-            resident = match flag {
-                Some(f) => resident.map(|r| r + (f & 1) as u64 * page),
-                None => None,
-            }
-        });
-        resident.unwrap_or(u64::MAX)
-    }
-
-    /// Calls `f(offset, length, mincore flag)` for each page of the
-    /// mapping, the flag `None` where `mincore` failed.
-    fn pages(&self, mut f: impl FnMut(usize, usize, Option<u8>)) {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let chunk_pages = 1usize << 16;
-        let mut flags = vec![0u8; chunk_pages];
-        let size = self.size as usize;
-        let mut at = 0usize;
-        while at < size {
-            let len = (size - at).min(chunk_pages * page);
-            // SAFETY: [ptr + at, ptr + at + len) lies inside the mapping and
-            // `flags` has room for one byte per page of it.
-            let r = unsafe {
-                libc::mincore(
-                    self.ptr.as_ptr().add(at) as *mut libc::c_void,
-                    len,
-                    flags.as_mut_ptr(),
-                )
-            };
-            for (i, &flag) in flags[..len.div_ceil(page)].iter().enumerate() {
-                let off = at + i * page;
-                f(off, page.min(size - off), (r == 0).then_some(flag));
-            }
-            at += len;
+        // SAFETY: an all-zero `stat` is a valid value for fstat to fill.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `file` is open and `st` is writable.
+        if unsafe { libc::fstat(self.file.as_raw_fd(), &mut st) } != 0 {
+            return u64::MAX;
         }
+        st.st_blocks as u64 * 512
     }
 
-    /// A copy of the memory in a mapping of its own: the pages the guest
-    /// or the loader touched are copied (those that hold anything but
-    /// zeros), the others stay unbacked in the copy too.
+    /// The byte ranges of the file that hold pages (in memory or swapped
+    /// out), in order; the rest are holes, zero and unbacked.
+    fn data_ranges(&self) -> std::io::Result<Vec<std::ops::Range<usize>>> {
+        let fd = self.file.as_raw_fd();
+        let mut ranges = Vec::new();
+        let mut at: libc::off_t = 0;
+        let end = self.size as libc::off_t;
+        while at < end {
+            // SAFETY: lseek on an open file descriptor.
+            let data = unsafe { libc::lseek(fd, at, libc::SEEK_DATA) };
+            if data < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    break; // no data after `at`
+                }
+                return Err(e);
+            }
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+            if hole < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            ranges.push(data as usize..(hole.min(end)) as usize);
+            at = hole;
+        }
+        Ok(ranges)
+    }
+
+    /// A copy of the memory in a file of its own: the pages the guest or
+    /// the loader touched are copied (those that hold anything but zeros),
+    /// the others stay unbacked in the copy too.
     pub fn try_clone(&self) -> std::io::Result<Dram> {
         let copy = Dram::new(self.base, self.size)?;
-        // `mincore` says which pages are in host memory; a page swapped out
-        // is not, so with swap in use every page is looked at.
-        let every_page = swap_in_use();
-        self.pages(|off, n, flag| {
-            if !every_page && flag.is_some_and(|f| f & 1 == 0) {
-                return;
-            }
-            // SAFETY: [off, off + n) lies inside both mappings, which do not
-            // overlap; `&self` keeps the source unchanged.
-            unsafe {
-                let src = std::slice::from_raw_parts(self.ptr.as_ptr().add(off), n);
-                if src.iter().any(|&b| b != 0) {
-                    std::ptr::copy_nonoverlapping(src.as_ptr(), copy.ptr.as_ptr().add(off), n);
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        for range in self.data_ranges()? {
+            let mut off = range.start;
+            while off < range.end {
+                let n = page.min(range.end - off);
+                // SAFETY: [off, off + n) lies inside both mappings, which do
+                // not overlap; `&self` keeps the source unchanged.
+                unsafe {
+                    let src = std::slice::from_raw_parts(self.ptr.as_ptr().add(off), n);
+                    if src.iter().any(|&b| b != 0) {
+                        std::ptr::copy_nonoverlapping(src.as_ptr(), copy.ptr.as_ptr().add(off), n);
+                    }
                 }
+                off += n;
             }
-        });
+        }
         Ok(copy)
     }
 
@@ -210,19 +216,38 @@ impl Dram {
     }
 }
 
-/// Whether the host has swap space in use (or it cannot tell).
-fn swap_in_use() -> bool {
-    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
-        return true;
+/// A new, empty memory file (closed on `exec`). A host whose limit of open
+/// files is reached has it raised to the hard limit once (as Go's runtime
+/// does at start): a cluster of a thousand nodes needs a thousand files.
+fn memory_file() -> std::io::Result<OwnedFd> {
+    let create = || {
+        // SAFETY: a NUL-terminated name and valid flags.
+        let fd = unsafe { libc::memfd_create(c"nanopu-dram".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            // SAFETY: `fd` was just opened and nothing else owns it.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        }
     };
-    let kb = |key: &str| {
-        info.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    match create() {
+        Err(e) if e.raw_os_error() == Some(libc::EMFILE) && raise_open_files_limit() => create(),
+        r => r,
+    }
+}
+
+/// Raises the soft limit of open files to the hard one; whether it rose.
+fn raise_open_files_limit() -> bool {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
     };
-    match (kb("SwapTotal:"), kb("SwapFree:")) {
-        (Some(total), Some(free)) => total != free,
-        _ => true,
+    // SAFETY: `lim` is writable; then read by setrlimit.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max && {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0
+        }
     }
 }
 
@@ -250,6 +275,22 @@ mod tests {
     }
 
     #[test]
+    fn a_read_backs_its_page_once_and_a_write_replaces_nothing() {
+        // A private mapping would show the zero page here and replace it at
+        // the write (a TLB flush on every host core): a file page instead,
+        // taken at the read and written in place.
+        let mut d = Dram::new(0x8000_0000, 1 << 30).unwrap();
+        assert_eq!(d.resident_bytes(), 0);
+        let off = d.offset(0x8000_0000 + (1 << 29), 8).unwrap();
+        assert_eq!(d.read(off, 8), 0);
+        let page = d.resident_bytes();
+        assert!((4096..=2 << 20).contains(&page), "{page}");
+        d.write(off, 8, 5);
+        assert_eq!(d.resident_bytes(), page);
+        assert_eq!(d.data_ranges().unwrap().len(), 1);
+    }
+
+    #[test]
     fn a_copy_has_the_contents_and_is_independent() {
         let mut d = Dram::new(0x8000_0000, 1 << 30).unwrap();
         let far = d.offset(0x8000_0000 + (1 << 29) + 12, 8).unwrap();
@@ -261,9 +302,7 @@ mod tests {
         c.write(0, 8, 9);
         d.write(far, 8, 1);
         assert_eq!((d.read(0, 8), c.read(far, 8)), (7, 0xdead_beef));
-        // Two pages touched, not the whole gigabyte: the far one may be a
-        // 2 MB huge page (`HUGE_PAGES_FROM`).
-        assert!(c.resident_bytes() <= 2 * (2 << 20));
+        assert!(c.resident_bytes() <= 2 * 4096 * 4);
     }
 
     #[test]

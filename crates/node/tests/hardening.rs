@@ -110,14 +110,8 @@ fn a_two_gigabyte_bss_costs_no_host_memory() {
     );
     let mut node = Node::with_program_bytes(NodeConfig::default(), "bigbss", &elf).unwrap();
     assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
-    // The guest's read of an untouched word maps the host's zero page there,
-    // which `mincore` counts though it is shared: past `HUGE_PAGES_FROM` a
-    // 2 MB one where the host has transparent huge pages.
     let resident = node.dram().resident_bytes();
-    assert!(
-        resident <= 4 << 20,
-        "{resident} bytes of DRAM after the run"
-    );
+    assert!(resident < 1 << 20, "{resident} bytes of DRAM after the run");
 }
 
 #[test]
