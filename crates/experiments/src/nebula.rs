@@ -117,14 +117,37 @@ type NanoPuPoint = (f64, f64, f64);
 /// Chains the nanoPU's loads run in (see `nb_mica`).
 const NANOPU_CHAINS: usize = 2;
 
+/// A booted server shared by the points with its program arguments, and
+/// how many of them have yet to take it.
+struct SeedUse {
+    seed: Option<MicaSeed>,
+    left: usize,
+}
+
 /// Point `p` served from `seed` (a fork of the server booted for the
 /// first point with the same program arguments: exactly the server its
-/// own boot would give, as the preload does not involve the NIC), or from
-/// a boot of its own without one.
-fn run_point(r: &Runner, p: &Point, seed: Option<&Mutex<MicaSeed>>) -> Result<MicaRun> {
+/// own boot would give, as the preload does not involve the NIC; the last
+/// point to take it serves on the booted server itself, uncopied), or
+/// from a boot of its own without one.
+fn run_point(r: &Runner, p: &Point, seed: Option<&Mutex<SeedUse>>) -> Result<MicaRun> {
     let load = point_load(r, p)?;
     let forked = match seed {
-        Some(seed) => seed.lock().expect("no panics").fork_for(&load),
+        Some(shared) => {
+            let mut u = shared.lock().expect("no panics");
+            u.left -= 1;
+            match (u.left, u.seed.take()) {
+                (0, Some(seed)) => {
+                    drop(u);
+                    seed.into_server_for(&load)
+                }
+                (_, Some(seed)) => {
+                    let forked = seed.fork_for(&load);
+                    u.seed = Some(seed);
+                    forked
+                }
+                (_, None) => Ok(None),
+            }
+        }
         None => Ok(None),
     };
     let run = match forked {
@@ -275,7 +298,7 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         Job::Boot(i) => {
             let load = point_load(r, &points[i])?;
             let booted = boot_mica(&load).map_err(|e| fail!("nb-mica {}: {e}", points[i].label))?;
-            Ok((booted.into_seed().map(Mutex::new), None))
+            Ok((booted.into_seed(), None))
         }
         Job::NanoPu(k) => {
             let mine: Vec<f64> = nanopu_rates
@@ -291,7 +314,14 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
     let mut chains = vec![std::collections::VecDeque::new(); NANOPU_CHAINS];
     for (job, (seed, chain)) in jobs.iter().zip(done) {
         if let Job::Boot(_) = job {
-            seeds.push(seed);
+            let k = seeds.len();
+            let left = key_of.iter().filter(|&&x| x == k).count();
+            seeds.push(seed.map(|seed| {
+                Mutex::new(SeedUse {
+                    seed: Some(seed),
+                    left,
+                })
+            }));
         }
         if let Some((k, v)) = chain {
             chains[k] = v.into();

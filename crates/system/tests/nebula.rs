@@ -67,6 +67,25 @@ fn a_forked_boot_serves_as_its_own_boot_would() {
 }
 
 #[test]
+fn a_seed_serves_its_last_point_on_its_own_node() {
+    let json = |r: &nanopu_system::nics::nebula::load::MicaRun| serde_json::to_string(r).unwrap();
+    let first = small(NebulaDesign::Rss);
+    let seed = boot_mica(&first)
+        .unwrap()
+        .into_seed()
+        .expect("design-free boot");
+    let mut other = small(NebulaDesign::Nebula);
+    other.args[1] = "256".into();
+    assert!(seed.fork_for(&other).unwrap().is_none());
+    // SRQ_emu: another receive-buffer size, told to the queues at the hand-over.
+    let load = small(NebulaDesign::SrqEmu);
+    let forked = serve_mica(&load, seed.fork_for(&load).unwrap().unwrap()).unwrap();
+    let own = serve_mica(&load, seed.into_server_for(&load).unwrap().unwrap()).unwrap();
+    assert_eq!(json(&own), json(&forked));
+    assert_eq!(json(&own), json(&run_mica(&load).unwrap()));
+}
+
+#[test]
 fn nacked_requests_are_retried_and_answered() {
     // A receive buffer of 4 slots of 576 B: a burst overflows it.
     let mut load = small(NebulaDesign::NebulaBase);

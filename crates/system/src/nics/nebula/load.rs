@@ -307,7 +307,7 @@ impl BootedMica {
         }
         let d = &self.d;
         let wire = (d.seq, d.to_nic_free, d.to_client_free, d.link_gbps);
-        fork_server(&d.host.node, self.boot, &self.key, wire, load).map(Some)
+        serve_from(d.host.node.fork()?, self.boot, &self.key, wire, load).map(Some)
     }
 
     /// The booted node alone, to fork from ([`MicaSeed::fork_for`]);
@@ -342,21 +342,36 @@ impl MicaSeed {
             self.to_client_free,
             self.link_gbps,
         );
-        fork_server(&self.node, self.boot, &self.key, wire, load).map(Some)
+        serve_from(self.node.fork()?, self.boot, &self.key, wire, load).map(Some)
+    }
+
+    /// As [`MicaSeed::fork_for`], the seed's own node serving `load` (no
+    /// copy: for the last point a seed serves). `None` if `load` boots
+    /// anything else.
+    pub fn into_server_for(self, load: &MicaLoad) -> Result<Option<BootedMica>, LoadError> {
+        if !self.key.matches(load) {
+            return Ok(None);
+        }
+        let wire = (
+            self.seq,
+            self.to_nic_free,
+            self.to_client_free,
+            self.link_gbps,
+        );
+        serve_from(self.node, self.boot, &self.key, wire, load).map(Some)
     }
 }
 
-/// A fork of booted `node` behind a new NIC of `load`'s design, the
-/// client's link as it was (`wire`: the driver's sequence number and the
-/// two directions' free times, the link rate).
-fn fork_server(
-    node: &Node,
+/// Booted `node` (a fork, or the seed's own) behind a new NIC of `load`'s
+/// design, the client's link as it was (`wire`: the driver's sequence
+/// number and the two directions' free times, the link rate).
+fn serve_from(
+    mut node: Node,
     boot: SimTime,
     key: &BootKey,
     wire: (u64, SimTime, SimTime, u64),
     load: &MicaLoad,
 ) -> Result<BootedMica, LoadError> {
-    let mut node = node.fork()?;
     let nic = NebulaNic::rebind(
         load.design,
         load.nic.clone(),
