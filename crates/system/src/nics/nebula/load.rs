@@ -336,13 +336,7 @@ impl MicaSeed {
         if !self.key.matches(load) {
             return Ok(None);
         }
-        let wire = (
-            self.seq,
-            self.to_nic_free,
-            self.to_client_free,
-            self.link_gbps,
-        );
-        serve_from(self.node.fork()?, self.boot, &self.key, wire, load).map(Some)
+        serve_from(self.node.fork()?, self.boot, &self.key, self.wire(), load).map(Some)
     }
 
     /// As [`MicaSeed::fork_for`], the seed's own node serving `load` (no
@@ -352,13 +346,18 @@ impl MicaSeed {
         if !self.key.matches(load) {
             return Ok(None);
         }
-        let wire = (
+        let wire = self.wire();
+        serve_from(self.node, self.boot, &self.key, wire, load).map(Some)
+    }
+
+    /// The client's link as the boot left it (see [`serve_from`]).
+    fn wire(&self) -> (u64, SimTime, SimTime, u64) {
+        (
             self.seq,
             self.to_nic_free,
             self.to_client_free,
             self.link_gbps,
-        );
-        serve_from(self.node, self.boot, &self.key, wire, load).map(Some)
+        )
     }
 }
 
