@@ -14,7 +14,9 @@
 //! pages hold data, in memory or swapped out (`SEEK_DATA`), which
 //! [`Dram::try_clone`] copies.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::ptr::NonNull;
 
 /// The node's main memory, `size` bytes starting at guest address `base`.
@@ -23,7 +25,7 @@ pub struct Dram {
     size: u64,
     ptr: NonNull<u8>,
     /// The memory file the mapping shows.
-    file: OwnedFd,
+    file: File,
 }
 
 // SAFETY: Dram owns its mapping exclusively; nothing else aliases it.
@@ -39,17 +41,9 @@ impl Dram {
                 format!("DRAM of {size} bytes: at least 8 are needed"),
             ));
         }
-        let len = libc::off_t::try_from(size).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("DRAM of {size} bytes: too large for this host"),
-            )
-        })?;
         let file = memory_file()?;
-        // SAFETY: `file` is an open memfd; setting its size allocates nothing.
-        if unsafe { libc::ftruncate(file.as_raw_fd(), len) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // Setting the size allocates nothing.
+        file.set_len(size)?;
         // SAFETY: a shared mapping of the whole file at no fixed address;
         // the result is checked before use and unmapped in Drop.
         let p = unsafe {
@@ -90,13 +84,7 @@ impl Dram {
     /// Host memory (or swap) the mapping occupies now: the pages the guest
     /// or the loader touched, what a large untouched `.bss` must not cost.
     pub fn resident_bytes(&self) -> u64 {
-        // SAFETY: an all-zero `stat` is a valid value for fstat to fill.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `file` is open and `st` is writable.
-        if unsafe { libc::fstat(self.file.as_raw_fd(), &mut st) } != 0 {
-            return u64::MAX;
-        }
-        st.st_blocks as u64 * 512
+        self.file.metadata().map_or(u64::MAX, |m| m.blocks() * 512)
     }
 
     /// The byte ranges of the file that hold pages (in memory or swapped
@@ -148,39 +136,16 @@ impl Dram {
                     continue;
                 }
                 if run.end != off {
-                    copy.write_file(&bytes[run.clone()], run.start)?;
+                    copy.file
+                        .write_all_at(&bytes[run.clone()], run.start as u64)?;
                     run = off..off;
                 }
                 run.end = end;
             }
         }
-        copy.write_file(&bytes[run.clone()], run.start)?;
+        copy.file
+            .write_all_at(&bytes[run.clone()], run.start as u64)?;
         Ok(copy)
-    }
-
-    /// Writes `data` into the file at byte `at` (what the mapping shows).
-    fn write_file(&self, mut data: &[u8], mut at: usize) -> std::io::Result<()> {
-        while !data.is_empty() {
-            // SAFETY: `data` is readable for its length; the file is open.
-            let n = unsafe {
-                libc::pwrite(
-                    self.file.as_raw_fd(),
-                    data.as_ptr() as *const libc::c_void,
-                    data.len(),
-                    at as libc::off_t,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            data = &data[n as usize..];
-            at += n as usize;
-        }
-        Ok(())
     }
 
     /// Offset of `[addr, addr + len)` in the mapping, if it lies inside.
@@ -257,7 +222,7 @@ fn is_zero(bytes: &[u8]) -> bool {
 /// A new, empty memory file (closed on `exec`). A host whose limit of open
 /// files is reached has it raised to the hard limit once (as Go's runtime
 /// does at start): a cluster of a thousand nodes needs a thousand files.
-fn memory_file() -> std::io::Result<OwnedFd> {
+fn memory_file() -> std::io::Result<File> {
     let create = || {
         // SAFETY: a NUL-terminated name and valid flags.
         let fd = unsafe { libc::memfd_create(c"nanopu-dram".as_ptr(), libc::MFD_CLOEXEC) };
@@ -265,7 +230,7 @@ fn memory_file() -> std::io::Result<OwnedFd> {
             Err(std::io::Error::last_os_error())
         } else {
             // SAFETY: `fd` was just opened and nothing else owns it.
-            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            Ok(unsafe { File::from_raw_fd(fd) })
         }
     };
     match create() {
