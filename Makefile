@@ -19,12 +19,14 @@ demo: setup build sdk
 # each run, not to the system's temporary directory.
 TEST_TMP := $(CURDIR)/target/test-tmp
 
+# Built with the `ci` profile (Cargo.toml: optimised, no fat LTO), whose
+# binaries go to target/ci; `make build` and `make demo` use `release`.
 test: setup-test sdk
 	rm -rf $(TEST_TMP) && mkdir -p $(TEST_TMP)
-	TMPDIR=$(TEST_TMP) cargo test --workspace --release
-	TMPDIR=$(TEST_TMP) .venv/bin/python -m pytest -q python/tests
+	TMPDIR=$(TEST_TMP) cargo test --workspace --profile ci
+	TMPDIR=$(TEST_TMP) NANOPU_BIN=$(CURDIR)/target/ci/nanopu .venv/bin/python -m pytest -q python/tests
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --release -- -D warnings
+	cargo clippy --workspace --all-targets --profile ci -- -D warnings
 
 setup:
 	@scripts/setup.sh

@@ -5,7 +5,7 @@
 # differential tests, and gdb-multiarch for the debugger tests. Then the
 # Python package: a project virtual environment (.venv, python3-venv from apt
 # if missing) with python/requirements.txt and the package built into it
-# (maturin develop --release), rebuilt when a crate changed (--no-python
+# (maturin develop; the ci profile with --test), rebuilt when a crate changed (--no-python
 # skips this). Safe to run again: it installs only what is absent.
 set -euo pipefail
 
@@ -64,11 +64,18 @@ if [ "$python" = 1 ]; then
         "$venv/bin/python" -m pip install -q -r python/requirements.txt
         cp python/requirements.txt "$venv/.requirements.txt"
     fi
-    # Build the package (crates/python and the simulator) when a crate changed.
+    # Build the package (crates/python and the simulator) when a crate changed,
+    # with the profile the make target builds the rest with: `release` (fat
+    # LTO) for users, `ci` for the tests, which any up-to-date build serves.
+    # The stamp holds the profile of the build in .venv.
     stamp="$venv/.nanopu-built"
-    if [ ! -e "$stamp" ] || [ -n "$(find crates Cargo.toml Cargo.lock python/pyproject.toml -newer "$stamp" -print -quit)" ]; then
-        echo "setup: building the nanopu Python package into $venv (maturin develop --release)"
-        (cd python && VIRTUAL_ENV="$PWD/../$venv" "../$venv/bin/maturin" develop --release --quiet)
-        touch "$stamp"
+    profile=release accept=release
+    [ "$test" = 1 ] && profile=ci accept="ci release"
+    built="$(cat "$stamp" 2>/dev/null || true)"
+    if [ ! -e "$stamp" ] || [[ " $accept " != *" $built "* ]] \
+        || [ -n "$(find crates Cargo.toml Cargo.lock python/pyproject.toml -newer "$stamp" -print -quit)" ]; then
+        echo "setup: building the nanopu Python package into $venv (maturin develop --profile $profile)"
+        (cd python && VIRTUAL_ENV="$PWD/../$venv" "../$venv/bin/maturin" develop --profile "$profile" --quiet)
+        echo "$profile" >"$stamp"
     fi
 fi
