@@ -255,6 +255,11 @@ pub struct Node {
     /// the bit after each slice and [`take_core_output`](Node::take_core_output)
     /// looks at these harts alone.
     may_have_output: u64,
+    /// Scratch for the netTX messages [`take_core_output`](Node::take_core_output)
+    /// hands over: kept between calls, so that a NIC that takes the words
+    /// and leaves a spare buffer of its own in their place (the nanoPU NIC)
+    /// makes a steady stream of messages allocate nothing.
+    tx_words: Vec<u64>,
     /// Bumped whenever a wake memo is made (keys `wake_cache`).
     memo_gen: u64,
     /// The earliest wake-up among the sleepers with a valid memo, as
@@ -342,6 +347,7 @@ impl Node {
             memo_device_accesses: 0,
             owed_check: 0,
             may_have_output: 0,
+            tx_words: Vec::new(),
             memo_gen: 0,
             wake_cache: Cell::new(None),
             reference: false,
@@ -944,6 +950,7 @@ impl Node {
             memo_device_accesses: self.memo_device_accesses,
             owed_check: self.owed_check,
             may_have_output: self.may_have_output,
+            tx_words: Vec::new(),
             memo_gen: self.memo_gen,
             wake_cache: self.wake_cache.clone(),
             reference: self.reference,
@@ -1286,9 +1293,10 @@ impl Node {
     /// Register-file interface, NIC side: hands over, core by core, every
     /// command (`lniccmd`/`lnicucmd`) and every complete netTX message the
     /// cores produced since the last call, each with the cycle it happened.
-    /// `words` is scratch for the messages (header first).
+    /// A message's words (header first) are in a scratch buffer the callee
+    /// may take, leaving an empty one in its place.
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
-        let mut words = Vec::new();
+        let mut words = std::mem::take(&mut self.tx_words);
         for core in harts_in(std::mem::take(&mut self.may_have_output)) {
             let hart = &mut self.harts[core];
             if !hart.net().has_output() {
@@ -1311,6 +1319,7 @@ impl Node {
                 words.clear();
             }
         }
+        self.tx_words = words;
     }
 
     /// Whether any core has output for a NIC waiting (see

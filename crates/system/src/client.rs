@@ -619,6 +619,10 @@ pub struct ContextReport {
 /// compared with (replies overtake lost requests, rarely many).
 const IN_ORDER_LOOKAHEAD: usize = 64;
 
+/// Spare frame buffers and word vectors a client keeps for reuse.
+const SPARE_FRAMES: usize = 64;
+const SPARE_WORDS: usize = 64;
+
 /// The load generator.
 pub struct Client {
     pub cfg: LoadConfig,
@@ -639,6 +643,11 @@ pub struct Client {
     rng: ChaCha8Rng,
     next_seq: u64,
     packetizer: WholeMessages,
+    /// Spare frame buffers (handed over by the cluster: [`Client::recycle`])
+    /// and word vectors (payloads and expected replies of answered
+    /// requests), so that a steady load allocates nothing.
+    spare_frames: Vec<Vec<u8>>,
+    spare_words: Vec<Vec<u64>>,
     started: bool,
     /// Requests waiting for a reply, by key: their sequence number when
     /// replies are matched in order (so the first is the oldest), else the
@@ -708,6 +717,8 @@ impl Client {
             current_context: 0,
             next_seq: 0,
             packetizer: WholeMessages::new(mtu_payload),
+            spare_frames: Vec::new(),
+            spare_words: Vec::new(),
             started: false,
             outstanding: BTreeMap::new(),
             reassembly: {
@@ -815,16 +826,20 @@ impl Client {
             .map_or(self.cfg.service, |&(_, d)| d)
     }
 
-    fn payload(&mut self, seq: u64, now: SimTime) -> Vec<u64> {
+    /// The payload of request `seq` at `now`, written into `p` (emptied
+    /// first).
+    fn payload_into(&mut self, seq: u64, now: SimTime, p: &mut Vec<u64>) {
+        p.clear();
         let words = (self.cfg.message_bytes as usize).div_ceil(8);
-        let mut p: Vec<u64> = match self.cfg.pattern {
-            Pattern::Counter => (0..words as u64).map(|i| (seq << 16) | i).collect(),
-            Pattern::Random => (0..words).map(|_| self.rng.random()).collect(),
-            Pattern::Zeros => vec![0; words],
+        match self.cfg.pattern {
+            Pattern::Counter => p.extend((0..words as u64).map(|i| (seq << 16) | i)),
+            Pattern::Random => p.extend((0..words).map(|_| self.rng.random::<u64>())),
+            Pattern::Zeros => p.resize(words, 0),
             Pattern::Service => {
                 let ns = self.service_dist().sample(&mut self.rng).max(0.0);
                 let cycles = (ns * self.core_mhz as f64 / 1000.0).round() as u64;
-                return vec![seq, cycles];
+                p.extend([seq, cycles]);
+                return;
             }
             Pattern::LnicEval => {
                 let ns = self.service_dist().sample(&mut self.rng).max(0.0);
@@ -833,18 +848,19 @@ impl Client {
                 let cycle = now.fs() / (1_000_000_000 / self.core_mhz as u64);
                 let stamp = self.last_stamp.map_or(cycle, |l| cycle.max(l + 1));
                 self.last_stamp = Some(stamp);
-                return vec![cycles, stamp];
+                p.extend([cycles, stamp]);
+                return;
             }
             Pattern::DotProduct => {
                 let n = (words - 2) / 2;
-                let mut p = vec![1, n as u64];
+                p.extend([1, n as u64]);
                 for _ in 0..n {
                     p.push(self.rng.random_range(0..DOT_WEIGHTS));
                     p.push(self.rng.random_range(0..1u64 << 20));
                 }
-                return p;
+                return;
             }
-        };
+        }
         if self.cfg.pattern != Pattern::Zeros {
             p[0] = seq;
         }
@@ -854,7 +870,25 @@ impl Client {
             let last = p.len() - 1;
             p[last] &= (1u64 << (8 * tail)) - 1;
         }
-        p
+    }
+
+    /// Keeps a word vector for the next request's payload or expected reply.
+    fn recycle_words(&mut self, mut v: Vec<u64>) {
+        if self.spare_words.len() < SPARE_WORDS && v.capacity() > 0 {
+            v.clear();
+            self.spare_words.push(v);
+        }
+    }
+
+    /// Takes a consumed frame buffer for its next sends; returns it if it
+    /// has enough.
+    pub fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
+        if self.spare_frames.len() < SPARE_FRAMES {
+            self.spare_frames.push(frame);
+            None
+        } else {
+            Some(frame)
+        }
     }
 
     /// Drives the application of `cfg.app` as client `ctx.client` of
@@ -948,9 +982,13 @@ impl Client {
             payload: &req.payload,
             tag: 0,
         };
-        self.packetizer.frames(self.ip, &msg, |frame| {
-            out.push(ClientAction::Send { frame, ready: now })
-        });
+        let spare = &mut self.spare_frames;
+        self.packetizer.frames(
+            self.ip,
+            &msg,
+            || spare.pop().unwrap_or_default(),
+            |frame| out.push(ClientAction::Send { frame, ready: now }),
+        );
     }
 
     /// Sends (or re-sends) application request `seq`, which is outstanding.
@@ -1003,19 +1041,23 @@ impl Client {
             }
         };
         self.current_context = context;
-        let payload = self.payload(seq, now);
-        let expected = match self.cfg.expect {
-            Expect::Echo => payload.clone(),
-            Expect::Increment => payload.iter().map(|w| w.wrapping_add(1)).collect(),
+        let mut payload = self.spare_words.pop().unwrap_or_default();
+        self.payload_into(seq, now, &mut payload);
+        let mut expected = match self.cfg.expect {
             Expect::Any => Vec::new(),
-            Expect::LnicEval => payload.clone(),
+            _ => self.spare_words.pop().unwrap_or_default(),
+        };
+        match self.cfg.expect {
+            Expect::Echo | Expect::LnicEval => expected.extend_from_slice(&payload),
+            Expect::Increment => expected.extend(payload.iter().map(|w| w.wrapping_add(1))),
+            Expect::Any => {}
             Expect::DotProduct => {
                 let sum = payload[2..].chunks(2).fold(0u64, |acc, p| {
                     acc.wrapping_add(p[1].wrapping_mul(p[0] % DOT_WEIGHTS + 1))
                 });
-                vec![2, sum]
+                expected.extend([2, sum]);
             }
-        };
+        }
         let key = if self.in_order() {
             seq
         } else {
@@ -1048,9 +1090,14 @@ impl Client {
             payload: &payload,
             tag: 0,
         };
-        self.packetizer.frames(self.ip, &msg, |frame| {
-            out.push(ClientAction::Send { frame, ready: now })
-        });
+        let spare = &mut self.spare_frames;
+        self.packetizer.frames(
+            self.ip,
+            &msg,
+            || spare.pop().unwrap_or_default(),
+            |frame| out.push(ClientAction::Send { frame, ready: now }),
+        );
+        self.recycle_words(payload);
     }
 
     /// A frame from the node; `last_bit_in` is when its last bit arrived.
@@ -1134,7 +1181,9 @@ impl Client {
         // Control packets at the top priority, as the shipped programs do.
         ip.tos = nanopu_transport::protocols::CONTROL_PRIORITY;
         let repr = nanopu_wire::FrameRepr::new(eth, ip, nt, 0);
-        let mut ack = vec![0u8; repr.frame_len()];
+        let mut ack = self.spare_frames.pop().unwrap_or_default();
+        ack.clear();
+        ack.resize(repr.frame_len(), 0);
         if repr.emit(&[], &mut ack).is_ok() {
             self.acks_sent += 1;
             out.push(ClientAction::Send {
@@ -1218,6 +1267,8 @@ impl Client {
             self.last_reply = at;
             self.measured_bits += frame_bytes * 8;
         }
+        self.recycle_words(req.expected);
+        self.reassembly.recycle_payload(msg.payload);
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(at, out);
         }

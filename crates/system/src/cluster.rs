@@ -1101,7 +1101,12 @@ impl Cluster {
 
     fn handle(&mut self, t: SimTime, ev: Ev) {
         match &ev {
-            Ev::AtHost(h, _) | Ev::Transport(h, _) | Ev::Nic(h, _) => self.top_up(*h),
+            Ev::AtHost(h, _)
+            | Ev::Transport(h, _)
+            | Ev::Nic(h, _)
+            | Ev::ClientTick(h)
+            | Ev::ClientStart(h)
+            | Ev::ClientTimeout(h) => self.top_up(*h),
             Ev::Send(i) => self.top_up(self.specs[*i].from),
             _ => {}
         }

@@ -208,6 +208,10 @@ impl Host {
         match self {
             Host::Builtin(b) if b.transport.wants_frames() => b.transport.recycle(frame),
             Host::Node(n) if n.nic.wants_frames() => n.nic.recycle(frame),
+            Host::Client(c) => match c.client.as_mut() {
+                Some(client) => client.recycle(frame),
+                None => Some(frame),
+            },
             _ => Some(frame),
         }
     }

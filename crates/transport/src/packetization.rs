@@ -137,10 +137,17 @@ impl WholeMessages {
     }
 
     /// The frames of `msg` sent from `src_ip`, with the headers
-    /// [`crate::metadata::EgressHeaders::from_metadata`] fills.
-    pub fn frames(&mut self, src_ip: u32, msg: &OutMessageRef<'_>, mut frame: impl FnMut(Vec<u8>)) {
+    /// [`crate::metadata::EgressHeaders::from_metadata`] fills, each
+    /// written into a buffer from `buffer` (its contents replaced).
+    pub fn frames(
+        &mut self,
+        src_ip: u32,
+        msg: &OutMessageRef<'_>,
+        mut buffer: impl FnMut() -> Vec<u8>,
+        mut frame: impl FnMut(Vec<u8>),
+    ) {
         self.packetize(msg, |meta, payload| {
-            let mut f = Vec::new();
+            let mut f = buffer();
             crate::nanotransport::build_frame(
                 src_ip,
                 meta.remote_ip,

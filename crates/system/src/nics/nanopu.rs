@@ -16,10 +16,18 @@ use nanopu_sim::SimTime;
 use nanopu_timeline::{Timeline, Track};
 use nanopu_transport::NanoTransport;
 
+/// Spare word buffers kept (enough for the messages of 16 cores in flight
+/// between the cores and the NIC).
+const SPARE_WORD_BUFFERS: usize = 64;
+
 /// The nanoPU NIC of one node.
 pub struct NanoPuNic {
     pub nic: NanoNic,
     actions: Vec<NicAction>,
+    /// Word buffers of messages from cores that the NIC has packetized,
+    /// swapped into the node's scratch as the next message's words are taken
+    /// from it: a steady stream of messages allocates nothing.
+    spare_words: Vec<Vec<u64>>,
     /// The cores' scheduler tracks (`--timeline`).
     timeline: Option<Box<SchedulerTimeline>>,
 }
@@ -69,6 +77,7 @@ impl NanoPuNic {
         NanoPuNic {
             nic,
             actions: Vec::new(),
+            spare_words: Vec::new(),
             timeline: None,
         }
     }
@@ -143,6 +152,7 @@ impl NicDesign for NanoPuNic {
                 tl.note(core, SimTime::from_cycle(cycle, period), note)
             });
         }
+        let spare = &mut self.spare_words;
         cores.node.take_core_output(|core, out| match out {
             CoreOutput::Command(cmd) => {
                 let (command, cycle) = match cmd {
@@ -167,7 +177,7 @@ impl NicDesign for NanoPuNic {
                 NanoPuEvent::CoreMessage {
                     core,
                     context,
-                    words: std::mem::take(words),
+                    words: std::mem::replace(words, spare.pop().unwrap_or_default()),
                 },
             ),
         });
@@ -205,7 +215,10 @@ impl NicDesign for NanoPuNic {
                     });
                 }
                 self.nic
-                    .message_from_core(core, context, &words, now, &mut self.actions)
+                    .message_from_core(core, context, &words, now, &mut self.actions);
+                if self.spare_words.len() < SPARE_WORD_BUFFERS {
+                    self.spare_words.push(words);
+                }
             }
         }
         self.carry_out(cores, io);
