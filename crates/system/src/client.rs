@@ -982,10 +982,15 @@ impl Client {
             payload: &req.payload,
             tag: 0,
         };
+        self.put_on_link(&msg, now, out);
+    }
+
+    /// Puts the frames of `msg` on the link at `now`, in spare buffers.
+    fn put_on_link(&mut self, msg: &OutMessageRef<'_>, now: SimTime, out: &mut Vec<ClientAction>) {
         let spare = &mut self.spare_frames;
         self.packetizer.frames(
             self.ip,
-            &msg,
+            msg,
             || spare.pop().unwrap_or_default(),
             |frame| out.push(ClientAction::Send { frame, ready: now }),
         );
@@ -1090,13 +1095,7 @@ impl Client {
             payload: &payload,
             tag: 0,
         };
-        let spare = &mut self.spare_frames;
-        self.packetizer.frames(
-            self.ip,
-            &msg,
-            || spare.pop().unwrap_or_default(),
-            |frame| out.push(ClientAction::Send { frame, ready: now }),
-        );
+        self.put_on_link(&msg, now, out);
         self.recycle_words(payload);
     }
 
