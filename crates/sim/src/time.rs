@@ -130,9 +130,10 @@ impl SimDuration {
     }
 
     fn scaled(v: u64, fs_per_unit: u64, unit: &'static str) -> Result<SimDuration, TimeRangeError> {
+        // `ok_or_else`: the message is only written for an error.
         v.checked_mul(fs_per_unit)
             .map(SimDuration)
-            .ok_or(TimeRangeError {
+            .ok_or_else(|| TimeRangeError {
                 value: v.to_string(),
                 unit,
             })
