@@ -619,9 +619,11 @@ pub struct ContextReport {
 /// compared with (replies overtake lost requests, rarely many).
 const IN_ORDER_LOOKAHEAD: usize = 64;
 
-/// Spare frame buffers and word vectors a client keeps for reuse.
-const SPARE_FRAMES: usize = 64;
-const SPARE_WORDS: usize = 64;
+/// Spare frame buffers and word vectors a client keeps for reuse: a reply
+/// frees what the next request needs, so a few suffice in steady state, and
+/// clusters of many clients do not hold many idle buffers.
+const SPARE_FRAMES: usize = 16;
+const SPARE_WORDS: usize = 16;
 
 /// The load generator.
 pub struct Client {
