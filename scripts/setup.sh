@@ -5,8 +5,9 @@
 # differential tests, and gdb-multiarch for the debugger tests. Then the
 # Python package: a project virtual environment (.venv, python3-venv from apt
 # if missing) with python/requirements.txt and the package built into it
-# (maturin develop; the ci profile with --test), rebuilt when a crate changed (--no-python
-# skips this). Safe to run again: it installs only what is absent.
+# (maturin develop; with --test, the ci profile), rebuilt when a crate
+# changed (--no-python skips this). Safe to run again: it installs only what
+# is absent.
 set -euo pipefail
 
 python=1
