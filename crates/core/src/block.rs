@@ -302,6 +302,9 @@ pub(crate) struct Block {
     /// A block's number stays valid until the cache is cleared, so a link
     /// is checked by comparing the linked block's pc.
     pub next: [u32; 2],
+    /// A countdown loop ([`countdown_register`]): the register it counts
+    /// down, 0 for any other block.
+    pub countdown: u8,
 }
 
 impl Block {
@@ -439,9 +442,32 @@ impl DecodeCache {
             end_pc: at,
             falls_through,
             next: [NO_BLOCK; 2],
+            countdown: countdown_register(pc, &self.blocks.ops[start..end]),
         });
         self.blocks.index[i] = number;
         Ok(number)
+    }
+}
+
+/// The register `r` if the block `ops`, starting at `pc`, is the loop
+/// `addi r, r, -1; bnez r, pc` within one L1I line (a delay loop: the SDK's
+/// `service_spin`), else 0. Its iterations, once the branch is predicted and
+/// the counter's scoreboard entry is ready, all take the same cycles and
+/// change nothing but the counter, so the run loop can run many at once
+/// (`Hart::count_down`).
+fn countdown_register(pc: u64, ops: &[Op]) -> u8 {
+    let [add, branch] = ops else {
+        return 0;
+    };
+    let r = add.rd;
+    let counts_down = add.kind == Kind::Addi && add.rs1 == r && add.imm == u64::MAX;
+    let loops_on_it = branch.kind == Kind::Bne
+        && ((branch.rs1, branch.rs2) == (r, 0) || (branch.rs1, branch.rs2) == (0, r))
+        && branch.imm == pc;
+    if counts_down && loops_on_it && !branch.new_line && r != 0 && add.dst == r {
+        r
+    } else {
+        0
     }
 }
 

@@ -393,3 +393,53 @@ fn engines_agree_on_a_fatal_fetch_fault() {
     let err = end.expect_err("the fetch faults");
     assert!(err.contains("0x1000"), "{err}");
 }
+
+/// Delay loops (`addi r, r, -1; bnez r, .`, the SDK's `service_spin`), which
+/// the block engine runs many iterations at a time once they are steady
+/// (`Hart::count_down`): counts from 1 to 2^20, a counter just loaded (its
+/// first iteration waits for the load) or just computed, the loop's two
+/// instructions on one L1I line and split over two (never run at once),
+/// and the cycle and instruction counters read after each loop.
+fn countdown_program() -> String {
+    let mut body = String::from("    li s2, 0\n    la s0, counts\n    li s1, 11\n1:\n");
+    body += "    ld t0, 0(s0)\n2:  addi t0, t0, -1\n    bnez t0, 2b\n";
+    body += "    csrr t1, mcycle\n    csrr t2, minstret\n    add s2, s2, t1\n    xor s2, s2, t2\n";
+    body += "    addi a5, s1, 40\n3:  addi a5, a5, -1\n    bnez a5, 3b\n";
+    body += "    csrr t1, mcycle\n    add s2, s2, t1\n";
+    body += "    addi s0, s0, 8\n    addi s1, s1, -1\n    bnez s1, 1b\n";
+    // Split over two L1I lines: `c.addi` ends one, `c.bnez` starts the next.
+    body += "    j 5f\n    .p2align 6\n    .skip 62\n5:  li a4, 3000\n    j 4f\n    .p2align 6\n    .skip 62\n";
+    body += "4:  addi a4, a4, -1\n    bnez a4, 4b\n    csrr t1, mcycle\n    add s2, s2, t1\n";
+    body += "    andi a0, s2, 127\n";
+    body += &exit_with("a0");
+    body += "    .section .data\n    .align 3\ncounts: .dword 1, 2, 3, 4, 5, 100, 1000, 100000, 7, 1048576, 64\n";
+    body += "    .section .text.init\n";
+    body
+}
+
+#[test]
+fn engines_agree_on_countdown_loops_run_at_once() {
+    let image = assemble("countdown", &countdown_program());
+    let cfg = NodeConfig {
+        cores: 1,
+        idle_skip: false,
+        ..NodeConfig::default()
+    };
+    let load = || Node::with_program_bytes(cfg.clone(), "countdown", &image).unwrap();
+    // Slices that end inside loops and between their instructions, and long ones.
+    for slice in [101, 1_009, 250_000] {
+        let (slices, end) = compare_nodes("countdown", load, slice, MAX_CYCLES);
+        assert!(matches!(end, Ok(Some(_))), "{end:?} after {slices} slices");
+        // The block engine did run iterations at once (else this compares nothing new).
+        let mut fast = load();
+        let mut limit = 0;
+        while matches!(fast.run(limit + slice), Ok(RunEnd::Limit)) {
+            limit += slice;
+        }
+        let skipped = fast.hart(0).countdown_iterations_skipped();
+        assert!(
+            skipped > 1_000_000,
+            "slices of {slice}: {skipped} iterations run at once"
+        );
+    }
+}

@@ -7,7 +7,7 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{Kind, Op, NO_BLOCK};
+use super::{Block, Kind, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
 use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
@@ -15,6 +15,22 @@ use crate::exec::sext32;
 use crate::hart::{Event, Hart, Stop};
 use crate::timing::{Lookup, ITERATIVE_UNIT, NO_REG};
 use crate::trap::{Exception, Trap};
+
+/// Where the last iteration of a countdown loop ended ([`Hart::count_down`]).
+#[derive(Clone, Copy)]
+struct LoopMark {
+    block: u32,
+    cycle: u64,
+    instret: u64,
+}
+
+impl LoopMark {
+    const NONE: LoopMark = LoopMark {
+        block: NO_BLOCK,
+        cycle: 0,
+        instret: 0,
+    };
+}
 
 impl Hart {
     /// The block engine: the unobserved run loop. Same contract and, cycle
@@ -40,6 +56,7 @@ impl Hart {
         let mut block = NO_BLOCK;
         let mut cycle = self.cycle;
         let mut instret = self.instret;
+        let mut mark = LoopMark::NONE;
         while cycle < limit {
             if block == NO_BLOCK {
                 block = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
@@ -100,6 +117,12 @@ impl Hart {
                     } else {
                         self.pc
                     };
+                    if b.countdown != 0 {
+                        let branch_pc = ops[1].pc;
+                        (cycle, instret) = self.count_down(
+                            &b, block, branch_pc, cycle, instret, limit, line_shift, &mut mark,
+                        );
+                    }
                     // Chaining (see `Block::next`), else looked up and linked.
                     let next = b.next[(pc != b.end_pc) as usize];
                     block = match dc.blocks.blocks.get(next as usize) {
@@ -110,6 +133,7 @@ impl Hart {
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
+                    mark = LoopMark::NONE;
                     self.cycle = cycle;
                     self.instret = retired;
                     let stop = self.handle_event(event, &d, issue, dc);
@@ -129,6 +153,79 @@ impl Hart {
         self.cycle = cycle;
         self.instret = instret;
         Stop::Limit
+    }
+
+    /// After an iteration of countdown loop `b` (block number `block`, see
+    /// [`Block::countdown`]) that ended at `cycle` with `instret` retired:
+    /// runs at once the iterations after it that take the branch again, up
+    /// to the slice's `limit` and short of the next poll probe, when the
+    /// loop is in its steady state. Returns the new `(cycle, instret)`.
+    ///
+    /// Steady: the branch is predicted taken with a saturated counter (so a
+    /// taken branch costs nothing and changes nothing), the counter's
+    /// scoreboard entry is ready, fetch stays in the loop's L1I line, and no
+    /// poll probe is due. An iteration that starts and ends steady takes
+    /// `period` cycles and leaves the next one steady, so every later
+    /// iteration takes `period` too, only shifted in time: the counter
+    /// drops by one and its scoreboard entry moves on by `period`. The
+    /// iteration just run is measured (`mark`: where the one before ended)
+    /// rather than derived from the latencies. The reference loop checks
+    /// the limit before each instruction and a probe at each taken branch;
+    /// the iterations run here end at or before `limit` and before
+    /// `next_probe`, so neither would have fired inside them.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn count_down(
+        &mut self,
+        b: &Block,
+        block: u32,
+        branch_pc: u64,
+        cycle: u64,
+        instret: u64,
+        limit: u64,
+        line_shift: u32,
+        mark: &mut LoopMark,
+    ) -> (u64, u64) {
+        let r = b.countdown as usize;
+        let steady = self.pc == b.pc
+            && !self.polled_empty
+            && self.pipeline.ready[r] <= cycle
+            && self.predictor.taken_saturated(branch_pc)
+            && self.last_fetch_line == b.pc >> line_shift;
+        if !steady {
+            *mark = LoopMark::NONE;
+            return (cycle, instret);
+        }
+        let now = LoopMark {
+            block,
+            cycle,
+            instret,
+        };
+        let previous = std::mem::replace(mark, now);
+        // The previous iteration ended steady and this one followed it
+        // directly (nothing else retired in between).
+        if previous.block != block || instret - previous.instret != b.len as u64 {
+            return (cycle, instret);
+        }
+        let period = cycle - previous.cycle;
+        // The branch is taken while the counter, decremented, is not zero.
+        let taken = self.x[r].wrapping_sub(1);
+        let before_limit = limit.saturating_sub(cycle) / period;
+        let before_probe = self.next_probe.saturating_sub(cycle + 1) / period;
+        let n = taken.min(before_limit).min(before_probe);
+        if n == 0 {
+            return (cycle, instret);
+        }
+        self.x[r] = self.x[r].wrapping_sub(n);
+        self.pipeline.ready[r] += n * period;
+        self.countdown_skipped += n;
+        let (cycle, instret) = (cycle + n * period, instret + n * b.len as u64);
+        *mark = LoopMark {
+            block,
+            cycle,
+            instret,
+        };
+        (cycle, instret)
     }
 
     /// The block at the pc after block `from` ran when `from` is not

@@ -51,6 +51,13 @@ impl BranchPredictor {
         miss
     }
 
+    /// Whether the conditional branch at `pc` is predicted taken with a
+    /// saturated counter: taking it again is predicted and changes nothing.
+    #[inline]
+    pub fn taken_saturated(&self, pc: u64) -> bool {
+        self.bht[((pc >> 1) as usize) & (self.bht.len() - 1)] == 3
+    }
+
     /// A `jal` at `pc` linking into `rd` (direct target: always predicted).
     #[inline]
     pub fn jal(&mut self, rd: u8, return_addr: u64) {
