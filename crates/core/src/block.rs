@@ -3,8 +3,9 @@
 //!
 //! A block is the straight-line run of instructions from a start pc up to
 //! and including the first one that may redirect fetch or change the
-//! hart's mode (a branch, jump, CSR access, system instruction, AMO,
-//! netRX/netTX access or jump to self), at most [`MAX_BLOCK_OPS`] long.
+//! hart's mode (a branch, jump, CSR access other than a read of the cycle
+//! or instruction counter, system instruction, AMO, netRX/netTX access or
+//! jump to self), at most [`MAX_BLOCK_OPS`] long.
 //! The block engine ([`Hart::run_blocks`]) runs a block's instructions
 //! with exactly the timing of the per-instruction loop (the reference):
 //! only the work that does not depend on run-time state moves to block
@@ -302,9 +303,9 @@ pub(crate) struct Block {
     /// A block's number stays valid until the cache is cleared, so a link
     /// is checked by comparing the linked block's pc.
     pub next: [u32; 2],
-    /// A countdown loop ([`countdown_register`]): the register it counts
-    /// down, 0 for any other block.
-    pub countdown: u8,
+    /// Whether the block is a delay loop the run loop may run many
+    /// iterations of at once ([`DelayLoop::of`]).
+    pub delay: DelayLoop,
 }
 
 impl Block {
@@ -442,32 +443,69 @@ impl DecodeCache {
             end_pc: at,
             falls_through,
             next: [NO_BLOCK; 2],
-            countdown: countdown_register(pc, &self.blocks.ops[start..end]),
+            delay: DelayLoop::of(pc, &self.blocks.ops[start..end]),
         });
         self.blocks.index[i] = number;
         Ok(number)
     }
 }
 
-/// The register `r` if the block `ops`, starting at `pc`, is the loop
-/// `addi r, r, -1; bnez r, pc` within one L1I line (a delay loop: the SDK's
-/// `service_spin`), else 0. Its iterations, once the branch is predicted and
-/// the counter's scoreboard entry is ready, all take the same cycles and
-/// change nothing but the counter, so the run loop can run many at once
-/// (`Hart::count_down`).
-fn countdown_register(pc: u64, ops: &[Op]) -> u8 {
-    let [add, branch] = ops else {
-        return 0;
-    };
-    let r = add.rd;
-    let counts_down = add.kind == Kind::Addi && add.rs1 == r && add.imm == u64::MAX;
-    let loops_on_it = branch.kind == Kind::Bne
-        && ((branch.rs1, branch.rs2) == (r, 0) || (branch.rs1, branch.rs2) == (0, r))
-        && branch.imm == pc;
-    if counts_down && loops_on_it && !branch.new_line && r != 0 && add.dst == r {
-        r
-    } else {
-        0
+/// A block that is a whole delay loop: one L1I line, looping to its own
+/// start, whose iterations once steady all take the same cycles and change
+/// its registers in a way known in advance, so the run loop can run many of
+/// them at once (`Hart::run_delay_loop`, which says what steady means).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DelayLoop {
+    No,
+    /// `addi r, r, -1; bnez r, .` (the SDK's `service_spin`): `r` drops by
+    /// one an iteration, and the loop ends when it reaches 0.
+    Countdown {
+        r: u8,
+    },
+    /// `csrr t, mcycle; sub t, t, s; bltu t, n, .` (a wait for `n` cycles
+    /// from `s`, as lnic-evaluation's `serve` does): `t` grows by the
+    /// iteration's cycles, and the loop ends when it reaches `n`.
+    WaitCycles {
+        t: u8,
+        s: u8,
+        n: u8,
+    },
+}
+
+impl DelayLoop {
+    /// What the block `ops` starting at `pc` is.
+    fn of(pc: u64, ops: &[Op]) -> DelayLoop {
+        let one_line = ops.iter().skip(1).all(|op| !op.new_line);
+        let loops = ops.last().is_some_and(|b| b.imm == pc);
+        if !one_line || !loops {
+            return DelayLoop::No;
+        }
+        match ops {
+            [add, bnez] => {
+                let r = add.rd;
+                let counts_down = add.kind == Kind::Addi && add.rs1 == r && add.imm == u64::MAX;
+                let tests_it = bnez.kind == Kind::Bne
+                    && ((bnez.rs1, bnez.rs2) == (r, 0) || (bnez.rs1, bnez.rs2) == (0, r));
+                if counts_down && tests_it && add.dst == r {
+                    DelayLoop::Countdown { r }
+                } else {
+                    DelayLoop::No
+                }
+            }
+            [read, sub, bltu] => {
+                let t = read.rd;
+                let (s, n) = (sub.rs2, bltu.rs2);
+                let reads_mcycle = read.kind == Kind::ReadCycle && read.dst == t;
+                let since = sub.kind == Kind::Sub && sub.rd == t && sub.rs1 == t && s != t;
+                let until = bltu.kind == Kind::Bltu && bltu.rs1 == t && n != t;
+                if reads_mcycle && since && until {
+                    DelayLoop::WaitCycles { t, s, n }
+                } else {
+                    DelayLoop::No
+                }
+            }
+            _ => DelayLoop::No,
+        }
     }
 }
 
@@ -527,10 +565,18 @@ fn stall_sources(ops: &mut [Op]) {
 fn ends_block(d: &Decoded) -> bool {
     d.flags != 0
         || d.inst.op == Opcode::Illegal
-        || matches!(
+        || (matches!(
             d.timing.class,
             Class::Branch | Class::Jump | Class::Csr | Class::System | Class::Amo
-        )
+        ) && !reads_a_counter(d))
+}
+
+/// `csrr rd, mcycle` and the like ([`Kind::ReadCycle`], [`Kind::ReadInstret`]):
+/// they change nothing (outside machine mode a trap leaves the block as any
+/// fault does), so a block goes on after them and a wait on `mcycle` is one
+/// block ([`DelayLoop::WaitCycles`]).
+fn reads_a_counter(d: &Decoded) -> bool {
+    matches!(Kind::of(d, 0).0, Kind::ReadCycle | Kind::ReadInstret)
 }
 
 #[cfg(test)]

@@ -153,10 +153,10 @@ pub struct Hart {
     /// last taken backward branch, or a probe for a spin loop on memory is
     /// under way: check the loop at the next one.
     pub(crate) polled_empty: bool,
-    /// Iterations of countdown loops the block engine ran at once
-    /// (`Hart::count_down`): a diagnostic, not a counter of the model (the
-    /// reference loop runs them one by one).
-    pub(crate) countdown_skipped: u64,
+    /// Iterations of delay loops the block engine ran at once
+    /// (`Hart::run_delay_loop`): a diagnostic, not a counter of the model
+    /// (the reference loop runs them one by one).
+    pub(crate) delay_iterations_skipped: u64,
     /// At the first taken backward branch at or after this cycle, probe for
     /// a spin loop on memory (a few iterations are compared).
     pub(crate) next_probe: u64,
@@ -234,7 +234,7 @@ impl Hart {
             net: NetIf::new(net),
             effects: 0,
             polled_empty: false,
-            countdown_skipped: 0,
+            delay_iterations_skipped: 0,
             next_probe: PROBE_INTERVAL_CYCLES,
             probe_left: 0,
             watched: [0; MAX_WATCHED],
@@ -1027,10 +1027,11 @@ impl Hart {
         &self.stats
     }
 
-    /// Iterations of delay loops (`addi r, r, -1; bnez r, .`) the block
-    /// engine ran at once instead of one by one, with the same result.
-    pub fn countdown_iterations_skipped(&self) -> u64 {
-        self.countdown_skipped
+    /// Iterations of delay loops (`addi r, r, -1; bnez r, .` and waits on
+    /// `mcycle`) the block engine ran at once instead of one by one, with
+    /// the same result.
+    pub fn delay_iterations_skipped(&self) -> u64 {
+        self.delay_iterations_skipped
     }
 
     /// The branch predictor (its counters).

@@ -394,18 +394,22 @@ fn engines_agree_on_a_fatal_fetch_fault() {
     assert!(err.contains("0x1000"), "{err}");
 }
 
-/// Delay loops (`addi r, r, -1; bnez r, .`, the SDK's `service_spin`), which
-/// the block engine runs many iterations at a time once they are steady
-/// (`Hart::count_down`): counts from 1 to 2^20, a counter just loaded (its
-/// first iteration waits for the load) or just computed, the loop's two
-/// instructions on one L1I line and split over two (never run at once),
-/// and the cycle and instruction counters read after each loop.
+/// Delay loops, which the block engine runs many iterations at a time once
+/// they are steady (`Hart::run_delay_loop`): countdowns (`addi r, r, -1;
+/// bnez r, .`, the SDK's `service_spin`) from 1 to 2^20 with a counter just
+/// loaded (its first iteration waits for the load) or just computed, waits
+/// on `mcycle` (`csrr t, mcycle; sub t, t, s; bltu t, n, .`, as
+/// lnic-evaluation waits) of 512 to 5,632 cycles, a countdown split over
+/// two L1I lines (never run at once), and the cycle and instruction
+/// counters read after each loop.
 fn countdown_program() -> String {
     let mut body = String::from("    li s2, 0\n    la s0, counts\n    li s1, 11\n1:\n");
     body += "    ld t0, 0(s0)\n2:  addi t0, t0, -1\n    bnez t0, 2b\n";
     body += "    csrr t1, mcycle\n    csrr t2, minstret\n    add s2, s2, t1\n    xor s2, s2, t2\n";
     body += "    addi a5, s1, 40\n3:  addi a5, a5, -1\n    bnez a5, 3b\n";
     body += "    csrr t1, mcycle\n    add s2, s2, t1\n";
+    body += "    slli a4, s1, 9\n    csrr a3, mcycle\n    .p2align 4\n6:  csrr a5, mcycle\n    sub a5, a5, a3\n    bltu a5, a4, 6b\n";
+    body += "    add s2, s2, a5\n    csrr t2, minstret\n    xor s2, s2, t2\n";
     body += "    addi s0, s0, 8\n    addi s1, s1, -1\n    bnez s1, 1b\n";
     // Split over two L1I lines: `c.addi` ends one, `c.bnez` starts the next.
     body += "    j 5f\n    .p2align 6\n    .skip 62\n5:  li a4, 3000\n    j 4f\n    .p2align 6\n    .skip 62\n";
@@ -418,7 +422,7 @@ fn countdown_program() -> String {
 }
 
 #[test]
-fn engines_agree_on_countdown_loops_run_at_once() {
+fn engines_agree_on_delay_loops_run_at_once() {
     let image = assemble("countdown", &countdown_program());
     let cfg = NodeConfig {
         cores: 1,
@@ -436,7 +440,7 @@ fn engines_agree_on_countdown_loops_run_at_once() {
         while matches!(fast.run(limit + slice), Ok(RunEnd::Limit)) {
             limit += slice;
         }
-        let skipped = fast.hart(0).countdown_iterations_skipped();
+        let skipped = fast.hart(0).delay_iterations_skipped();
         assert!(
             skipped > 1_000_000,
             "slices of {slice}: {skipped} iterations run at once"

@@ -7,7 +7,7 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{Block, Kind, Op, NO_BLOCK};
+use super::{Block, DelayLoop, Kind, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
 use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
@@ -16,7 +16,7 @@ use crate::hart::{Event, Hart, Stop};
 use crate::timing::{Lookup, ITERATIVE_UNIT, NO_REG};
 use crate::trap::{Exception, Trap};
 
-/// Where the last iteration of a countdown loop ended ([`Hart::count_down`]).
+/// Where the last iteration of a delay loop ended ([`Hart::run_delay_loop`]).
 #[derive(Clone, Copy)]
 struct LoopMark {
     block: u32,
@@ -117,9 +117,9 @@ impl Hart {
                     } else {
                         self.pc
                     };
-                    if b.countdown != 0 {
-                        let branch_pc = ops[1].pc;
-                        (cycle, instret) = self.count_down(
+                    if b.delay != DelayLoop::No {
+                        let branch_pc = ops[ops.len() - 1].pc;
+                        (cycle, instret) = self.run_delay_loop(
                             &b, block, branch_pc, cycle, instret, limit, line_shift, &mut mark,
                         );
                     }
@@ -155,27 +155,29 @@ impl Hart {
         Stop::Limit
     }
 
-    /// After an iteration of countdown loop `b` (block number `block`, see
-    /// [`Block::countdown`]) that ended at `cycle` with `instret` retired:
-    /// runs at once the iterations after it that take the branch again, up
-    /// to the slice's `limit` and short of the next poll probe, when the
-    /// loop is in its steady state. Returns the new `(cycle, instret)`.
+    /// After an iteration of delay loop `b` (block number `block`, see
+    /// [`DelayLoop`]) that ended at `cycle` with `instret` retired: runs at
+    /// once the iterations after it that take the branch again, up to the
+    /// slice's `limit` and short of the next poll probe, when the loop is
+    /// in its steady state. Returns the new `(cycle, instret)`.
     ///
     /// Steady: the branch is predicted taken with a saturated counter (so a
-    /// taken branch costs nothing and changes nothing), the counter's
-    /// scoreboard entry is ready, fetch stays in the loop's L1I line, and no
-    /// poll probe is due. An iteration that starts and ends steady takes
-    /// `period` cycles and leaves the next one steady, so every later
-    /// iteration takes `period` too, only shifted in time: the counter
-    /// drops by one and its scoreboard entry moves on by `period`. The
-    /// iteration just run is measured (`mark`: where the one before ended)
-    /// rather than derived from the latencies. The reference loop checks
-    /// the limit before each instruction and a probe at each taken branch;
-    /// the iterations run here end at or before `limit` and before
-    /// `next_probe`, so neither would have fired inside them.
+    /// taken branch costs nothing and changes nothing), the scoreboard
+    /// entries of the registers the loop reads are ready, fetch stays in the
+    /// loop's L1I line, no poll probe is due, and (to read `mcycle` with the
+    /// block engine's own handler) the hart is in machine mode. An iteration
+    /// that starts and ends steady takes `period` cycles and leaves the next
+    /// one steady, so every later iteration takes `period` too, only shifted
+    /// in time: its registers change as [`DelayLoop`] says and their
+    /// scoreboard entries move on by `period`. The iteration just run is
+    /// measured (`mark`: where the one before ended) rather than derived
+    /// from the latencies. The reference loop checks the limit before each
+    /// instruction and a probe at each taken branch; the iterations run here
+    /// end at or before `limit` and before `next_probe`, so neither would
+    /// have fired inside them.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn count_down(
+    fn run_delay_loop(
         &mut self,
         b: &Block,
         block: u32,
@@ -186,10 +188,17 @@ impl Hart {
         line_shift: u32,
         mark: &mut LoopMark,
     ) -> (u64, u64) {
-        let r = b.countdown as usize;
-        let steady = self.pc == b.pc
+        let ready = |r: u8| self.pipeline.ready[r as usize] <= cycle;
+        let registers_ready = match b.delay {
+            DelayLoop::No => false,
+            DelayLoop::Countdown { r } => ready(r),
+            DelayLoop::WaitCycles { t, s, n } => {
+                ready(t) && ready(s) && ready(n) && self.privilege == Privilege::Machine
+            }
+        };
+        let steady = registers_ready
+            && self.pc == b.pc
             && !self.polled_empty
-            && self.pipeline.ready[r] <= cycle
             && self.predictor.taken_saturated(branch_pc)
             && self.last_fetch_line == b.pc >> line_shift;
         if !steady {
@@ -208,18 +217,39 @@ impl Hart {
             return (cycle, instret);
         }
         let period = cycle - previous.cycle;
-        // The branch is taken while the counter, decremented, is not zero.
-        let taken = self.x[r].wrapping_sub(1);
+        // Iterations that would take the branch again.
+        let taken = match b.delay {
+            DelayLoop::No => 0,
+            // While the counter, decremented, is not zero.
+            DelayLoop::Countdown { r } => self.x[r as usize].wrapping_sub(1),
+            // While the elapsed cycles, `period` more each time, are below
+            // `n` (they are now: the branch was taken).
+            DelayLoop::WaitCycles { t, n, .. } => {
+                let (elapsed, until) = (self.x[t as usize], self.x[n as usize]);
+                (until - 1 - elapsed) / period
+            }
+        };
         let before_limit = limit.saturating_sub(cycle) / period;
         let before_probe = self.next_probe.saturating_sub(cycle + 1) / period;
-        let n = taken.min(before_limit).min(before_probe);
-        if n == 0 {
+        let k = taken.min(before_limit).min(before_probe);
+        if k == 0 {
             return (cycle, instret);
         }
-        self.x[r] = self.x[r].wrapping_sub(n);
-        self.pipeline.ready[r] += n * period;
-        self.countdown_skipped += n;
-        let (cycle, instret) = (cycle + n * period, instret + n * b.len as u64);
+        match b.delay {
+            DelayLoop::No => {}
+            DelayLoop::Countdown { r } => {
+                self.x[r as usize] = self.x[r as usize].wrapping_sub(k);
+                self.pipeline.ready[r as usize] += k * period;
+            }
+            DelayLoop::WaitCycles { t, .. } => {
+                self.x[t as usize] = self.x[t as usize].wrapping_add(k * period);
+                self.pipeline.ready[t as usize] += k * period;
+                // Each `mcycle` read counts as an effect (poll detection).
+                self.effects += k;
+            }
+        }
+        self.delay_iterations_skipped += k;
+        let (cycle, instret) = (cycle + k * period, instret + k * b.len as u64);
         *mark = LoopMark {
             block,
             cycle,
