@@ -303,9 +303,6 @@ pub(crate) struct Block {
     /// A block's number stays valid until the cache is cleared, so a link
     /// is checked by comparing the linked block's pc.
     pub next: [u32; 2],
-    /// Whether the block is a delay loop the run loop may run many
-    /// iterations of at once ([`DelayLoop::of`]).
-    pub delay: DelayLoop,
 }
 
 impl Block {
@@ -325,6 +322,11 @@ pub(crate) struct BlockCache {
     /// Block numbers, direct-mapped by start pc.
     index: Vec<u32>,
     pub blocks: Vec<Block>,
+    /// Per block (same index): whether it is a delay loop the run loop may
+    /// run many iterations of at once ([`DelayLoop::of`]). Apart from
+    /// [`Block`], which the run loop copies for every block it runs, since
+    /// it is only looked at when a block ends unlinked.
+    pub delays: Vec<DelayLoop>,
     pub ops: Vec<Op>,
     /// log2 of the L1I line size the blocks' `new_line` marks were computed for.
     line_shift: u32,
@@ -339,6 +341,7 @@ impl BlockCache {
         BlockCache {
             index: Vec::new(),
             blocks: Vec::new(),
+            delays: Vec::new(),
             ops: Vec::new(),
             line_shift: 0,
             epoch: 0,
@@ -350,6 +353,7 @@ impl BlockCache {
     pub fn invalidate(&mut self) {
         self.index.clear();
         self.blocks.clear();
+        self.delays.clear();
         self.ops.clear();
         self.epoch += 1;
     }
@@ -443,11 +447,28 @@ impl DecodeCache {
             end_pc: at,
             falls_through,
             next: [NO_BLOCK; 2],
-            delay: DelayLoop::of(pc, &self.blocks.ops[start..end]),
         });
+        let delay = DelayLoop::of(pc, &self.blocks.ops[start..end]);
+        self.blocks.delays.push(delay);
         self.blocks.index[i] = number;
         Ok(number)
     }
+}
+
+/// Where the last iteration of a delay loop ended (`Hart::run_delay_loop`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopMark {
+    pub block: u32,
+    pub cycle: u64,
+    pub instret: u64,
+}
+
+impl LoopMark {
+    pub const NONE: LoopMark = LoopMark {
+        block: NO_BLOCK,
+        cycle: 0,
+        instret: 0,
+    };
 }
 
 /// A block that is a whole delay loop: one L1I line, looping to its own

@@ -157,6 +157,9 @@ pub struct Hart {
     /// (`Hart::run_delay_loop`): a diagnostic, not a counter of the model
     /// (the reference loop runs them one by one).
     pub(crate) delay_iterations_skipped: u64,
+    /// Where the block engine's last steady delay-loop iteration ended
+    /// (`Hart::run_delay_loop`); reset at each run.
+    pub(crate) delay_mark: crate::block::LoopMark,
     /// At the first taken backward branch at or after this cycle, probe for
     /// a spin loop on memory (a few iterations are compared).
     pub(crate) next_probe: u64,
@@ -235,6 +238,7 @@ impl Hart {
             effects: 0,
             polled_empty: false,
             delay_iterations_skipped: 0,
+            delay_mark: crate::block::LoopMark::NONE,
             next_probe: PROBE_INTERVAL_CYCLES,
             probe_left: 0,
             watched: [0; MAX_WATCHED],

@@ -7,7 +7,7 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{Block, DelayLoop, Kind, Op, NO_BLOCK};
+use super::{Block, DelayLoop, Kind, LoopMark, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
 use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
@@ -15,22 +15,6 @@ use crate::exec::sext32;
 use crate::hart::{Event, Hart, Stop};
 use crate::timing::{Lookup, ITERATIVE_UNIT, NO_REG};
 use crate::trap::{Exception, Trap};
-
-/// Where the last iteration of a delay loop ended ([`Hart::run_delay_loop`]).
-#[derive(Clone, Copy)]
-struct LoopMark {
-    block: u32,
-    cycle: u64,
-    instret: u64,
-}
-
-impl LoopMark {
-    const NONE: LoopMark = LoopMark {
-        block: NO_BLOCK,
-        cycle: 0,
-        instret: 0,
-    };
-}
 
 impl Hart {
     /// The block engine: the unobserved run loop. Same contract and, cycle
@@ -56,7 +40,7 @@ impl Hart {
         let mut block = NO_BLOCK;
         let mut cycle = self.cycle;
         let mut instret = self.instret;
-        let mut mark = LoopMark::NONE;
+        self.delay_mark = LoopMark::NONE;
         while cycle < limit {
             if block == NO_BLOCK {
                 block = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
@@ -117,23 +101,24 @@ impl Hart {
                     } else {
                         self.pc
                     };
-                    if b.delay != DelayLoop::No {
-                        let branch_pc = ops[ops.len() - 1].pc;
-                        (cycle, instret) = self.run_delay_loop(
-                            &b, block, branch_pc, cycle, instret, limit, line_shift, &mut mark,
-                        );
-                    }
                     // Chaining (see `Block::next`), else looked up and linked.
+                    // (A delay loop is never linked: it comes here each time.)
                     let next = b.next[(pc != b.end_pc) as usize];
                     block = match dc.blocks.blocks.get(next as usize) {
                         Some(n) if n.pc == pc => next,
-                        _ => self.link_next_block(bus, dc, block, line_shift),
+                        _ => {
+                            // By value: the addresses of `cycle` and
+                            // `instret` must not escape (see `exec_op`).
+                            (cycle, instret) =
+                                self.run_delay_loop(dc, block, cycle, instret, limit, line_shift);
+                            self.link_next_block(bus, dc, block, line_shift)
+                        }
                     };
                 }
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
-                    mark = LoopMark::NONE;
+                    self.delay_mark = LoopMark::NONE;
                     self.cycle = cycle;
                     self.instret = retired;
                     let stop = self.handle_event(event, &d, issue, dc);
@@ -155,8 +140,8 @@ impl Hart {
         Stop::Limit
     }
 
-    /// After an iteration of delay loop `b` (block number `block`, see
-    /// [`DelayLoop`]) that ended at `cycle` with `instret` retired: runs at
+    /// After an iteration of delay loop `b` (block number `block`, of kind
+    /// `delay`) that ended at `cycle` with `instret` retired: runs at
     /// once the iterations after it that take the branch again, up to the
     /// slice's `limit` and short of the next poll probe, when the loop is
     /// in its steady state. Returns the new `(cycle, instret)`.
@@ -170,26 +155,29 @@ impl Hart {
     /// one steady, so every later iteration takes `period` too, only shifted
     /// in time: its registers change as [`DelayLoop`] says and their
     /// scoreboard entries move on by `period`. The iteration just run is
-    /// measured (`mark`: where the one before ended) rather than derived
+    /// measured (`Hart::delay_mark`: where the one before ended) rather than derived
     /// from the latencies. The reference loop checks the limit before each
     /// instruction and a probe at each taken branch; the iterations run here
     /// end at or before `limit` and before `next_probe`, so neither would
     /// have fired inside them.
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     fn run_delay_loop(
         &mut self,
-        b: &Block,
+        dc: &DecodeCache,
         block: u32,
-        branch_pc: u64,
         cycle: u64,
         instret: u64,
         limit: u64,
         line_shift: u32,
-        mark: &mut LoopMark,
     ) -> (u64, u64) {
+        let delay = dc.blocks.delays[block as usize];
+        if delay == DelayLoop::No {
+            return (cycle, instret);
+        }
+        let b: &Block = &dc.blocks.blocks[block as usize];
+        let branch_pc = dc.blocks.ops[(b.start + b.len - 1) as usize].pc;
         let ready = |r: u8| self.pipeline.ready[r as usize] <= cycle;
-        let registers_ready = match b.delay {
+        let registers_ready = match delay {
             DelayLoop::No => false,
             DelayLoop::Countdown { r } => ready(r),
             DelayLoop::WaitCycles { t, s, n } => {
@@ -202,7 +190,7 @@ impl Hart {
             && self.predictor.taken_saturated(branch_pc)
             && self.last_fetch_line == b.pc >> line_shift;
         if !steady {
-            *mark = LoopMark::NONE;
+            self.delay_mark = LoopMark::NONE;
             return (cycle, instret);
         }
         let now = LoopMark {
@@ -210,7 +198,7 @@ impl Hart {
             cycle,
             instret,
         };
-        let previous = std::mem::replace(mark, now);
+        let previous = std::mem::replace(&mut self.delay_mark, now);
         // The previous iteration ended steady and this one followed it
         // directly (nothing else retired in between).
         if previous.block != block || instret - previous.instret != b.len as u64 {
@@ -218,7 +206,7 @@ impl Hart {
         }
         let period = cycle - previous.cycle;
         // Iterations that would take the branch again.
-        let taken = match b.delay {
+        let taken = match delay {
             DelayLoop::No => 0,
             // While the counter, decremented, is not zero.
             DelayLoop::Countdown { r } => self.x[r as usize].wrapping_sub(1),
@@ -235,7 +223,7 @@ impl Hart {
         if k == 0 {
             return (cycle, instret);
         }
-        match b.delay {
+        match delay {
             DelayLoop::No => {}
             DelayLoop::Countdown { r } => {
                 self.x[r as usize] = self.x[r as usize].wrapping_sub(k);
@@ -250,7 +238,7 @@ impl Hart {
         }
         self.delay_iterations_skipped += k;
         let (cycle, instret) = (cycle + k * period, instret + k * b.len as u64);
-        *mark = LoopMark {
+        self.delay_mark = LoopMark {
             block,
             cycle,
             instret,
@@ -261,6 +249,7 @@ impl Hart {
     /// The block at the pc after block `from` ran when `from` is not
     /// linked to it: looked up (and linked). [`NO_BLOCK`] if instruction
     /// memory at the pc cannot be read (the run loop takes the fault).
+
     #[inline(never)]
     fn link_next_block<B: Bus>(
         &mut self,
@@ -273,8 +262,10 @@ impl Hart {
         let epoch = dc.blocks.epoch;
         match dc.block(pc, bus, line_shift, &self.pipeline.lat) {
             Ok(next) => {
-                // Building it may have started the cache over: `from` is gone.
-                if dc.blocks.epoch == epoch {
+                // Building it may have started the cache over: `from` is
+                // gone. A delay loop stays unlinked, so that its end comes
+                // here and `run_delay_loop` off the chained path.
+                if dc.blocks.epoch == epoch && dc.blocks.delays[from as usize] == DelayLoop::No {
                     dc.blocks.link(from, pc, next);
                 }
                 next
