@@ -249,7 +249,6 @@ impl Hart {
     /// The block at the pc after block `from` ran when `from` is not
     /// linked to it: looked up (and linked). [`NO_BLOCK`] if instruction
     /// memory at the pc cannot be read (the run loop takes the fault).
-
     #[inline(never)]
     fn link_next_block<B: Bus>(
         &mut self,
