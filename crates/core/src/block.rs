@@ -327,6 +327,14 @@ pub(crate) struct BlockCache {
     /// [`Block`], which the run loop copies for every block it runs, since
     /// it is only looked at when a block ends unlinked.
     pub delays: Vec<DelayLoop>,
+    /// Where the running hart's last steady delay-loop iteration ended
+    /// (`Hart::run_delay_loop`); reset at each run. Kept here rather than
+    /// in the hart, whose hot fields' layout the compute kernels are
+    /// sensitive to.
+    pub delay_mark: LoopMark,
+    /// Iterations of delay loops run at once: a diagnostic, not a counter
+    /// of the model (the reference loop runs them one by one).
+    pub delay_iterations_skipped: u64,
     pub ops: Vec<Op>,
     /// log2 of the L1I line size the blocks' `new_line` marks were computed for.
     line_shift: u32,
@@ -342,6 +350,8 @@ impl BlockCache {
             index: Vec::new(),
             blocks: Vec::new(),
             delays: Vec::new(),
+            delay_mark: LoopMark::NONE,
+            delay_iterations_skipped: 0,
             ops: Vec::new(),
             line_shift: 0,
             epoch: 0,
@@ -354,6 +364,7 @@ impl BlockCache {
         self.index.clear();
         self.blocks.clear();
         self.delays.clear();
+        self.delay_mark = LoopMark::NONE;
         self.ops.clear();
         self.epoch += 1;
     }

@@ -73,6 +73,13 @@ pub struct DecodeCache {
 const EMPTY_PC: u64 = u64::MAX;
 
 impl DecodeCache {
+    /// Iterations of delay loops (`addi r, r, -1; bnez r, .` and waits on
+    /// `mcycle`) the block engine ran at once instead of one by one, with
+    /// the same result.
+    pub fn delay_iterations_skipped(&self) -> u64 {
+        self.blocks.delay_iterations_skipped
+    }
+
     /// A cache of `entries` slots (rounded up to a power of two). 64 K
     /// entries cover 128 KB of compressed code without conflicts.
     pub fn new(entries: usize) -> DecodeCache {

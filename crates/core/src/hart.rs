@@ -153,13 +153,6 @@ pub struct Hart {
     /// last taken backward branch, or a probe for a spin loop on memory is
     /// under way: check the loop at the next one.
     pub(crate) polled_empty: bool,
-    /// Iterations of delay loops the block engine ran at once
-    /// (`Hart::run_delay_loop`): a diagnostic, not a counter of the model
-    /// (the reference loop runs them one by one).
-    pub(crate) delay_iterations_skipped: u64,
-    /// Where the block engine's last steady delay-loop iteration ended
-    /// (`Hart::run_delay_loop`); reset at each run.
-    pub(crate) delay_mark: crate::block::LoopMark,
     /// At the first taken backward branch at or after this cycle, probe for
     /// a spin loop on memory (a few iterations are compared).
     pub(crate) next_probe: u64,
@@ -237,8 +230,6 @@ impl Hart {
             net: NetIf::new(net),
             effects: 0,
             polled_empty: false,
-            delay_iterations_skipped: 0,
-            delay_mark: crate::block::LoopMark::NONE,
             next_probe: PROBE_INTERVAL_CYCLES,
             probe_left: 0,
             watched: [0; MAX_WATCHED],
@@ -1029,13 +1020,6 @@ impl Hart {
 
     pub fn stats(&self) -> &HartStats {
         &self.stats
-    }
-
-    /// Iterations of delay loops (`addi r, r, -1; bnez r, .` and waits on
-    /// `mcycle`) the block engine ran at once instead of one by one, with
-    /// the same result.
-    pub fn delay_iterations_skipped(&self) -> u64 {
-        self.delay_iterations_skipped
     }
 
     /// The branch predictor (its counters).

@@ -577,6 +577,12 @@ impl Node {
         self.bus.uart_output()
     }
 
+    /// Iterations of delay loops the block engine ran at once (a
+    /// diagnostic: the results are those of running them one by one).
+    pub fn delay_iterations_skipped(&self) -> u64 {
+        self.decode_cache.delay_iterations_skipped()
+    }
+
     /// The decoded-instruction cache misses so far.
     pub fn decode_misses(&self) -> u64 {
         self.decode_cache.misses

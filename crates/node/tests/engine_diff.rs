@@ -440,7 +440,7 @@ fn engines_agree_on_delay_loops_run_at_once() {
         while matches!(fast.run(limit + slice), Ok(RunEnd::Limit)) {
             limit += slice;
         }
-        let skipped = fast.hart(0).delay_iterations_skipped();
+        let skipped = fast.delay_iterations_skipped();
         assert!(
             skipped > 1_000_000,
             "slices of {slice}: {skipped} iterations run at once"

@@ -40,7 +40,7 @@ impl Hart {
         let mut block = NO_BLOCK;
         let mut cycle = self.cycle;
         let mut instret = self.instret;
-        self.delay_mark = LoopMark::NONE;
+        dc.blocks.delay_mark = LoopMark::NONE;
         while cycle < limit {
             if block == NO_BLOCK {
                 block = match dc.block(self.pc, bus, line_shift, &self.pipeline.lat) {
@@ -118,7 +118,7 @@ impl Hart {
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
-                    self.delay_mark = LoopMark::NONE;
+                    dc.blocks.delay_mark = LoopMark::NONE;
                     self.cycle = cycle;
                     self.instret = retired;
                     let stop = self.handle_event(event, &d, issue, dc);
@@ -155,15 +155,16 @@ impl Hart {
     /// one steady, so every later iteration takes `period` too, only shifted
     /// in time: its registers change as [`DelayLoop`] says and their
     /// scoreboard entries move on by `period`. The iteration just run is
-    /// measured (`Hart::delay_mark`: where the one before ended) rather than derived
+    /// measured (`BlockCache::delay_mark`: where the one before ended) rather than derived
     /// from the latencies. The reference loop checks the limit before each
     /// instruction and a probe at each taken branch; the iterations run here
     /// end at or before `limit` and before `next_probe`, so neither would
     /// have fired inside them.
+    #[cold]
     #[inline(never)]
     fn run_delay_loop(
         &mut self,
-        dc: &DecodeCache,
+        dc: &mut DecodeCache,
         block: u32,
         cycle: u64,
         instret: u64,
@@ -174,7 +175,7 @@ impl Hart {
         if delay == DelayLoop::No {
             return (cycle, instret);
         }
-        let b: &Block = &dc.blocks.blocks[block as usize];
+        let b: Block = dc.blocks.blocks[block as usize];
         let branch_pc = dc.blocks.ops[(b.start + b.len - 1) as usize].pc;
         let ready = |r: u8| self.pipeline.ready[r as usize] <= cycle;
         let registers_ready = match delay {
@@ -190,7 +191,7 @@ impl Hart {
             && self.predictor.taken_saturated(branch_pc)
             && self.last_fetch_line == b.pc >> line_shift;
         if !steady {
-            self.delay_mark = LoopMark::NONE;
+            dc.blocks.delay_mark = LoopMark::NONE;
             return (cycle, instret);
         }
         let now = LoopMark {
@@ -198,7 +199,7 @@ impl Hart {
             cycle,
             instret,
         };
-        let previous = std::mem::replace(&mut self.delay_mark, now);
+        let previous = std::mem::replace(&mut dc.blocks.delay_mark, now);
         // The previous iteration ended steady and this one followed it
         // directly (nothing else retired in between).
         if previous.block != block || instret - previous.instret != b.len as u64 {
@@ -236,9 +237,9 @@ impl Hart {
                 self.effects += k;
             }
         }
-        self.delay_iterations_skipped += k;
+        dc.blocks.delay_iterations_skipped += k;
         let (cycle, instret) = (cycle + k * period, instret + k * b.len as u64);
-        self.delay_mark = LoopMark {
+        dc.blocks.delay_mark = LoopMark {
             block,
             cycle,
             instret,
