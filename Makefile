@@ -3,9 +3,11 @@
 #                write out/reproduce/report.md, benchmark the simulator
 #   make test  - run the whole test suite (what CI runs)
 
-NANOPU := target/release/nanopu
+# `make demo NANOPU=target/pgo/release/nanopu` after `make pgo` uses the
+# profile-guided build (scripts/pgo-build.sh).
+NANOPU ?= target/release/nanopu
 
-.PHONY: demo test setup setup-test build sdk bench clean
+.PHONY: demo test setup setup-test build pgo sdk bench clean
 
 demo: setup build sdk
 	@echo "== hello (4 harts)"
@@ -37,6 +39,9 @@ setup-test:
 build:
 	cargo build --release
 	@mkdir -p out
+
+pgo: setup
+	scripts/pgo-build.sh
 
 sdk:
 	$(MAKE) -C sdk
