@@ -322,11 +322,11 @@ pub(crate) struct BlockCache {
     /// Block numbers, direct-mapped by start pc.
     index: Vec<u32>,
     pub blocks: Vec<Block>,
-    /// Per block (same index): whether it is a delay loop the run loop may
-    /// run many iterations of at once ([`DelayLoop::of`]). Apart from
+    /// Per block (same index): the delay loop it is, if the run loop may
+    /// run many iterations of it at once ([`DelayLoop::of`]). Apart from
     /// [`Block`], which the run loop copies for every block it runs, since
     /// it is only looked at when a block ends unlinked.
-    pub delays: Vec<DelayLoop>,
+    pub delays: Vec<Option<DelayLoop>>,
     /// Where the running hart's last steady delay-loop iteration ended
     /// (`Hart::run_delay_loop`); reset at each run. Kept here rather than
     /// in the hart, whose hot fields' layout the compute kernels are
@@ -488,29 +488,22 @@ impl LoopMark {
 /// them at once (`Hart::run_delay_loop`, which says what steady means).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DelayLoop {
-    No,
     /// `addi r, r, -1; bnez r, .` (the SDK's `service_spin`): `r` drops by
     /// one an iteration, and the loop ends when it reaches 0.
-    Countdown {
-        r: u8,
-    },
+    Countdown { r: u8 },
     /// `csrr t, mcycle; sub t, t, s; bltu t, n, .` (a wait for `n` cycles
     /// from `s`, as lnic-evaluation's `serve` does): `t` grows by the
     /// iteration's cycles, and the loop ends when it reaches `n`.
-    WaitCycles {
-        t: u8,
-        s: u8,
-        n: u8,
-    },
+    WaitCycles { t: u8, s: u8, n: u8 },
 }
 
 impl DelayLoop {
-    /// What the block `ops` starting at `pc` is.
-    fn of(pc: u64, ops: &[Op]) -> DelayLoop {
+    /// The delay loop the block `ops` starting at `pc` is, if any.
+    fn of(pc: u64, ops: &[Op]) -> Option<DelayLoop> {
         let one_line = ops.iter().skip(1).all(|op| !op.new_line);
         let loops = ops.last().is_some_and(|b| b.imm == pc);
         if !one_line || !loops {
-            return DelayLoop::No;
+            return None;
         }
         match ops {
             [add, bnez] => {
@@ -519,9 +512,9 @@ impl DelayLoop {
                 let tests_it = bnez.kind == Kind::Bne
                     && ((bnez.rs1, bnez.rs2) == (r, 0) || (bnez.rs1, bnez.rs2) == (0, r));
                 if counts_down && tests_it && add.dst == r {
-                    DelayLoop::Countdown { r }
+                    Some(DelayLoop::Countdown { r })
                 } else {
-                    DelayLoop::No
+                    None
                 }
             }
             [read, sub, bltu] => {
@@ -531,12 +524,12 @@ impl DelayLoop {
                 let since = sub.kind == Kind::Sub && sub.rd == t && sub.rs1 == t && s != t;
                 let until = bltu.kind == Kind::Bltu && bltu.rs1 == t && n != t;
                 if reads_mcycle && since && until {
-                    DelayLoop::WaitCycles { t, s, n }
+                    Some(DelayLoop::WaitCycles { t, s, n })
                 } else {
-                    DelayLoop::No
+                    None
                 }
             }
-            _ => DelayLoop::No,
+            _ => None,
         }
     }
 }

@@ -171,15 +171,13 @@ impl Hart {
         limit: u64,
         line_shift: u32,
     ) -> (u64, u64) {
-        let delay = dc.blocks.delays[block as usize];
-        if delay == DelayLoop::No {
+        let Some(delay) = dc.blocks.delays[block as usize] else {
             return (cycle, instret);
-        }
+        };
         let b: Block = dc.blocks.blocks[block as usize];
         let branch_pc = dc.blocks.ops[(b.start + b.len - 1) as usize].pc;
         let ready = |r: u8| self.pipeline.ready[r as usize] <= cycle;
         let registers_ready = match delay {
-            DelayLoop::No => false,
             DelayLoop::Countdown { r } => ready(r),
             DelayLoop::WaitCycles { t, s, n } => {
                 ready(t) && ready(s) && ready(n) && self.privilege == Privilege::Machine
@@ -208,7 +206,6 @@ impl Hart {
         let period = cycle - previous.cycle;
         // Iterations that would take the branch again.
         let taken = match delay {
-            DelayLoop::No => 0,
             // While the counter, decremented, is not zero.
             DelayLoop::Countdown { r } => self.x[r as usize].wrapping_sub(1),
             // While the elapsed cycles, `period` more each time, are below
@@ -225,7 +222,6 @@ impl Hart {
             return (cycle, instret);
         }
         match delay {
-            DelayLoop::No => {}
             DelayLoop::Countdown { r } => {
                 self.x[r as usize] = self.x[r as usize].wrapping_sub(k);
                 self.pipeline.ready[r as usize] += k * period;
@@ -265,7 +261,7 @@ impl Hart {
                 // Building it may have started the cache over: `from` is
                 // gone. A delay loop stays unlinked, so that its end comes
                 // here and `run_delay_loop` off the chained path.
-                if dc.blocks.epoch == epoch && dc.blocks.delays[from as usize] == DelayLoop::No {
+                if dc.blocks.epoch == epoch && dc.blocks.delays[from as usize].is_none() {
                     dc.blocks.link(from, pc, next);
                 }
                 next
