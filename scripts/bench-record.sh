@@ -2,8 +2,10 @@
 # Appends one line of `nanopu bench` figures for the current commit to
 # docs/bench-history.csv, so speed regressions show up in the history.
 #
-#   scripts/bench-record.sh [NOTE]
+#   scripts/bench-record.sh [--pgo] [NOTE]
 #
+# With --pgo the figures are those of the profile-guided build
+# (scripts/pgo-build.sh), and the note starts with "PGO build".
 # Run it on a quiet machine (nothing else building): the figures are host
 # time. The CSV says which machine (CPU model, cores) each line came from.
 set -euo pipefail
@@ -12,15 +14,23 @@ out=docs/bench-history.csv
 json=$(mktemp)
 json_t2=$(mktemp)
 trap 'rm -f "$json" "$json_t2"' EXIT
-cargo build --release -q
+bin=./target/release/nanopu
+prefix=
+if [ "${1:-}" = --pgo ]; then
+    shift
+    bin=$(scripts/pgo-build.sh)
+    prefix="PGO build; "
+else
+    cargo build --release -q
+fi
 make -C sdk -s >/dev/null
-./target/release/nanopu bench --repeat 3 --json "$json" >&2
+"$bin" bench --repeat 3 --json "$json" >&2
 # The network benchmarks again, partitioned on both host cores (issue #16).
-./target/release/nanopu bench --net-only --threads 2 --repeat 3 --json "$json_t2" >&2
+"$bin" bench --net-only --threads 2 --repeat 3 --json "$json_t2" >&2
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates sdk || echo "+dirty")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/,/ /g')
 cores=$(nproc)
-note=${1:-}
+note="$prefix${1:-}"
 if [ ! -f "$out" ]; then
     echo "date,commit,cpu,cores,matmul_mips,coremark_like_mips,pointer_chase_mips,idle_cycles_per_s,incast80_packets_per_s,incast80_sim_us_per_s,leafspine64_packets_per_s,leafspine64_sim_us_per_s,incast1024_sim_us_per_s,hashing_mips,node16_mips,node16_sim_us_per_s,node16_full_mips,node16_full_sim_us_per_s,incast80_t2_packets_per_s,leafspine64_t2_packets_per_s,incast1024_t2_sim_us_per_s,note" >"$out"
 fi
