@@ -33,7 +33,8 @@ CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles -
 # The papers' experiments at quick scale: code the benchmarks do not run
 # (NEBULA, the RDMA NIC, the applications) is profiled too, not left cold.
 rm -rf "$dir/train"
-"$dir/instrumented/release/nanopu" reproduce --scale quick --out "$dir/train" >/dev/null
+"$dir/instrumented/release/nanopu" reproduce --scale quick --out "$dir/train" >"$dir/train.log" 2>&1 ||
+    { echo "pgo-build: the training run failed; see $dir/train.log" >&2; exit 1; }
 for _ in 1 2 3; do
     for kernel in matmul coremark_like pointer_chase hashing; do
         "$dir/instrumented/release/nanopu" run "sdk/build/$kernel.elf" >/dev/null
