@@ -11,9 +11,9 @@
 # kernels came out slower) to record which code is hot; the second build lays
 # out and inlines the code by that profile. Same program, so the same results
 # bit for bit; only host speed changes (docs/profile/README.md, "Profile-guided
-# optimisation"): on the session-22 machine `nanopu reproduce` 91.6 -> 82.4 s,
-# networks +8-21 %, the 16-core node +30-35 %, the single-hart compute kernels
-# -7 to +11 %. The RUSTFLAGS repeat .cargo/config.toml's (the environment
+# optimisation"): on the session-22 machine `nanopu reproduce` 88 -> 79 s,
+# networks +15-25 %, the 16-core node +35 %, the single-hart compute kernels
+# +12-20 % (-7 to +11 % in an earlier build: they follow one loop's placement). The RUSTFLAGS repeat .cargo/config.toml's (the environment
 # replaces it). Two release builds and the training (~6 minutes on 2 cores).
 # Needs rustup's llvm-tools component (added if missing).
 set -euo pipefail
