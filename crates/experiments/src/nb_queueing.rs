@@ -113,9 +113,10 @@ pub fn run_queue(
     let mut arrivals = ChaCha8Rng::seed_from_u64(seed);
     let mut services = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let mean_gap = 1.0 / (load * cores as f64);
-    // Times the cores become free (min-heap by negation-free ordering).
-    let mut free: BinaryHeap<std::cmp::Reverse<OrdF64>> =
-        (0..cores).map(|_| std::cmp::Reverse(OrdF64(0.0))).collect();
+    // Times the cores become free (a min-heap).
+    let mut free: BinaryHeap<std::cmp::Reverse<Time>> = (0..cores)
+        .map(|_| std::cmp::Reverse(Time::new(0.0)))
+        .collect();
     // Start times of RPCs that have arrived but not started, in FCFS order
     // (start times never decrease with one queue).
     let mut waiting: VecDeque<f64> = VecDeque::with_capacity(1024);
@@ -130,10 +131,13 @@ pub fn run_queue(
             waiting.pop_front();
         }
         let depth = waiting.len();
-        let std::cmp::Reverse(OrdF64(core_free)) = free.pop().expect("cores > 0");
-        let start = core_free.max(t);
+        // The core free first takes the RPC: its free time is replaced in
+        // place (one sift down, not a pop and a push).
+        let mut first_free = free.peek_mut().expect("cores > 0");
+        let start = first_free.0.get().max(t);
         let finish = start + service.sample(&mut services);
-        free.push(std::cmp::Reverse(OrdF64(finish)));
+        *first_free = std::cmp::Reverse(Time::new(finish));
+        drop(first_free);
         if start > t {
             waiting.push_back(start);
         }
@@ -186,23 +190,20 @@ pub fn mean_queued_mmk(k: usize, a: f64) -> f64 {
     erlang_c(k, a) * a / (k as f64 - a)
 }
 
-/// A time the heap can order (times are finite here).
-#[derive(Clone, Copy)]
-struct OrdF64(f64);
-impl PartialEq for OrdF64 {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
+/// A time as the heap orders it: times are finite and not negative, and
+/// such doubles order as their bit patterns do (integer compares, cheaper
+/// than `f64::total_cmp` in the heap's sift).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Time(u64);
+
+impl Time {
+    fn new(t: f64) -> Time {
+        debug_assert!(t >= 0.0 && t.is_finite(), "{t}");
+        Time(t.to_bits())
     }
-}
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
+
+    fn get(self) -> f64 {
+        f64::from_bits(self.0)
     }
 }
 
@@ -229,17 +230,26 @@ fn nb_queueing(r: &Runner) -> Result<ExperimentResult> {
         Scale::Full => 2_000_000,
     };
     let seed = r.seed;
-    let best = r.par_map("nb-queueing", &Service::ALL, |&s| {
-        Ok(max_load_at_slo(s, CORES, requests, seed))
-    })?;
     let loads: Vec<f64> = [0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999].to_vec();
-    let curve_points: Vec<(Service, f64)> = Service::ALL
+    // One list of jobs, the three bisections (13 runs each) first: the
+    // curves' single runs fill the host threads while the last one goes on.
+    let jobs: Vec<(Service, Option<f64>)> = Service::ALL
         .iter()
-        .flat_map(|&s| loads.iter().map(move |&l| (s, l)))
+        .map(|&s| (s, None))
+        .chain(
+            Service::ALL
+                .iter()
+                .flat_map(|&s| loads.iter().map(move |&l| (s, Some(l)))),
+        )
         .collect();
-    let curves = r.par_map("nb-queueing", &curve_points, |&(s, l)| {
-        Ok(run_queue(s, CORES, l, requests, seed))
+    let mut runs = r.par_map("nb-queueing", &jobs, |&(s, load)| {
+        Ok(match load {
+            None => max_load_at_slo(s, CORES, requests, seed),
+            Some(l) => run_queue(s, CORES, l, requests, seed),
+        })
     })?;
+    let curves = runs.split_off(Service::ALL.len());
+    let best = runs;
 
     let mut p99_series = Vec::new();
     let mut depth_series = Vec::new();
