@@ -231,7 +231,7 @@ fn nb_queueing(r: &Runner) -> Result<ExperimentResult> {
     };
     let seed = r.seed;
     let loads: Vec<f64> = [0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999].to_vec();
-    // One list of jobs, the three bisections (13 runs each) first: the
+    // One list of jobs, the three bisections (14 runs each) first: the
     // curves' single runs fill the host threads while the last one goes on.
     let jobs: Vec<(Service, Option<f64>)> = Service::ALL
         .iter()
