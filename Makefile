@@ -5,7 +5,7 @@
 
 # `make demo NANOPU=target/pgo/release/nanopu` after `make pgo` uses the
 # profile-guided build (scripts/pgo-build.sh).
-NANOPU ?= target/release/nanopu
+NANOPU := target/release/nanopu
 
 .PHONY: demo test setup setup-test build pgo sdk bench clean
 
