@@ -235,6 +235,10 @@ fn bench_reports_the_contract_keys() {
     ] {
         assert!(j[key].as_f64().unwrap() > 0.0, "{key}: {j}");
     }
+    // The build the figures came from (the tests' binary is plain).
+    assert_eq!(j["build"], "plain", "{j}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("build: plain, opt-level "), "{out}");
 }
 
 #[test]
