@@ -30,9 +30,10 @@
 //!   read has none, by definition); for one core when the NIC delivers to
 //!   it or takes its output; for every hart when anything else outside the
 //!   run reaches the node through a `&mut` method (a DMA, the traditional
-//!   NIC, a debugger). Harts polling memory words keep no memo (any store
-//!   may wake them); harts polling device status registers alone do (those
-//!   change only as above or with time, which their wake cycle covers).
+//!   NIC, a debugger). Device status registers a hart polls change only
+//!   as above or with time, which its wake cycle covers; memory words it
+//!   polls may change with any store, so every wake check reads those again
+//!   (the memo holds for the rest).
 //! - When a run ends at its limit, sleepers move to the limit
 //!   (`idle_until`); one whose wake cycle is later keeps its memo
 //!   (time alone wakes it, and not before then). If a wake check at the
@@ -236,6 +237,10 @@ pub struct Node {
     wake_memo: Vec<Option<u64>>,
     /// Bit `h`: `wake_memo[h]` holds, as of `memo_device_accesses`.
     memo_valid: u64,
+    /// Bit `h`: hart `h`'s memo holds for everything but the memory words
+    /// its loop polls (any store may change them), which every wake check
+    /// reads again ([`watched_words_changed`](Node::watched_words_changed)).
+    memo_reads_memory: u64,
     /// With a wake memo: the first cycle after the hart's at which a wake
     /// check ([`can_wake`](Node::can_wake)) would change something again
     /// (see [`recheck_cycle`](Node::recheck_cycle); `u64::MAX`: never).
@@ -344,6 +349,7 @@ impl Node {
             wake_memo: vec![None; cfg_cores],
             memo_recheck_at: vec![u64::MAX; cfg_cores],
             memo_valid: 0,
+            memo_reads_memory: 0,
             memo_device_accesses: 0,
             owed_check: 0,
             may_have_output: 0,
@@ -658,9 +664,7 @@ impl Node {
                 let since = hart.cycle().saturating_sub(period_cycles);
                 hart.pending_interrupt().is_some()
                     || hart.net().msgs_ready(hart.cycle())
-                    || self.watches[h]
-                        .iter()
-                        .any(|&(word, v)| self.bus.peek_word(word, since) != v)
+                    || self.watched_words_changed(h, since)
             }
             HartState::RxEmpty => {
                 hart.pending_interrupt().is_some() || hart.net().msgs_ready(hart.cycle())
@@ -668,6 +672,25 @@ impl Node {
             HartState::TxFull => {
                 hart.pending_interrupt().is_some() || hart.net().tx_check(0).is_ok()
             }
+        }
+    }
+
+    /// Whether a word polling hart `h`'s loop reads differs from the value
+    /// it read, as of `since` (the start of its last iteration).
+    fn watched_words_changed(&self, h: usize, since: u64) -> bool {
+        self.watches[h]
+            .iter()
+            .any(|&(word, v)| self.bus.peek_word(word, since) != v)
+    }
+
+    /// [`watched_words_changed`](Self::watched_words_changed) for a hart
+    /// in a polling loop, from the start of its last iteration.
+    fn poll_words_changed(&self, h: usize) -> bool {
+        match self.states[h] {
+            HartState::Poll { period_cycles, .. } => {
+                self.watched_words_changed(h, self.harts[h].cycle().saturating_sub(period_cycles))
+            }
+            _ => false,
         }
     }
 
@@ -787,12 +810,12 @@ impl Node {
     }
 
     /// [`can_wake`](Self::can_wake) for a sleeping hart `h` with no valid
-    /// memo: if it cannot continue, remembers so with its wake cycle,
-    /// unless it polls memory words (any store may change them: checked
-    /// every time). A loop polling device status registers alone is
-    /// remembered: those change only by a device access that changes
-    /// state (which drops the memos), by the NIC (which drops them too) or
-    /// with time (its wake cycle covers it: `next_change_after`).
+    /// memo: if it cannot continue, remembers so with its wake cycle. Device
+    /// status registers a loop polls change only by a device access that
+    /// changes state (which drops the memos), by the NIC (which drops them
+    /// too) or with time (its wake cycle covers it: `next_change_after`).
+    /// Memory words it polls may change with any store: the memo marks
+    /// them, and every wake check reads them again.
     fn can_wake_memo(&mut self, h: usize) -> bool {
         if self.can_wake(h) {
             return true;
@@ -801,12 +824,15 @@ impl Node {
             && self.watches[h]
                 .iter()
                 .any(|&(word, _)| self.bus.dram().offset(word, 8).is_some());
-        if !watches_memory {
-            self.wake_memo[h] = self.wake_cycle(h);
-            self.memo_recheck_at[h] = self.recheck_cycle(h);
-            self.memo_valid |= 1 << h;
-            self.memo_gen = self.memo_gen.wrapping_add(1);
+        if watches_memory {
+            self.memo_reads_memory |= 1 << h;
+        } else {
+            self.memo_reads_memory &= !(1 << h);
         }
+        self.wake_memo[h] = self.wake_cycle(h);
+        self.memo_recheck_at[h] = self.recheck_cycle(h);
+        self.memo_valid |= 1 << h;
+        self.memo_gen = self.memo_gen.wrapping_add(1);
         false
     }
 
@@ -952,6 +978,7 @@ impl Node {
             sleeping: self.sleeping,
             wake_memo: self.wake_memo.clone(),
             memo_valid: self.memo_valid,
+            memo_reads_memory: self.memo_reads_memory,
             memo_recheck_at: self.memo_recheck_at.clone(),
             memo_device_accesses: self.memo_device_accesses,
             owed_check: self.owed_check,
@@ -994,15 +1021,20 @@ impl Node {
             }
             let unknown = self.sleeping & !self.memo_valid;
             let owed = self.sleeping & self.memo_valid & std::mem::take(&mut self.owed_check);
-            if unknown | owed != 0 {
+            // With a memo, only the memory words a poller reads can have
+            // changed: `can_wake` would find the rest as the memo says.
+            let words = self.sleeping & self.memo_valid & self.memo_reads_memory & !owed;
+            if unknown | owed | words != 0 {
                 let leader = self.lead_cycle();
-                for h in harts_in(unknown | owed) {
+                for h in harts_in(unknown | owed | words) {
                     let wakes = if owed & (1 << h) != 0 {
                         let wakes = self.can_wake(h);
                         if !wakes {
                             self.memo_recheck_at[h] = self.recheck_cycle(h);
                         }
                         wakes
+                    } else if words & (1 << h) != 0 {
+                        self.poll_words_changed(h)
                     } else {
                         self.can_wake_memo(h)
                     };

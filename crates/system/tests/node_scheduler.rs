@@ -7,6 +7,8 @@
 //! thread schedulers' counters and events with their cycles, the memory
 //! system's counters and the client's measurements.
 
+use nanopu_apps::mica::MicaConfig;
+use nanopu_apps::AppConfig;
 use nanopu_core::{HtsNote, HtsStats};
 use nanopu_node::{HartSummary, Node, RunEnd};
 use nanopu_sim::SimTime;
@@ -43,9 +45,25 @@ fn outcome(node: &mut Node, report: String, end: String) -> Outcome {
 
 /// `program_name` on `cores` cores, driven by the built-in client.
 fn with_load(program_name: &str, cores: usize, load: &LoadConfig, reference: bool) -> Outcome {
+    with_load_args(program_name, &[], cores, load, reference)
+}
+
+/// [`with_load`], the program given `args`.
+fn with_load_args(
+    program_name: &str,
+    args: &[&str],
+    cores: usize,
+    load: &LoadConfig,
+    reference: bool,
+) -> Outcome {
     let mut cfg = Config::default();
     cfg.node.cores = cores;
-    let mut node = Node::with_program(cfg.node.clone(), &program(program_name)).unwrap();
+    let path = program(program_name);
+    let mut node = Node::with_program(cfg.node.clone(), &path).unwrap();
+    let htif = node.htif_mut().expect("the program has an HTIF");
+    htif.args = std::iter::once(nanopu_node::loader::argv0(&path))
+        .chain(args.iter().map(|a| a.to_string()))
+        .collect();
     node.set_reference_scheduling(reference);
     node.keep_hts_notes(true);
     let mut s = System::new(node, &cfg, Some(load.clone())).unwrap();
@@ -113,6 +131,43 @@ fn eight_serving_and_eight_parked_cores_match_the_plain_rule() {
     let fast = with_load("loopback_16core", 16, &load, false);
     let plain = with_load("loopback_16core", 16, &load, true);
     assert_same("loopback_16core", fast, plain);
+}
+
+#[test]
+fn memory_pollers_under_a_network_match_the_plain_rule() {
+    // Hart 0 preloads a store while fifteen harts spin on a flag in memory
+    // (their memos hold for all but that word), the node running in the
+    // network's short windows; then all sixteen serve under load.
+    let pairs = 3000;
+    let load = LoadConfig {
+        count: 400,
+        warmup: 0,
+        mode: LoadMode::Open { rate_mrps: 8.0 },
+        app: Some(AppConfig::Mica(MicaConfig {
+            pairs,
+            value_bytes: 64,
+            ..MicaConfig::default()
+        })),
+        timeout_ns: 10_000_000,
+        ..LoadConfig::default()
+    };
+    let args = [pairs.to_string(), "64".to_string()];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let fast = with_load_args("nb_nanopu_mica", &args, 16, &load, false);
+    let plain = with_load_args("nb_nanopu_mica", &args, 16, &load, true);
+    // Not vacuous: the pollers spun while hart 0 preloaded, then served.
+    assert!(
+        fast.harts[0].instret > 100 * u64::from(pairs),
+        "{:?}",
+        fast.harts
+    );
+    let served = |h: &&HartSummary| h.instret - h.idle_instret > 10_000;
+    assert!(
+        fast.harts[1..].iter().filter(served).count() >= 3,
+        "{:?}",
+        fast.harts
+    );
+    assert_same("nb_nanopu_mica", fast, plain);
 }
 
 #[test]
