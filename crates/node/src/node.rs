@@ -265,6 +265,9 @@ pub struct Node {
     /// and leaves a spare buffer of its own in their place (the nanoPU NIC)
     /// makes a steady stream of messages allocate nothing.
     tx_words: Vec<u64>,
+    /// Scratch for [`nic_steer_to_l1d`](Node::nic_steer_to_l1d): the dirty
+    /// lines the installed ones evicted, written back after.
+    steer_victims: Vec<u64>,
     /// Bumped whenever a wake memo is made (keys `wake_cache`).
     memo_gen: u64,
     /// The earliest wake-up among the sleepers with a valid memo, as
@@ -354,6 +357,7 @@ impl Node {
             owed_check: 0,
             may_have_output: 0,
             tx_words: Vec::new(),
+            steer_victims: Vec::new(),
             memo_gen: 0,
             wake_cache: Cell::new(None),
             reference: false,
@@ -984,6 +988,7 @@ impl Node {
             owed_check: self.owed_check,
             may_have_output: self.may_have_output,
             tx_words: Vec::new(),
+            steer_victims: Vec::new(),
             memo_gen: self.memo_gen,
             wake_cache: self.wake_cache.clone(),
             reference: self.reference,
@@ -1229,15 +1234,16 @@ impl Node {
             .bus
             .memory_mut()
             .dma_read(addr, len, cycle, outstanding);
-        let mut victims = Vec::new();
+        let mut victims = std::mem::take(&mut self.steer_victims);
         self.for_each_line(addr, len, |harts, a| {
             if let Some(v) = harts[core].install_l1d_line(a) {
                 victims.push(v);
             }
         });
-        for v in victims {
+        for v in victims.drain(..) {
             self.bus.l1_writeback(v, done);
         }
+        self.steer_victims = victims;
         Some(done)
     }
 

@@ -1,8 +1,9 @@
 //! Once warm, the simulation allocates (next to) nothing per packet or
 //! message (issue #16): a nanoPU node serving the built-in client's
 //! closed-loop load (frame buffers, message words and payloads reused along
-//! the whole path: client, wire, NIC, cores and back), and built-in hosts
-//! exchanging messages over a leaf-spine network. Allocations are counted by
+//! the whole path: client, wire, NIC, cores and back), built-in hosts
+//! exchanging messages over a leaf-spine network, and NEBULA's load harness
+//! behind each of its NIC designs. Allocations are counted by
 //! this test binary's global allocator; the tests here take turns (`TURN`),
 //! since one running beside another would count the other's too.
 
@@ -142,4 +143,52 @@ fn built_in_hosts_on_a_leaf_spine_allocate_nothing_per_packet_once_warm() {
         per_packet < 0.1,
         "{per_packet:.3} allocations per delivered packet"
     );
+}
+
+#[test]
+fn the_nebula_harness_allocates_only_each_request_once_warm() {
+    use nanopu_system::nics::nebula::load::{
+        boot_mica, node_config_from_toml, serve_mica, MicaLoad,
+    };
+    use nanopu_system::nics::nebula::NebulaDesign;
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let text =
+        std::fs::read_to_string(nanopu_testkit::repo().join("configs/nebula-server.toml")).unwrap();
+    let node = node_config_from_toml(&text).unwrap();
+    let load = |design, requests| {
+        let mut l = MicaLoad::small(design, node.clone(), program("nb_mica"), 2000);
+        l.requests_per_stage = requests;
+        l
+    };
+    let seed = boot_mica(&load(NebulaDesign::Rss, 0))
+        .unwrap()
+        .into_seed()
+        .expect("the boot does not depend on the design");
+    for design in NebulaDesign::ALL {
+        // Allocations of a short and a long run of the same server: their
+        // difference is what the extra requests cost.
+        let mut runs = Vec::new();
+        for requests in [1000, 3000] {
+            let l = load(design, requests);
+            let server = seed.fork_for(&l).unwrap().expect("the same boot");
+            let a0 = ALLOCATIONS.load(Ordering::Relaxed);
+            let run = serve_mica(&l, server).unwrap();
+            let a1 = ALLOCATIONS.load(Ordering::Relaxed);
+            assert_eq!((run.wrong, run.unanswered), (0, 0), "{}", design.name());
+            runs.push((a1 - a0, run.answered));
+        }
+        let per_request = (runs[1].0 - runs[0].0) as f64 / (runs[1].1 - runs[0].1) as f64;
+        eprintln!(
+            "{}: {per_request:.3} allocations per request",
+            design.name()
+        );
+        // One: the request itself (`App::next_request` returns its words in
+        // a new vector). Frames, events and scratch are reused; before they
+        // were, this was 7.
+        assert!(
+            per_request < 1.1,
+            "{}: {per_request:.3} allocations per request",
+            design.name()
+        );
+    }
 }

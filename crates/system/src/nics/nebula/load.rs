@@ -21,7 +21,8 @@ use nanopu_wire::Flags;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::path::PathBuf;
 
 /// The server's and the client's addresses.
@@ -128,6 +129,39 @@ enum Ev {
     Retry((u16, u16)),
 }
 
+/// An event of the harness at `at`; events at the same instant in the
+/// order they were pushed (`seq`).
+struct Queued {
+    at: SimTime,
+    seq: u64,
+    ev: Ev,
+}
+
+// Earliest first from `BinaryHeap` (a max-heap): ordered by (at, seq)
+// reversed. `seq` is unique, so no two events compare equal.
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Queued {}
+
+/// The most frame buffers the client side keeps for reuse.
+const SPARE_FRAMES: usize = 256;
+
 struct Pending {
     seq: u64,
     req: Request,
@@ -153,38 +187,99 @@ fn snapshot(node: &Node, at: SimTime) -> Snapshot {
     }
 }
 
+/// The client, its link and the server, as the harness drives them. Once
+/// warm it allocates nothing per request but the request itself
+/// ([`App::next_request`]): events go through a heap, and frame buffers
+/// and scratch vectors are reused.
 struct Driver {
     host: NodeHost,
-    events: BTreeMap<(SimTime, u64), Ev>,
+    events: BinaryHeap<Queued>,
     seq: u64,
     to_nic_free: SimTime,
     to_client_free: SimTime,
     link_gbps: u64,
+    /// Frame buffers for the client's requests: those the NIC has taken
+    /// in, and replies the NIC did not want back.
+    spare_frames: Vec<Vec<u8>>,
+    /// Scratch: a request's payload bytes; a reply's words.
+    bytes: Vec<u8>,
+    words: Vec<u64>,
+    /// Scratch for [`Driver::drain_io`].
+    sends: Vec<(Vec<u8>, SimTime)>,
+    nic_events: Vec<(SimTime, crate::nics::NodeNicEvent)>,
 }
 
 impl Driver {
+    /// `host` behind the client's link as `wire` gives it: the last event
+    /// number and the two directions' free times, the link rate.
+    fn new(host: NodeHost, wire: (u64, SimTime, SimTime, u64)) -> Driver {
+        let (seq, to_nic_free, to_client_free, link_gbps) = wire;
+        Driver {
+            host,
+            events: BinaryHeap::new(),
+            seq,
+            to_nic_free,
+            to_client_free,
+            link_gbps,
+            spare_frames: Vec::new(),
+            bytes: Vec::new(),
+            words: Vec::new(),
+            sends: Vec::new(),
+            nic_events: Vec::new(),
+        }
+    }
+
     fn push(&mut self, at: SimTime, ev: Ev) {
         self.seq += 1;
-        self.events.insert((at, self.seq), ev);
+        self.events.push(Queued {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    /// The time of the earliest event, if any.
+    fn next_event(&self) -> Option<SimTime> {
+        self.events.peek().map(|q| q.at)
+    }
+
+    /// The earliest event, if it is due by `now`.
+    fn pop_due(&mut self, now: SimTime) -> Option<(SimTime, Ev)> {
+        if self.next_event()? > now {
+            return None;
+        }
+        self.events.pop().map(|q| (q.at, q.ev))
+    }
+
+    /// A consumed frame buffer: to the NIC if it wants it, else kept for
+    /// the client's requests (or freed beyond [`SPARE_FRAMES`]).
+    fn recycle(&mut self, frame: Vec<u8>) {
+        if let Some(frame) = self.host.nic.recycle(frame) {
+            if self.spare_frames.len() < SPARE_FRAMES {
+                self.spare_frames.push(frame);
+            }
+        }
     }
 
     fn drain_io(&mut self) {
-        let mut sends = Vec::new();
-        let mut evs = Vec::new();
+        let mut sends = std::mem::take(&mut self.sends);
+        let mut evs = std::mem::take(&mut self.nic_events);
         {
             let r = self.host.io.drain();
             sends.extend(r.transmit);
             evs.extend(r.schedule);
         }
-        for (at, e) in evs {
+        for (at, e) in evs.drain(..) {
             self.push(at, Ev::Nic(e));
         }
-        for (frame, ready) in sends {
+        for (frame, ready) in sends.drain(..) {
             let first = ready.max(self.to_client_free);
             let last = first + SimDuration::serialization(frame.len() as u64, self.link_gbps);
             self.to_client_free = last;
             self.push(last, Ev::ToClient(frame));
         }
+        self.sends = sends;
+        self.nic_events = evs;
     }
 
     /// Runs the cores to `t`, letting the NIC take what they give it.
@@ -195,7 +290,7 @@ impl Driver {
             if let Some((code, _)) = self.host.node.exit() {
                 return Err(LoadError::Exited(code));
             }
-            let next = self.events.keys().next().map_or(t, |k| k.0.min(t));
+            let next = self.next_event().map_or(t, |e| e.min(t));
             if !self.host.can_run(next) || next < t && !self.host.can_run(t) {
                 return Ok(());
             }
@@ -206,21 +301,21 @@ impl Driver {
     }
 }
 
-fn words_of(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks(8)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        })
-        .collect()
+/// `bytes` as little-endian words into `out` (the last one zero-padded).
+fn words_of(bytes: &[u8], out: &mut Vec<u64>) {
+    out.clear();
+    out.extend(bytes.chunks(8).map(|c| {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(w)
+    }));
 }
 
-fn bytes_of(req: &Request) -> Vec<u8> {
-    let mut b: Vec<u8> = req.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
-    b.resize(req.len as usize, 0);
-    b
+/// `req`'s payload as its `len` bytes, into `out`.
+fn bytes_of(req: &Request, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend(req.payload.iter().flat_map(|w| w.to_le_bytes()));
+    out.resize(req.len as usize, 0);
 }
 
 /// Runs `load`; see the module documentation.
@@ -379,16 +474,8 @@ fn serve_from(
         &mut node,
     )
     .expect("the booted node has NEBULA's queues");
-    let (seq, to_nic_free, to_client_free, link_gbps) = wire;
     Ok(BootedMica {
-        d: Driver {
-            host: NodeHost::new(node, NodeNic::nebula(nic)),
-            events: BTreeMap::new(),
-            seq,
-            to_nic_free,
-            to_client_free,
-            link_gbps,
-        },
+        d: Driver::new(NodeHost::new(node, NodeNic::nebula(nic)), wire),
         boot,
         key: key.clone(),
     })
@@ -425,14 +512,10 @@ pub fn boot_mica(load: &MicaLoad) -> Result<BootedMica, LoadError> {
     }
     let mac = mac_of(load);
     let nic = NebulaNic::new(load.design, load.nic.clone(), mac, SERVER_IP, &mut node)?;
-    let mut d = Driver {
-        host: NodeHost::new(node, NodeNic::nebula(nic)),
-        events: BTreeMap::new(),
-        seq: 0,
-        to_nic_free: SimTime::ZERO,
-        to_client_free: SimTime::ZERO,
-        link_gbps: load.link_gbps,
-    };
+    let mut d = Driver::new(
+        NodeHost::new(node, NodeNic::nebula(nic)),
+        (0, SimTime::ZERO, SimTime::ZERO, load.link_gbps),
+    );
     // Boot: until the program registers its receive buffer.
     let step = SimDuration::from_ns(2_000);
     let mut t = SimTime::ZERO;
@@ -494,7 +577,10 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
     let mut clock = boot;
 
     let send = |d: &mut Driver, conn: u16, tid: u16, req: &Request, at: SimTime| {
-        let frame = super::wire::frame(
+        let mut bytes = std::mem::take(&mut d.bytes);
+        bytes_of(req, &mut bytes);
+        let frame = super::wire::frame_into(
+            d.spare_frames.pop().unwrap_or_default(),
             CLIENT_IP,
             SERVER_IP,
             conn,
@@ -502,8 +588,9 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
             tid,
             req.len,
             Flags::DATA,
-            &bytes_of(req),
+            &bytes,
         );
+        d.bytes = bytes;
         let first = at.max(d.to_nic_free);
         d.to_nic_free = first + SimDuration::serialization(frame.len() as u64, d.link_gbps);
         d.push(first, Ev::ToNic(frame));
@@ -511,7 +598,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
 
     loop {
         let arrivals_left = next_seq < total_requests && stopped_at_stage.is_none();
-        let next_event = d.events.keys().next().map(|k| k.0);
+        let next_event = d.next_event();
         let now = match (arrivals_left.then_some(next_arrival), next_event) {
             (Some(a), Some(e)) => a.min(e),
             (Some(a), None) => a,
@@ -526,14 +613,13 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
         }
         d.run_to(now)?;
         // Events due now (running the cores may have added earlier ones).
-        while let Some(entry) = d.events.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let ((at, _), ev) = entry.remove_entry();
+        while let Some((at, ev)) = d.pop_due(now) {
             match ev {
                 Ev::Nic(e) => d.host.handle(e, at.max(now)),
-                Ev::ToNic(frame) => d.host.frame_in(&frame, at),
+                Ev::ToNic(frame) => {
+                    d.host.frame_in(&frame, at);
+                    d.recycle(frame);
+                }
                 Ev::Retry(key) => {
                     if let Some(p) = pending.get(&key) {
                         run.retries += 1;
@@ -542,53 +628,52 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
                     }
                 }
                 Ev::ToClient(frame) => {
-                    let Some((info, flags, payload)) = super::wire::parse(&frame) else {
-                        continue;
-                    };
-                    let key = (info.dst_context, info.tx_msg_id);
-                    if flags.contains(Flags::NACK) {
-                        run.nacks_received += 1;
-                        if let Some(p) = pending.get_mut(&key) {
-                            p.attempts += 1;
-                            if p.attempts >= load.max_attempts {
-                                pending.remove(&key);
-                                conn_outstanding[key.0 as usize] -= 1;
-                                run.gave_up += 1;
-                            } else {
-                                let back =
-                                    SimDuration::from_ns(load.backoff_ns * p.attempts as u64);
-                                d.push(at + back, Ev::Retry(key));
+                    if let Some((info, flags, payload)) = super::wire::parse(&frame) {
+                        let key = (info.dst_context, info.tx_msg_id);
+                        if flags.contains(Flags::NACK) {
+                            run.nacks_received += 1;
+                            if let Some(p) = pending.get_mut(&key) {
+                                p.attempts += 1;
+                                if p.attempts >= load.max_attempts {
+                                    pending.remove(&key);
+                                    conn_outstanding[key.0 as usize] -= 1;
+                                    run.gave_up += 1;
+                                } else {
+                                    let back =
+                                        SimDuration::from_ns(load.backoff_ns * p.attempts as u64);
+                                    d.push(at + back, Ev::Retry(key));
+                                }
+                            }
+                        } else if let Some(p) = pending.remove(&key) {
+                            conn_outstanding[key.0 as usize] -= 1;
+                            run.answered += 1;
+                            let mut words = std::mem::take(&mut d.words);
+                            words_of(payload, &mut words);
+                            if !matches!(mica.check(&p.req, &words, info.msg_len), Verdict::Ok) {
+                                run.wrong += 1;
+                                run.first_error.get_or_insert_with(|| {
+                                    format!("request {}: a wrong reply ({} B)", p.seq, info.msg_len)
+                                });
+                            }
+                            d.words = words;
+                            if let Some(req) = backlog.pop_front() {
+                                let conn = key.0;
+                                let tid = next_tid[conn as usize];
+                                next_tid[conn as usize] = tid.wrapping_add(1);
+                                conn_outstanding[conn as usize] += 1;
+                                send(&mut d, conn, tid, &req, at);
+                                pending.insert(
+                                    (conn, tid),
+                                    Pending {
+                                        seq: p.seq,
+                                        req,
+                                        attempts: 0,
+                                    },
+                                );
                             }
                         }
-                        continue;
                     }
-                    let Some(p) = pending.remove(&key) else {
-                        continue;
-                    };
-                    conn_outstanding[key.0 as usize] -= 1;
-                    run.answered += 1;
-                    let words = words_of(payload);
-                    if !matches!(mica.check(&p.req, &words, info.msg_len), Verdict::Ok) {
-                        run.wrong += 1;
-                        run.first_error.get_or_insert_with(|| {
-                            format!("request {}: a wrong reply ({} B)", p.seq, info.msg_len)
-                        });
-                    }
-                    if let Some(req) = backlog.pop_front() {
-                        let conn = key.0;
-                        let tid = next_tid[conn as usize];
-                        next_tid[conn as usize] = tid.wrapping_add(1);
-                        conn_outstanding[conn as usize] += 1;
-                        send(&mut d, conn, tid, &req, at);
-                        pending.insert(
-                            (conn, tid),
-                            Pending {
-                                seq: p.seq,
-                                req,
-                                attempts: 0,
-                            },
-                        );
-                    }
+                    d.recycle(frame);
                 }
             }
             d.drain_io();
@@ -709,7 +794,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
     run.stages_skipped = total_stages - n;
     run.unanswered = pending.len() as u64 + backlog.len() as u64;
     run.nic = d.host.nic_stats();
-    run.sim_ns = d.events.keys().next().map_or(last_arrival, |k| k.0).fs() as f64 / 1e6;
+    run.sim_ns = d.next_event().unwrap_or(last_arrival).fs() as f64 / 1e6;
     Ok(run)
 }
 

@@ -196,6 +196,10 @@ pub enum NebulaEvent {
     Arrived(u32),
 }
 
+/// The most frame buffers the NIC keeps for reuse (replies in flight at
+/// once, beyond which buffers are freed).
+const SPARE_FRAMES: usize = 256;
+
 /// NEBULA's NIC (any of the five designs).
 pub struct NebulaNic {
     design: NebulaDesign,
@@ -209,6 +213,9 @@ pub struct NebulaNic {
     reassembly: HashMap<(u32, u16, u16), u32>,
     by_offset: HashMap<u64, u32>,
     scratch: Vec<u8>,
+    /// Frame buffers the wire gave back ([`NicDesign::recycle`]), for the
+    /// NIC's next replies and NACKs.
+    spare_frames: Vec<Vec<u8>>,
     pub stats: NebulaStats,
     /// Every RPC finished: when the NIC received it and its server-side
     /// latency (received to freed, ns), in the order they finished.
@@ -272,6 +279,7 @@ impl NebulaNic {
             reassembly: HashMap::new(),
             by_offset: HashMap::new(),
             scratch: Vec::new(),
+            spare_frames: Vec::new(),
             stats: NebulaStats::default(),
             completions: Vec::new(),
             nacked_at: Vec::new(),
@@ -306,7 +314,8 @@ impl NebulaNic {
     ) {
         self.stats.nacks += 1;
         self.nacked_at.push(at);
-        let frame = wire::frame(
+        let frame = wire::frame_into(
+            self.spare_frames.pop().unwrap_or_default(),
             self.ip,
             info.src_ip,
             info.dst_context,
@@ -444,7 +453,8 @@ impl NebulaNic {
                 };
                 match read {
                     Some(done) => {
-                        let frame = wire::frame(
+                        let frame = wire::frame_into(
+                            self.spare_frames.pop().unwrap_or_default(),
                             self.ip,
                             dst_ip,
                             src_port,
@@ -581,6 +591,19 @@ impl NicDesign for NebulaNic {
         }
     }
 
+    fn recycle(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
+        if self.wants_frames() {
+            self.spare_frames.push(frame);
+            None
+        } else {
+            Some(frame)
+        }
+    }
+
+    fn wants_frames(&self) -> bool {
+        self.spare_frames.len() < SPARE_FRAMES
+    }
+
     fn stats(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self.stats).expect("counters serialize");
         v["design"] = self.design.name().into();
@@ -612,7 +635,35 @@ pub mod wire {
         flags: Flags,
         payload: &[u8],
     ) -> Vec<u8> {
-        frame_at(
+        frame_into(
+            Vec::new(),
+            src_ip,
+            dst_ip,
+            src_context,
+            dst_context,
+            tid,
+            msg_len,
+            flags,
+            payload,
+        )
+    }
+
+    /// [`frame`], written into `buf` (a spare frame buffer; what it held is
+    /// replaced): a buffer reused frame after frame allocates nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn frame_into(
+        buf: Vec<u8>,
+        src_ip: u32,
+        dst_ip: u32,
+        src_context: u16,
+        dst_context: u16,
+        tid: u16,
+        msg_len: u16,
+        flags: Flags,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        frame_at_into(
+            buf,
             src_ip,
             dst_ip,
             src_context,
@@ -628,6 +679,34 @@ pub mod wire {
     /// Packet `pkt_offset` of a message.
     #[allow(clippy::too_many_arguments)]
     pub fn frame_at(
+        src_ip: u32,
+        dst_ip: u32,
+        src_context: u16,
+        dst_context: u16,
+        tid: u16,
+        msg_len: u16,
+        pkt_offset: u16,
+        flags: Flags,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        frame_at_into(
+            Vec::new(),
+            src_ip,
+            dst_ip,
+            src_context,
+            dst_context,
+            tid,
+            msg_len,
+            pkt_offset,
+            flags,
+            payload,
+        )
+    }
+
+    /// [`frame_at`], written into `buf` (see [`frame_into`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn frame_at_into(
+        mut buf: Vec<u8>,
         src_ip: u32,
         dst_ip: u32,
         src_context: u16,
@@ -669,10 +748,11 @@ pub mod wire {
             },
             payload.len(),
         );
-        let mut f = vec![0u8; repr.frame_len()];
-        repr.emit(payload, &mut f)
+        buf.clear();
+        buf.resize(repr.frame_len(), 0);
+        repr.emit(payload, &mut buf)
             .expect("the frame fits its own length");
-        f
+        buf
     }
 
     /// A frame's header and payload, `None` if it is not one.
