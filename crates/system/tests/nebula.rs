@@ -134,7 +134,7 @@ mod steering {
         let period = SimDuration::clock_period_mhz(1000);
         let mut io = NicIo::default();
         let payload = vec![7u8; 544];
-        let frame = wire::frame(2, 1, 5, 0, 9, 544, Flags::DATA, &payload);
+        let frame = wire::frame(Vec::new(), 2, 1, 5, 0, 9, 544, Flags::DATA, &payload);
         let mut cores = Cores {
             node: &mut node,
             period,

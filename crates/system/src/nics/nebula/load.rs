@@ -579,7 +579,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
     let send = |d: &mut Driver, conn: u16, tid: u16, req: &Request, at: SimTime| {
         let mut bytes = std::mem::take(&mut d.bytes);
         bytes_of(req, &mut bytes);
-        let frame = super::wire::frame_into(
+        let frame = super::wire::frame(
             d.spare_frames.pop().unwrap_or_default(),
             CLIENT_IP,
             SERVER_IP,

@@ -314,7 +314,7 @@ impl NebulaNic {
     ) {
         self.stats.nacks += 1;
         self.nacked_at.push(at);
-        let frame = wire::frame_into(
+        let frame = wire::frame(
             self.spare_frames.pop().unwrap_or_default(),
             self.ip,
             info.src_ip,
@@ -453,7 +453,7 @@ impl NebulaNic {
                 };
                 match read {
                     Some(done) => {
-                        let frame = wire::frame_into(
+                        let frame = wire::frame(
                             self.spare_frames.pop().unwrap_or_default(),
                             self.ip,
                             dst_ip,
@@ -623,35 +623,12 @@ pub mod wire {
         EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
     };
 
-    /// A frame of `payload` (one packet of a message of `msg_len` bytes).
+    /// A frame of `payload` (one packet of a message of `msg_len` bytes),
+    /// written into `buf` (a spare frame buffer, or a new one: what it held
+    /// is replaced), so that a buffer reused frame after frame allocates
+    /// nothing.
     #[allow(clippy::too_many_arguments)]
     pub fn frame(
-        src_ip: u32,
-        dst_ip: u32,
-        src_context: u16,
-        dst_context: u16,
-        tid: u16,
-        msg_len: u16,
-        flags: Flags,
-        payload: &[u8],
-    ) -> Vec<u8> {
-        frame_into(
-            Vec::new(),
-            src_ip,
-            dst_ip,
-            src_context,
-            dst_context,
-            tid,
-            msg_len,
-            flags,
-            payload,
-        )
-    }
-
-    /// [`frame`], written into `buf` (a spare frame buffer; what it held is
-    /// replaced): a buffer reused frame after frame allocates nothing.
-    #[allow(clippy::too_many_arguments)]
-    pub fn frame_into(
         buf: Vec<u8>,
         src_ip: u32,
         dst_ip: u32,
@@ -662,7 +639,7 @@ pub mod wire {
         flags: Flags,
         payload: &[u8],
     ) -> Vec<u8> {
-        frame_at_into(
+        frame_at(
             buf,
             src_ip,
             dst_ip,
@@ -676,36 +653,9 @@ pub mod wire {
         )
     }
 
-    /// Packet `pkt_offset` of a message.
+    /// Packet `pkt_offset` of a message (see [`frame`]).
     #[allow(clippy::too_many_arguments)]
     pub fn frame_at(
-        src_ip: u32,
-        dst_ip: u32,
-        src_context: u16,
-        dst_context: u16,
-        tid: u16,
-        msg_len: u16,
-        pkt_offset: u16,
-        flags: Flags,
-        payload: &[u8],
-    ) -> Vec<u8> {
-        frame_at_into(
-            Vec::new(),
-            src_ip,
-            dst_ip,
-            src_context,
-            dst_context,
-            tid,
-            msg_len,
-            pkt_offset,
-            flags,
-            payload,
-        )
-    }
-
-    /// [`frame_at`], written into `buf` (see [`frame_into`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn frame_at_into(
         mut buf: Vec<u8>,
         src_ip: u32,
         dst_ip: u32,
