@@ -13,7 +13,7 @@ use nanopu_core::{HtsNote, HtsStats};
 use nanopu_node::{HartSummary, Node, RunEnd};
 use nanopu_sim::SimTime;
 use nanopu_system::{
-    Config, Expect, LoadConfig, LoadMode, Pattern, ServiceTime, System, SystemEnd,
+    Config, Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, System, SystemEnd,
 };
 use nanopu_testkit::program;
 
@@ -45,19 +45,22 @@ fn outcome(node: &mut Node, report: String, end: String) -> Outcome {
 
 /// `program_name` on `cores` cores, driven by the built-in client.
 fn with_load(program_name: &str, cores: usize, load: &LoadConfig, reference: bool) -> Outcome {
-    with_load_args(program_name, &[], cores, load, reference)
+    with_load_args(program_name, &[], NicKind::Nanopu, cores, load, reference)
 }
 
-/// [`with_load`], the program given `args`.
+/// [`with_load`], the program given `args`, behind `nic`.
 fn with_load_args(
     program_name: &str,
     args: &[&str],
+    nic: NicKind,
     cores: usize,
     load: &LoadConfig,
     reference: bool,
 ) -> Outcome {
     let mut cfg = Config::default();
     cfg.node.cores = cores;
+    cfg.node.icenic.enabled = nic == NicKind::Icenic;
+    cfg.nic.kind = nic;
     let path = program(program_name);
     let mut node = Node::with_program(cfg.node.clone(), &path).unwrap();
     let htif = node.htif_mut().expect("the program has an HTIF");
@@ -153,8 +156,8 @@ fn memory_pollers_under_a_network_match_the_plain_rule() {
     };
     let args = [pairs.to_string(), "64".to_string()];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let fast = with_load_args("nb_nanopu_mica", &args, 16, &load, false);
-    let plain = with_load_args("nb_nanopu_mica", &args, 16, &load, true);
+    let fast = with_load_args("nb_nanopu_mica", &args, NicKind::Nanopu, 16, &load, false);
+    let plain = with_load_args("nb_nanopu_mica", &args, NicKind::Nanopu, 16, &load, true);
     // Not vacuous: the pollers spun while hart 0 preloaded, then served.
     assert!(
         fast.harts[0].instret > 100 * u64::from(pairs),
@@ -168,6 +171,17 @@ fn memory_pollers_under_a_network_match_the_plain_rule() {
         fast.harts
     );
     assert_same("nb_nanopu_mica", fast, plain);
+}
+
+#[test]
+fn a_traditional_nic_beside_parked_cores_matches_the_plain_rule() {
+    // The traditional NIC's DMA and its transmit ring, polled for frames
+    // after every run, with three cores parked in `wfi`.
+    let load = echoes(1500, 8);
+    let fast = with_load_args("trad_loopback", &[], NicKind::Icenic, 4, &load, false);
+    let plain = with_load_args("trad_loopback", &[], NicKind::Icenic, 4, &load, true);
+    assert!(fast.harts[0].instret > 100_000, "{:?}", fast.harts);
+    assert_same("trad_loopback", fast, plain);
 }
 
 #[test]
