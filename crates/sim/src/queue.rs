@@ -60,6 +60,8 @@ impl Ord for Key {
 const TICK_SHIFT: u32 = 20;
 /// Buckets on the wheel: 4,096 ticks (4.3 us) ahead of the current one.
 const WHEEL_BUCKETS: usize = 4096;
+// `occupied_words` has one bit per word of `occupied`.
+const _: () = assert!(WHEEL_BUCKETS / 64 <= 64);
 
 fn tick(t: SimTime) -> u64 {
     t.0 >> TICK_SHIFT
@@ -95,6 +97,9 @@ pub struct EventQueue<E> {
     /// is found 64 buckets at a time (a partitioned run has many sparse
     /// queues).
     occupied: Vec<u64>,
+    /// One bit per word of `occupied`, set while the word is not zero: the
+    /// next non-empty bucket is two bit scans away, however far ahead.
+    occupied_words: u64,
     /// The current tick: no pending key is earlier.
     tick: u64,
     /// The current tick's keys, latest first.
@@ -120,6 +125,7 @@ impl<E> Default for EventQueue<E> {
         EventQueue {
             heads: Vec::new(),
             occupied: Vec::new(),
+            occupied_words: 0,
             tick: 0,
             current_keys: Vec::new(),
             on_wheel: 0,
@@ -226,6 +232,7 @@ impl<E> EventQueue<E> {
             Some(i) => {
                 self.heads[i] = slot;
                 self.occupied[i / 64] |= 1 << (i % 64);
+                self.occupied_words |= 1 << (i / 64);
                 self.on_wheel += 1;
             }
             None => self.insert(Key {
@@ -255,6 +262,7 @@ impl<E> EventQueue<E> {
             self.slots[k.slot as usize].next = self.heads[i];
             self.heads[i] = k.slot;
             self.occupied[i / 64] |= 1 << (i % 64);
+            self.occupied_words |= 1 << (i / 64);
         } else {
             self.far.push(Reverse(k));
             return;
@@ -268,26 +276,28 @@ impl<E> EventQueue<E> {
         if self.on_wheel == self.current_keys.len() {
             return None;
         }
-        // Buckets in tick order: from the current one round the wheel.
+        // Buckets in tick order: from the current one round the wheel (the
+        // current word from the current bucket, the words after it, the
+        // words before it, the current word before the current bucket).
         let start = self.tick as usize % WHEEL_BUCKETS;
-        let words = WHEEL_BUCKETS / 64;
         let (w0, b0) = (start / 64, start % 64);
-        for k in 0..=words {
-            let w = (w0 + k) % words;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= !0u64 << b0;
-            } else if k == words {
-                // Back at the first word: the buckets before the current.
-                bits &= (1u64 << b0) - 1;
-            }
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                let ahead = (i + WHEEL_BUCKETS - start) % WHEEL_BUCKETS;
-                return Some(self.tick + ahead as u64);
-            }
-        }
-        None
+        let first_in = |w: usize, bits: u64| w * 64 + bits.trailing_zeros() as usize;
+        let here = self.occupied[w0];
+        let i = if here & (!0u64 << b0) != 0 {
+            first_in(w0, here & (!0u64 << b0))
+        } else if self.occupied_words & (!1u64 << w0) != 0 {
+            let w = (self.occupied_words & (!1u64 << w0)).trailing_zeros() as usize;
+            first_in(w, self.occupied[w])
+        } else if self.occupied_words & ((1u64 << w0) - 1) != 0 {
+            let w = (self.occupied_words & ((1u64 << w0) - 1)).trailing_zeros() as usize;
+            first_in(w, self.occupied[w])
+        } else if here != 0 {
+            first_in(w0, here)
+        } else {
+            return None;
+        };
+        let ahead = (i + WHEEL_BUCKETS - start) % WHEEL_BUCKETS;
+        Some(self.tick + ahead as u64)
     }
 
     /// The earliest time in bucket `i`'s list.
@@ -323,6 +333,9 @@ impl<E> EventQueue<E> {
             let i = t as usize % WHEEL_BUCKETS;
             let mut s = std::mem::replace(&mut self.heads[i], NIL);
             self.occupied[i / 64] &= !(1 << (i % 64));
+            if self.occupied[i / 64] == 0 {
+                self.occupied_words &= !(1 << (i / 64));
+            }
             while s != NIL {
                 let slot = &self.slots[s as usize];
                 self.current_keys.push(Key {
