@@ -168,6 +168,48 @@ struct Pending {
     attempts: u32,
 }
 
+/// The client's connections: each one's next message id and requests in
+/// flight, and every request sent and not yet answered or given up.
+struct Connections {
+    next_tid: Vec<u16>,
+    outstanding: Vec<usize>,
+    pending: HashMap<(u16, u16), Pending>,
+}
+
+impl Connections {
+    fn new(count: u32) -> Connections {
+        Connections {
+            next_tid: vec![0; count as usize],
+            outstanding: vec![0; count as usize],
+            pending: HashMap::new(),
+        }
+    }
+
+    /// Sends `req` (request number `seq`) on `conn` under its next message
+    /// id, and keeps it until it is answered.
+    fn open(&mut self, d: &mut Driver, conn: u16, seq: u64, req: Request, at: SimTime) {
+        let tid = self.next_tid[conn as usize];
+        self.next_tid[conn as usize] = tid.wrapping_add(1);
+        self.outstanding[conn as usize] += 1;
+        d.send_request(conn, tid, &req, at);
+        self.pending.insert(
+            (conn, tid),
+            Pending {
+                seq,
+                req,
+                attempts: 0,
+            },
+        );
+    }
+
+    /// Request `key` is answered or given up: its connection has room again.
+    fn close(&mut self, key: (u16, u16)) -> Option<Pending> {
+        let p = self.pending.remove(&key)?;
+        self.outstanding[key.0 as usize] -= 1;
+        Some(p)
+    }
+}
+
 struct Snapshot {
     at: SimTime,
     read: u64,
@@ -259,6 +301,28 @@ impl Driver {
                 self.spare_frames.push(frame);
             }
         }
+    }
+
+    /// The client sends `req` on connection `conn` as message `tid` at
+    /// `at` (or once its link is free).
+    fn send_request(&mut self, conn: u16, tid: u16, req: &Request, at: SimTime) {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes_of(req, &mut bytes);
+        let frame = super::wire::frame(
+            self.spare_frames.pop().unwrap_or_default(),
+            CLIENT_IP,
+            SERVER_IP,
+            conn,
+            req.context,
+            tid,
+            req.len,
+            Flags::DATA,
+            &bytes,
+        );
+        self.bytes = bytes;
+        let first = at.max(self.to_nic_free);
+        self.to_nic_free = first + SimDuration::serialization(frame.len() as u64, self.link_gbps);
+        self.push(first, Ev::ToNic(frame));
     }
 
     fn drain_io(&mut self) {
@@ -553,11 +617,10 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
         boot_ns: boot.fs() as f64 / 1e6,
         ..MicaRun::default()
     };
-    let mut pending: HashMap<(u16, u16), Pending> = HashMap::new();
-    let mut next_tid = vec![0u16; load.connections as usize];
-    let mut backlog: VecDeque<Request> = VecDeque::new();
+    let mut conns = Connections::new(load.connections);
+    // Requests waiting for a connection with room, with their numbers.
+    let mut backlog: VecDeque<(u64, Request)> = VecDeque::new();
     let per_conn_limit = load.nic.per_connection_messages as usize;
-    let mut conn_outstanding = vec![0usize; load.connections as usize];
 
     // Stage boundaries: request numbers.
     let total_stages = load.rates_mrps.len();
@@ -576,26 +639,6 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
     let mut last_arrival = boot;
     let mut clock = boot;
 
-    let send = |d: &mut Driver, conn: u16, tid: u16, req: &Request, at: SimTime| {
-        let mut bytes = std::mem::take(&mut d.bytes);
-        bytes_of(req, &mut bytes);
-        let frame = super::wire::frame(
-            d.spare_frames.pop().unwrap_or_default(),
-            CLIENT_IP,
-            SERVER_IP,
-            conn,
-            req.context,
-            tid,
-            req.len,
-            Flags::DATA,
-            &bytes,
-        );
-        d.bytes = bytes;
-        let first = at.max(d.to_nic_free);
-        d.to_nic_free = first + SimDuration::serialization(frame.len() as u64, d.link_gbps);
-        d.push(first, Ev::ToNic(frame));
-    };
-
     loop {
         let arrivals_left = next_seq < total_requests && stopped_at_stage.is_none();
         let next_event = d.next_event();
@@ -604,7 +647,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
             (Some(a), None) => a,
             (None, Some(e)) => e,
             // Requests still in the node: let its cores run on.
-            (None, None) if !pending.is_empty() => clock + SimDuration::from_ns(1_000),
+            (None, None) if !conns.pending.is_empty() => clock + SimDuration::from_ns(1_000),
             (None, None) => break,
         };
         clock = now;
@@ -621,10 +664,9 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
                     d.recycle(frame);
                 }
                 Ev::Retry(key) => {
-                    if let Some(p) = pending.get(&key) {
+                    if let Some(p) = conns.pending.get(&key) {
                         run.retries += 1;
-                        let req = p.req.clone();
-                        send(&mut d, key.0, key.1, &req, at);
+                        d.send_request(key.0, key.1, &p.req, at);
                     }
                 }
                 Ev::ToClient(frame) => {
@@ -632,11 +674,10 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
                         let key = (info.dst_context, info.tx_msg_id);
                         if flags.contains(Flags::NACK) {
                             run.nacks_received += 1;
-                            if let Some(p) = pending.get_mut(&key) {
+                            if let Some(p) = conns.pending.get_mut(&key) {
                                 p.attempts += 1;
                                 if p.attempts >= load.max_attempts {
-                                    pending.remove(&key);
-                                    conn_outstanding[key.0 as usize] -= 1;
+                                    conns.close(key);
                                     run.gave_up += 1;
                                 } else {
                                     let back =
@@ -644,8 +685,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
                                     d.push(at + back, Ev::Retry(key));
                                 }
                             }
-                        } else if let Some(p) = pending.remove(&key) {
-                            conn_outstanding[key.0 as usize] -= 1;
+                        } else if let Some(p) = conns.close(key) {
                             run.answered += 1;
                             let mut words = std::mem::take(&mut d.words);
                             words_of(payload, &mut words);
@@ -656,20 +696,8 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
                                 });
                             }
                             d.words = words;
-                            if let Some(req) = backlog.pop_front() {
-                                let conn = key.0;
-                                let tid = next_tid[conn as usize];
-                                next_tid[conn as usize] = tid.wrapping_add(1);
-                                conn_outstanding[conn as usize] += 1;
-                                send(&mut d, conn, tid, &req, at);
-                                pending.insert(
-                                    (conn, tid),
-                                    Pending {
-                                        seq: p.seq,
-                                        req,
-                                        attempts: 0,
-                                    },
-                                );
+                            if let Some((seq, req)) = backlog.pop_front() {
+                                conns.open(&mut d, key.0, seq, req, at);
                             }
                         }
                     }
@@ -698,27 +726,14 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
             let mut conn = None;
             for _ in 0..load.connections {
                 let c = rng.random_range(0..load.connections) as usize;
-                if conn_outstanding[c] < per_conn_limit {
+                if conns.outstanding[c] < per_conn_limit {
                     conn = Some(c as u16);
                     break;
                 }
             }
             match conn {
-                Some(c) => {
-                    let tid = next_tid[c as usize];
-                    next_tid[c as usize] = tid.wrapping_add(1);
-                    conn_outstanding[c as usize] += 1;
-                    send(&mut d, c, tid, &req, now);
-                    pending.insert(
-                        (c, tid),
-                        Pending {
-                            seq,
-                            req,
-                            attempts: 0,
-                        },
-                    );
-                }
-                None => backlog.push_back(req),
+                Some(c) => conns.open(&mut d, c, seq, req, now),
+                None => backlog.push_back((seq, req)),
             }
             last_arrival = now;
             let rate = load.rates_mrps[stage.unwrap_or(0).min(total_stages - 1)];
@@ -792,7 +807,7 @@ pub fn serve_mica(load: &MicaLoad, booted: BootedMica) -> Result<MicaRun, LoadEr
         });
     }
     run.stages_skipped = total_stages - n;
-    run.unanswered = pending.len() as u64 + backlog.len() as u64;
+    run.unanswered = conns.pending.len() as u64 + backlog.len() as u64;
     run.nic = d.host.nic_stats();
     run.sim_ns = d.next_event().unwrap_or(last_arrival).fs() as f64 / 1e6;
     Ok(run)
