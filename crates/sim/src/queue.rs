@@ -93,9 +93,9 @@ pub struct EventQueue<E> {
     /// `tick + 1 .. tick + WHEEL_BUCKETS` (bucket `t % WHEEL_BUCKETS`;
     /// allocated on first use). The current tick's keys are in `current_keys`.
     heads: Vec<u32>,
-    /// One bit per bucket, set while its list is not empty: the next key
-    /// is found 64 buckets at a time (a partitioned run has many sparse
-    /// queues).
+    /// One bit per bucket, set while its list is not empty, so that the
+    /// next key is found by bit scans, not by walking buckets (a
+    /// partitioned run has many sparse queues).
     occupied: Vec<u64>,
     /// One bit per word of `occupied`, set while the word is not zero: the
     /// next non-empty bucket is two bit scans away, however far ahead.
@@ -281,21 +281,29 @@ impl<E> EventQueue<E> {
         // words before it, the current word before the current bucket).
         let start = self.tick as usize % WHEEL_BUCKETS;
         let (w0, b0) = (start / 64, start % 64);
-        let first_in = |w: usize, bits: u64| w * 64 + bits.trailing_zeros() as usize;
         let here = self.occupied[w0];
-        let i = if here & (!0u64 << b0) != 0 {
-            first_in(w0, here & (!0u64 << b0))
-        } else if self.occupied_words & (!1u64 << w0) != 0 {
-            let w = (self.occupied_words & (!1u64 << w0)).trailing_zeros() as usize;
-            first_in(w, self.occupied[w])
-        } else if self.occupied_words & ((1u64 << w0) - 1) != 0 {
-            let w = (self.occupied_words & ((1u64 << w0) - 1)).trailing_zeros() as usize;
-            first_in(w, self.occupied[w])
+        let (from_here, words_after, words_before) = (
+            here & (!0u64 << b0),
+            self.occupied_words & (!1u64 << w0),
+            self.occupied_words & ((1u64 << w0) - 1),
+        );
+        let (w, bits) = if from_here != 0 {
+            (w0, from_here)
+        } else if words_after | words_before != 0 {
+            // The first non-empty word after the current, else before it.
+            let ws = if words_after != 0 {
+                words_after
+            } else {
+                words_before
+            };
+            let w = ws.trailing_zeros() as usize;
+            (w, self.occupied[w])
         } else if here != 0 {
-            first_in(w0, here)
+            (w0, here)
         } else {
             return None;
         };
+        let i = w * 64 + bits.trailing_zeros() as usize;
         let ahead = (i + WHEEL_BUCKETS - start) % WHEEL_BUCKETS;
         Some(self.tick + ahead as u64)
     }
