@@ -1212,6 +1212,24 @@ impl Node {
         self.bus.devices().nebula_queues()
     }
 
+    /// NIC side of NEBULA's queues: the oldest command a core gave (see
+    /// [`NebulaQueues::take_command`]). Like
+    /// [`icenic_take_tx`](Self::icenic_take_tx), the sleepers' memos are
+    /// dropped only when there is one to take.
+    pub fn take_nebula_command(
+        &mut self,
+    ) -> Option<(usize, u64, crate::nebula_queues::NebulaCommand)> {
+        if !self
+            .bus
+            .devices()
+            .nebula_queues()
+            .is_some_and(NebulaQueues::has_commands)
+        {
+            return None;
+        }
+        self.nebula_queues_mut()?.take_command()
+    }
+
     pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
         self.forget_wakes();
         self.bus.devices_mut().nebula_queues_mut()
@@ -1252,9 +1270,20 @@ impl Node {
         Some(done)
     }
 
-    /// The RDMA NIC's doorbell page, if the node has one.
-    pub fn rdma_doorbell(&self) -> Option<&RdmaDoorbell> {
-        self.bus.devices().rdma_doorbell()
+    /// NIC side of the RDMA doorbell page: the oldest doorbell a core rang
+    /// (see [`RdmaDoorbell::take`]). Like
+    /// [`icenic_take_tx`](Self::icenic_take_tx), the sleepers' memos are
+    /// dropped only when there is one to take.
+    pub fn take_rdma_doorbell(&mut self) -> Option<(u64, u64)> {
+        if !self
+            .bus
+            .devices()
+            .rdma_doorbell()
+            .is_some_and(RdmaDoorbell::has_pending)
+        {
+            return None;
+        }
+        self.rdma_doorbell_mut()?.take()
     }
 
     /// The RDMA NIC's doorbell page, if the node has one.

@@ -565,21 +565,7 @@ impl NicDesign for NebulaNic {
     }
 
     fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NebulaEvent>) {
-        // Looked at first without `nebula_queues_mut`, which makes the node
-        // forget what it worked out for its sleeping cores: most calls find
-        // no command.
-        while cores
-            .node
-            .nebula_queues()
-            .is_some_and(NebulaQueues::has_commands)
-        {
-            let Some((core, cycle, cmd)) = cores
-                .node
-                .nebula_queues_mut()
-                .and_then(|q| q.take_command())
-            else {
-                break;
-            };
+        while let Some((core, cycle, cmd)) = cores.node.take_nebula_command() {
             self.command(core, cycle, cmd, cores, io);
         }
     }

@@ -1199,17 +1199,7 @@ impl NicDesign for RdmaNic {
         // Messages to netTX have no path on this NIC: the register file
         // is the nanoPU's.
         cores.node.take_core_output(|_, _| {});
-        // Looked at first without `rdma_doorbell_mut`, which makes the node
-        // forget what it worked out for its sleeping cores: most calls find
-        // no doorbell.
-        while cores
-            .node
-            .rdma_doorbell()
-            .is_some_and(nanopu_node::rdma_doorbell::RdmaDoorbell::has_pending)
-        {
-            let Some((cycle, addr)) = cores.node.rdma_doorbell_mut().and_then(|d| d.take()) else {
-                break;
-            };
+        while let Some((cycle, addr)) = cores.node.take_rdma_doorbell() {
             let at_nic = self.pcie.doorbell(cores.time_of(cycle));
             self.fetch_wqe(cores, io, at_nic, addr);
         }
