@@ -29,6 +29,12 @@ pub enum ExperimentError {
     /// A transport could not be built from its parameters.
     #[error(transparent)]
     Transport(#[from] nanopu_transport::TransportConfigError),
+    /// The host would not start a thread for experiment `id`.
+    #[error("cannot start a thread for experiment {id}: {cause}")]
+    Thread {
+        id: &'static str,
+        cause: std::io::Error,
+    },
     /// [`crate::Runner::stop`] was raised before the point started.
     #[error("interrupted")]
     Interrupted,

@@ -4,10 +4,12 @@
 //! An experiment is a list of independent measurement points (a program,
 //! a NIC, a load). Points run in parallel on the host's cores; each point is
 //! deterministic (its own seed), so the results do not depend on how many
-//! threads ran them.
+//! threads ran them. `nanopu reproduce` also runs the experiments side by
+//! side, sharing the host's cores (`cores.rs`).
 
 mod apps;
 mod apps2;
+pub mod cores;
 pub mod erpc;
 mod error;
 pub mod gopt;
@@ -21,6 +23,7 @@ mod scheduling;
 mod table1;
 mod transport;
 
+use cores::Cores;
 pub use error::{ExperimentError, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nic::core_selection::Policy;
@@ -146,6 +149,7 @@ pub fn all() -> Vec<Experiment> {
 }
 
 /// Runs points for experiments: configuration, parallelism, progress.
+#[derive(Clone)]
 pub struct Runner {
     pub cfg: SimConfig,
     /// Seed of every point's arrivals, payloads and random core selection.
@@ -157,6 +161,11 @@ pub struct Runner {
     /// Raised to stop early (Ctrl-C in the Python package): points not yet
     /// started end with [`ExperimentError::Interrupted`].
     pub stop: Arc<AtomicBool>,
+    /// The host cores this runner's threads share with the other
+    /// experiments run beside this one ([`cores`]), and this experiment's
+    /// claim on them (its place in the report: lower first).
+    pub cores: Arc<Cores>,
+    pub rank: usize,
 }
 
 impl Runner {
@@ -182,6 +191,17 @@ impl Runner {
             programs: sdk_build_dir(),
             progress,
             stop: Arc::default(),
+            cores: Arc::new(Cores::new(threads)),
+            rank: 0,
+        }
+    }
+
+    /// The same runner for the experiment of `rank` among those run side
+    /// by side (see [`cores`]).
+    pub fn ranked(&self, rank: usize) -> Runner {
+        Runner {
+            rank,
+            ..self.clone()
         }
     }
 
@@ -190,12 +210,8 @@ impl Runner {
     pub fn sequential_with(&self, cfg: SimConfig) -> Runner {
         Runner {
             cfg,
-            seed: self.seed,
-            scale: self.scale,
             threads: 1,
-            programs: self.programs.clone(),
-            progress: self.progress.clone(),
-            stop: self.stop.clone(),
+            ..self.clone()
         }
     }
 
@@ -222,21 +238,33 @@ impl Runner {
         self.progress.set_prefix(label.to_string());
         self.progress
             .set_length(self.progress.length().unwrap_or(0) + items.len() as u64);
+        let run = |item: &T| {
+            let r = if self.stop.load(Ordering::Relaxed) {
+                Err(ExperimentError::Interrupted)
+            } else {
+                f(item)
+            };
+            self.progress.inc(1);
+            r
+        };
+        if self.threads == 1 || items.len() <= 1 {
+            // On this thread, with its core.
+            let results: Vec<Result<R>> = items.iter().map(run).collect();
+            return results.into_iter().collect();
+        }
+        // Workers take a core per point; this thread lends its own while it waits.
+        let _lent = self.cores.lend(self.rank);
         let next = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<Result<R>>>> =
             Mutex::new((0..items.len()).map(|_| None).collect());
         std::thread::scope(|s| {
             for _ in 0..self.threads.min(items.len()) {
                 s.spawn(|| loop {
+                    let _core = self.cores.hold(self.rank);
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
-                    let r = if self.stop.load(Ordering::Relaxed) {
-                        Err(ExperimentError::Interrupted)
-                    } else {
-                        f(item)
-                    };
+                    let r = run(item);
                     results.lock().expect("no panics")[i] = Some(r);
-                    self.progress.inc(1);
                 });
             }
         });
@@ -369,9 +397,39 @@ pub fn run_experiments(
     // report says why, and the run fails at the end.
     let mut failed = Vec::new();
     let total = chosen.len();
-    for e in chosen {
-        let start = Instant::now();
-        let mut r = match (e.run)(&runner) {
+    // Side by side, each on a thread of its own that works only while it
+    // holds one of the runner's cores (see `cores`): the experiments
+    // earlier in the report go first, later ones fill the cores they
+    // leave idle.
+    let runs: Vec<(Result<ExperimentResult>, f64)> = std::thread::scope(|s| {
+        let threads: Vec<_> = chosen
+            .iter()
+            .enumerate()
+            .map(|(rank, e)| {
+                let r = runner.ranked(rank);
+                std::thread::Builder::new()
+                    .name(e.id.into())
+                    // As the main thread's, where experiments used to run.
+                    .stack_size(8 << 20)
+                    .spawn_scoped(s, move || {
+                        let _core = r.cores.hold(rank);
+                        let start = Instant::now();
+                        let result = (e.run)(&r);
+                        let wall_s = start.elapsed().as_secs_f64();
+                        r.progress
+                            .println(format!("{}: done in {wall_s:.1} s", e.id));
+                        (result, wall_s)
+                    })
+                    .map_err(|cause| ExperimentError::Thread { id: e.id, cause })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.map(|t| t.join().expect("experiments do not panic")))
+            .collect::<Result<_>>()
+    })?;
+    for (e, (result, wall_s)) in chosen.iter().zip(runs) {
+        let mut r = match result {
             Ok(r) => r,
             Err(ExperimentError::Interrupted) => return Err(ExperimentError::Interrupted),
             Err(err) => {
@@ -389,10 +447,7 @@ pub fn run_experiments(
                 }
             }
         };
-        r.wall_s = start.elapsed().as_secs_f64();
-        runner
-            .progress
-            .println(format!("{}: done in {:.1} s", e.id, r.wall_s));
+        r.wall_s = wall_s;
         if !report {
             r.write(out)?;
         }

@@ -180,7 +180,10 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
     md.push_str("# nanoPU reproduction report\n\n");
     md.push_str("Produced by:\n\n```sh\n");
     md.push_str(command.trim());
-    md.push_str("\n```\n\n## Summary\n\n");
+    md.push_str(
+        "\n```\n\nThe experiments ran side by side: each one's wall-clock time below runs from its \
+         start to its end, with others running beside it.\n\n## Summary\n\n",
+    );
     let _ = writeln!(
         md,
         "{} results compared with the papers: {} within their tolerance, {} not. Each key's tolerance, and \
