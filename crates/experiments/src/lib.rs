@@ -401,7 +401,7 @@ pub fn run_experiments(
     // holds one of the runner's cores (see `cores`): the experiments
     // earlier in the report go first, later ones fill the cores they
     // leave idle.
-    let runs: Vec<(Result<ExperimentResult>, f64)> = std::thread::scope(|s| {
+    let runs: Vec<Result<(ExperimentResult, Option<String>)>> = std::thread::scope(|s| {
         let threads: Vec<_> = chosen
             .iter()
             .enumerate()
@@ -418,7 +418,7 @@ pub fn run_experiments(
                         let wall_s = start.elapsed().as_secs_f64();
                         r.progress
                             .println(format!("{}: done in {wall_s:.1} s", e.id));
-                        (result, wall_s)
+                        settle(e, result, wall_s, &r.progress, (!report).then_some(out))
                     })
                     .map_err(|cause| ExperimentError::Thread { id: e.id, cause })
             })
@@ -428,29 +428,9 @@ pub fn run_experiments(
             .map(|t| t.map(|t| t.join().expect("experiments do not panic")))
             .collect::<Result<_>>()
     })?;
-    for (e, (result, wall_s)) in chosen.iter().zip(runs) {
-        let mut r = match result {
-            Ok(r) => r,
-            Err(ExperimentError::Interrupted) => return Err(ExperimentError::Interrupted),
-            Err(err) => {
-                let err = err.during(format!("experiment {}", e.id));
-                runner.progress.println(format!("{}: FAILED: {err}", e.id));
-                failed.push(err.to_string());
-                ExperimentResult {
-                    id: e.id.into(),
-                    title: e.title.into(),
-                    description: format!("**This experiment failed**: {err}"),
-                    figures: Vec::new(),
-                    targets: Vec::new(),
-                    notes: Vec::new(),
-                    wall_s: 0.0,
-                }
-            }
-        };
-        r.wall_s = wall_s;
-        if !report {
-            r.write(out)?;
-        }
+    for run in runs {
+        let (r, failure) = run?;
+        failed.extend(failure);
         results.push(r);
     }
     runner.progress.finish_and_clear();
@@ -472,4 +452,39 @@ pub fn run_experiments(
         return Err(ExperimentError::SomeFailed { failed, total });
     }
     Ok(())
+}
+
+/// Experiment `e`'s result (or, if it failed, a result saying why, and the
+/// failure for the run's error), its files written into `out` if given, as
+/// soon as it finished: a run stopped later keeps them.
+fn settle(
+    e: &Experiment,
+    result: Result<ExperimentResult>,
+    wall_s: f64,
+    progress: &ProgressBar,
+    out: Option<&Path>,
+) -> Result<(ExperimentResult, Option<String>)> {
+    let (mut r, failure) = match result {
+        Ok(r) => (r, None),
+        Err(ExperimentError::Interrupted) => return Err(ExperimentError::Interrupted),
+        Err(err) => {
+            let err = err.during(format!("experiment {}", e.id));
+            progress.println(format!("{}: FAILED: {err}", e.id));
+            let failed = ExperimentResult {
+                id: e.id.into(),
+                title: e.title.into(),
+                description: format!("**This experiment failed**: {err}"),
+                figures: Vec::new(),
+                targets: Vec::new(),
+                notes: Vec::new(),
+                wall_s: 0.0,
+            };
+            (failed, Some(err.to_string()))
+        }
+    };
+    r.wall_s = wall_s;
+    if let Some(out) = out {
+        r.write(out)?;
+    }
+    Ok((r, failure))
 }
