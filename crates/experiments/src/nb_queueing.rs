@@ -109,68 +109,100 @@ pub fn run_queue(
     requests: usize,
     seed: u64,
 ) -> QueueRun {
-    assert!(cores > 0 && load > 0.0 && requests >= 10);
-    let mut arrivals = ChaCha8Rng::seed_from_u64(seed);
-    let mut services = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
-    let mean_gap = 1.0 / (load * cores as f64);
-    // Times the cores become free (a min-heap).
-    let mut free: BinaryHeap<std::cmp::Reverse<Time>> = (0..cores)
-        .map(|_| std::cmp::Reverse(Time::new(0.0)))
-        .collect();
-    // Start times of RPCs that have arrived but not started, in FCFS order
-    // (start times never decrease with one queue).
-    let mut waiting: VecDeque<f64> = VecDeque::with_capacity(1024);
-    let warmup = requests / 10;
-    let mut responses = Vec::with_capacity(requests - warmup);
-    let mut queued = Vec::with_capacity(requests - warmup);
-    let mut t = 0.0;
-    for i in 0..requests {
-        let gap: f64 = Exp1.sample(&mut arrivals);
-        t += mean_gap * gap;
-        while waiting.front().is_some_and(|&s| s <= t) {
-            waiting.pop_front();
-        }
-        let depth = waiting.len();
-        // The core free first takes the RPC: its free time is replaced in
-        // place (one sift down, not a pop and a push).
-        let mut first_free = free.peek_mut().expect("cores > 0");
-        let start = first_free.0.get().max(t);
-        let finish = start + service.sample(&mut services);
-        *first_free = std::cmp::Reverse(Time::new(finish));
-        drop(first_free);
-        if start > t {
-            waiting.push_back(start);
-        }
-        if i >= warmup {
-            responses.push(finish - t);
-            queued.push(depth as u64);
+    Draws::new(service, requests, seed).run(cores, load)
+}
+
+/// The random numbers of [`run_queue`]'s runs from one seed: the gaps
+/// between arrivals (mean 1, scaled by the load) and the service times.
+/// Drawn once, they serve every load of a bisection or a curve.
+pub struct Draws {
+    gaps: Vec<f64>,
+    services: Vec<f64>,
+}
+
+impl Draws {
+    /// `requests` (at least 10) arrivals and service times from `seed`.
+    pub fn new(service: Service, requests: usize, seed: u64) -> Draws {
+        assert!(requests >= 10);
+        let mut arrivals = ChaCha8Rng::seed_from_u64(seed);
+        let mut services = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+        Draws {
+            gaps: (0..requests).map(|_| Exp1.sample(&mut arrivals)).collect(),
+            services: (0..requests)
+                .map(|_| service.sample(&mut services))
+                .collect(),
         }
     }
-    let mean_queued = queued.iter().sum::<u64>() as f64 / queued.len() as f64;
-    QueueRun {
-        load,
-        p99_response: percentile_f64(&mut responses, 0.99),
-        mean_queued,
-        p99_queued: percentile_u64(&mut queued, 0.99),
+
+    /// [`run_queue`] on these draws.
+    pub fn run(&self, cores: usize, load: f64) -> QueueRun {
+        assert!(cores > 0 && load > 0.0);
+        let requests = self.gaps.len();
+        let mean_gap = 1.0 / (load * cores as f64);
+        // Times the cores become free (a min-heap).
+        let mut free: BinaryHeap<std::cmp::Reverse<Time>> = (0..cores)
+            .map(|_| std::cmp::Reverse(Time::new(0.0)))
+            .collect();
+        // Start times of RPCs that have arrived but not started, in FCFS order
+        // (start times never decrease with one queue).
+        let mut waiting: VecDeque<f64> = VecDeque::with_capacity(1024);
+        let warmup = requests / 10;
+        let mut responses = Vec::with_capacity(requests - warmup);
+        let mut queued = Vec::with_capacity(requests - warmup);
+        let mut t = 0.0;
+        for (i, (&gap, &service)) in self.gaps.iter().zip(&self.services).enumerate() {
+            t += mean_gap * gap;
+            while waiting.front().is_some_and(|&s| s <= t) {
+                waiting.pop_front();
+            }
+            let depth = waiting.len();
+            // The core free first takes the RPC: its free time is replaced in
+            // place (one sift down, not a pop and a push).
+            let mut first_free = free.peek_mut().expect("cores > 0");
+            let start = first_free.0.get().max(t);
+            let finish = start + service;
+            *first_free = std::cmp::Reverse(Time::new(finish));
+            drop(first_free);
+            if start > t {
+                waiting.push_back(start);
+            }
+            if i >= warmup {
+                responses.push(finish - t);
+                queued.push(depth as u64);
+            }
+        }
+        let mean_queued = queued.iter().sum::<u64>() as f64 / queued.len() as f64;
+        QueueRun {
+            load,
+            p99_response: percentile_f64(&mut responses, 0.99),
+            mean_queued,
+            p99_queued: percentile_u64(&mut queued, 0.99),
+        }
+    }
+
+    /// The highest load (to 1e-4) whose p99 response time meets the SLO, by
+    /// bisection between `lo` (assumed to meet it) and 1.
+    pub fn max_load_at_slo(&self, cores: usize) -> QueueRun {
+        let (mut lo, mut hi) = (0.5, 1.0);
+        let mut best = self.run(cores, lo);
+        while hi - lo > 1e-4 {
+            let mid = 0.5 * (lo + hi);
+            let r = self.run(cores, mid);
+            if r.meets_slo() {
+                lo = mid;
+                best = r;
+            } else {
+                hi = mid;
+            }
+        }
+        best
     }
 }
 
 /// The highest load (to 1e-4) whose p99 response time meets the SLO, by
 /// bisection between `lo` (assumed to meet it) and 1.
 pub fn max_load_at_slo(service: Service, cores: usize, requests: usize, seed: u64) -> QueueRun {
-    let (mut lo, mut hi) = (0.5, 1.0);
-    let mut best = run_queue(service, cores, lo, requests, seed);
-    while hi - lo > 1e-4 {
-        let mid = 0.5 * (lo + hi);
-        let r = run_queue(service, cores, mid, requests, seed);
-        if r.meets_slo() {
-            lo = mid;
-            best = r;
-        } else {
-            hi = mid;
-        }
-    }
-    best
+    Draws::new(service, requests, seed).max_load_at_slo(cores)
 }
 
 /// Erlang C: the probability that an arrival to an M/M/k queue at offered
@@ -242,10 +274,18 @@ fn nb_queueing(r: &Runner) -> Result<ExperimentResult> {
                 .flat_map(|&s| loads.iter().map(move |&l| (s, Some(l)))),
         )
         .collect();
+    // Each distribution's draws are made once, by the first job to need
+    // them, and shared by its 24 runs.
+    let draws: [std::sync::OnceLock<Draws>; 3] = Default::default();
     let mut runs = r.par_map("nb-queueing", &jobs, |&(s, load)| {
+        let i = Service::ALL
+            .iter()
+            .position(|&x| x == s)
+            .expect("one of ALL");
+        let d = draws[i].get_or_init(|| Draws::new(s, requests, seed));
         Ok(match load {
-            None => max_load_at_slo(s, CORES, requests, seed),
-            Some(l) => run_queue(s, CORES, l, requests, seed),
+            None => d.max_load_at_slo(CORES),
+            Some(l) => d.run(CORES, l),
         })
     })?;
     let curves = runs.split_off(Service::ALL.len());
