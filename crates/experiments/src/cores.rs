@@ -15,6 +15,7 @@
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::marker::PhantomData;
 use std::sync::{Condvar, Mutex};
 
 /// A count of free host cores, handed out by rank.
@@ -53,7 +54,10 @@ impl Cores {
     /// the guard drops.
     pub fn hold(&self, rank: usize) -> Held<'_> {
         self.acquire(rank);
-        Held { cores: self }
+        Held {
+            cores: self,
+            _this_thread: PhantomData,
+        }
     }
 
     /// Gives this thread's core, if it holds one, to others until the guard
@@ -68,6 +72,7 @@ impl Cores {
             cores: self,
             rank,
             lent,
+            _this_thread: PhantomData,
         }
     }
 
@@ -102,9 +107,11 @@ impl Cores {
     }
 }
 
-/// A core held ([`Cores::hold`]).
+/// A core held ([`Cores::hold`]) by this thread (so not `Send`: the
+/// thread's mark goes with it).
 pub struct Held<'a> {
     cores: &'a Cores,
+    _this_thread: PhantomData<*const ()>,
 }
 
 impl Drop for Held<'_> {
@@ -113,11 +120,12 @@ impl Drop for Held<'_> {
     }
 }
 
-/// A core lent out ([`Cores::lend`]).
+/// A core lent out ([`Cores::lend`]) by this thread (not `Send`, as [`Held`]).
 pub struct Lent<'a> {
     cores: &'a Cores,
     rank: usize,
     lent: bool,
+    _this_thread: PhantomData<*const ()>,
 }
 
 impl Drop for Lent<'_> {
