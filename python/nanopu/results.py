@@ -165,7 +165,10 @@ class ExperimentResult:
     #: key, measured, unit, published, ratio, note.
     targets: pd.DataFrame
     notes: List[str]
+    #: Host wall-clock seconds (overlapping other experiments run beside it).
     wall_s: float
+    #: Host CPU seconds its threads used: its cost, whatever ran beside it.
+    cpu_s: float = 0.0
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     def write(self, out: str) -> None:
@@ -191,5 +194,6 @@ def experiment_result(raw: Dict[str, Any]) -> ExperimentResult:
     targets.insert(4, "ratio", targets["measured"] / targets["published"])
     return ExperimentResult(
         id=raw["id"], title=raw["title"], description=raw["description"], tables=tables,
-        targets=targets, notes=list(raw["notes"]), wall_s=raw["wall_s"], raw=raw,
+        targets=targets, notes=list(raw["notes"]), wall_s=raw["wall_s"],
+        cpu_s=raw.get("cpu_s", 0.0), raw=raw,
     )

@@ -316,6 +316,7 @@ fn mica(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes,
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -423,5 +424,6 @@ fn setalg(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes,
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

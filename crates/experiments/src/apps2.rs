@@ -210,6 +210,7 @@ fn othello(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes: vec![table(&designs, &rows), oracle_note("Othello", "othello")],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -258,6 +259,7 @@ fn nn(r: &Runner) -> Result<ExperimentResult> {
             oracle_note("NN", "nn"),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -300,6 +302,7 @@ fn int(r: &Runner) -> Result<ExperimentResult> {
                 .to_string(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -341,6 +344,7 @@ fn classifier(r: &Runner) -> Result<ExperimentResult> {
             oracle_note("classifier (a linear scan of the rules)", "classifier"),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -389,6 +393,7 @@ fn hdsearch(r: &Runner) -> Result<ExperimentResult> {
             oracle_note("HD search (brute force)", "hdsearch"),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -437,5 +442,6 @@ fn nbody(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes: vec![table(&designs, &rows), oracle_note("N-body", "nbody")],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

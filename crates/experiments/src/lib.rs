@@ -33,7 +33,7 @@ use nanopu_system::Config as SimConfig;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -166,6 +166,9 @@ pub struct Runner {
     /// claim on them (its place in the report: lower first).
     pub cores: Arc<Cores>,
     pub rank: usize,
+    /// Host CPU time this experiment's threads used so far, in ns (see
+    /// [`thread_cpu_ns`]).
+    pub cpu_ns: Arc<AtomicU64>,
 }
 
 impl Runner {
@@ -193,6 +196,7 @@ impl Runner {
             stop: Arc::default(),
             cores: Arc::new(Cores::new(threads)),
             rank: 0,
+            cpu_ns: Arc::default(),
         }
     }
 
@@ -201,8 +205,21 @@ impl Runner {
     pub fn ranked(&self, rank: usize) -> Runner {
         Runner {
             rank,
+            cpu_ns: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// Adds this thread's host CPU time since `start` ([`thread_cpu_ns`])
+    /// to the experiment's.
+    pub fn add_cpu_since(&self, start: u64) {
+        self.cpu_ns
+            .fetch_add(thread_cpu_ns().saturating_sub(start), Ordering::Relaxed);
+    }
+
+    /// Host CPU time this experiment's threads used so far, in seconds.
+    pub fn cpu_s(&self) -> f64 {
+        self.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     /// The same runner on configuration `cfg`, one point at a time (for an
@@ -259,12 +276,16 @@ impl Runner {
             Mutex::new((0..items.len()).map(|_| None).collect());
         std::thread::scope(|s| {
             for _ in 0..self.threads.min(items.len()) {
-                s.spawn(|| loop {
-                    let _core = self.cores.hold(self.rank);
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = run(item);
-                    results.lock().expect("no panics")[i] = Some(r);
+                s.spawn(|| {
+                    let cpu = thread_cpu_ns();
+                    loop {
+                        let _core = self.cores.hold(self.rank);
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        let r = run(item);
+                        results.lock().expect("no panics")[i] = Some(r);
+                    }
+                    self.add_cpu_since(cpu);
                 });
             }
         });
@@ -413,12 +434,17 @@ pub fn run_experiments(
                     .stack_size(8 << 20)
                     .spawn_scoped(s, move || {
                         let _core = r.cores.hold(rank);
-                        let start = Instant::now();
+                        let (start, cpu) = (Instant::now(), thread_cpu_ns());
                         let result = (e.run)(&r);
                         let wall_s = start.elapsed().as_secs_f64();
-                        r.progress
-                            .println(format!("{}: done in {wall_s:.1} s", e.id));
-                        settle(e, result, wall_s, &r.progress, (!report).then_some(out))
+                        r.add_cpu_since(cpu);
+                        r.progress.println(format!(
+                            "{}: done in {wall_s:.1} s ({:.1} s of host CPU)",
+                            e.id,
+                            r.cpu_s()
+                        ));
+                        let times = (wall_s, r.cpu_s());
+                        settle(e, result, times, &r.progress, (!report).then_some(out))
                     })
                     .map_err(|cause| ExperimentError::Thread { id: e.id, cause })
             })
@@ -454,13 +480,29 @@ pub fn run_experiments(
     Ok(())
 }
 
+/// Host CPU time the calling thread has used, in ns (0 if the host cannot
+/// tell): what an experiment costs, whatever runs beside it.
+pub fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write; the clock id is a constant.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    } else {
+        0
+    }
+}
+
 /// Experiment `e`'s result (or, if it failed, a result saying why, and the
 /// failure for the run's error), its files written into `out` if given, as
 /// soon as it finished: a run stopped later keeps them.
 fn settle(
     e: &Experiment,
     result: Result<ExperimentResult>,
-    wall_s: f64,
+    (wall_s, cpu_s): (f64, f64),
     progress: &ProgressBar,
     out: Option<&Path>,
 ) -> Result<(ExperimentResult, Option<String>)> {
@@ -478,11 +520,12 @@ fn settle(
                 targets: Vec::new(),
                 notes: Vec::new(),
                 wall_s: 0.0,
+                cpu_s: 0.0,
             };
             (failed, Some(err.to_string()))
         }
     };
-    r.wall_s = wall_s;
+    (r.wall_s, r.cpu_s) = (wall_s, cpu_s);
     if let Some(out) = out {
         r.write(out)?;
     }

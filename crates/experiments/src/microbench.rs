@@ -188,6 +188,7 @@ fn w2w(r: &Runner) -> Result<ExperimentResult> {
              the total)."
         )],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -248,6 +249,7 @@ fn latency_vs_size(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -417,6 +419,7 @@ fn tput_vs_size(r: &Runner) -> Result<ExperimentResult> {
             ),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -509,6 +512,7 @@ fn loopback_inc(r: &Runner) -> Result<ExperimentResult> {
         targets: vec![target("loopback-inc-speedup-max", max, "largest ratio over the sizes run")],
         notes: vec![],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -582,5 +586,6 @@ fn dot_product(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

@@ -382,6 +382,7 @@ fn nb_queueing(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 

@@ -335,5 +335,6 @@ fn prototype_flow(r: &Runner) -> Result<ExperimentResult> {
         targets,
         notes,
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

@@ -321,6 +321,7 @@ fn one_sided(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -532,5 +533,6 @@ fn herd(r: &Runner) -> Result<ExperimentResult> {
             "Pilaf's PUTs (by SEND to the server's CPU) are not modelled: the READ-based store serves GETs only.".into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

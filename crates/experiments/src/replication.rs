@@ -328,6 +328,7 @@ fn rdma(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -392,6 +393,7 @@ fn chain(r: &Runner) -> Result<ExperimentResult> {
             ),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -506,5 +508,6 @@ fn raft(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

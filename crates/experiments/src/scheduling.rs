@@ -265,6 +265,7 @@ fn hts_vs_tis(r: &Runner) -> Result<ExperimentResult> {
             ),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -359,6 +360,7 @@ fn bounded(r: &Runner) -> Result<ExperimentResult> {
             ),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -488,5 +490,6 @@ fn jbsq_vs_rss(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

@@ -96,6 +96,7 @@ pub fn summary(results: &[ExperimentResult]) -> Option<ExperimentResult> {
         targets: Vec::new(),
         notes: lines,
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 

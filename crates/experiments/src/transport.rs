@@ -174,6 +174,7 @@ fn nt_latency(r: &Runner) -> Result<ExperimentResult> {
                 .into(),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -307,6 +308,7 @@ fn nt_line_rate(r: &Runner) -> Result<ExperimentResult> {
             n
         },
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -560,6 +562,7 @@ fn nt_incast(r: &Runner) -> Result<ExperimentResult> {
             n
         },
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }
 
@@ -688,5 +691,6 @@ fn incast_80(r: &Runner) -> Result<ExperimentResult> {
             ),
         ],
         wall_s: 0.0,
+        cpu_s: 0.0,
     })
 }

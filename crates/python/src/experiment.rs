@@ -73,8 +73,11 @@ pub fn experiment<'py>(
             let shared = &runner;
             let worker = s.spawn(move || {
                 let start = std::time::Instant::now();
+                let cpu = nanopu_experiments::thread_cpu_ns();
                 let r = (e.run)(shared).map(|mut r| {
                     r.wall_s = start.elapsed().as_secs_f64();
+                    shared.add_cpu_since(cpu);
+                    r.cpu_s = shared.cpu_s();
                     r
                 });
                 let _ = done_tx.send(());
@@ -114,6 +117,7 @@ fn to_dict<'py>(py: Python<'py>, r: &ExperimentResult) -> PyResult<Bound<'py, Py
     d.set_item("title", &r.title)?;
     d.set_item("description", &r.description)?;
     d.set_item("wall_s", r.wall_s)?;
+    d.set_item("cpu_s", r.cpu_s)?;
     d.set_item("notes", &r.notes)?;
     let targets = r
         .targets
@@ -198,6 +202,9 @@ struct ResultData {
     description: String,
     #[pyo3(item)]
     wall_s: f64,
+    /// Absent from results of an older version.
+    #[pyo3(item, default)]
+    cpu_s: f64,
     #[pyo3(item)]
     notes: Vec<String>,
     #[pyo3(item)]
@@ -215,6 +222,7 @@ fn from_data(r: ResultData) -> ExperimentResult {
         title: r.title,
         description: r.description,
         wall_s: r.wall_s,
+        cpu_s: r.cpu_s,
         notes: r.notes,
         targets: r
             .targets

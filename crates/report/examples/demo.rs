@@ -74,6 +74,7 @@ fn main() {
         ],
         notes: vec!["Invented numbers.".into()],
         wall_s: 1.25,
+        cpu_s: 0.0,
     };
     write_report(
         &dir,

@@ -48,6 +48,7 @@
 //!     targets: vec![Target::from_table("fastpath-8B", 17.4, "").expect("a fixed key")],
 //!     notes: vec![],
 //!     wall_s: 0.2,
+//!     cpu_s: 0.4,
 //! };
 //! write_report(dir.path(), &[result], "[node]\n", "nanopu reproduce")?;
 //! assert!(dir.path().join("loopback-latency-vs-size.svg").is_file());
@@ -204,8 +205,12 @@ pub struct ExperimentResult {
     pub targets: Vec<Target>,
     /// Caveats and model assumptions, one per entry (markdown).
     pub notes: Vec<String>,
-    /// Host wall-clock time the experiment took, in seconds.
+    /// Host wall-clock time the experiment took, in seconds. Experiments
+    /// run side by side, so this overlaps the others' time.
     pub wall_s: f64,
+    /// Host CPU time the experiment's threads used, in seconds (0 if not
+    /// measured): its cost, whatever ran beside it.
+    pub cpu_s: f64,
 }
 
 impl ExperimentResult {
@@ -250,6 +255,7 @@ impl ExperimentResult {
             id: &self.id,
             title: &self.title,
             wall_s: self.wall_s,
+            cpu_s: self.cpu_s,
             targets: self
                 .targets
                 .iter()
@@ -284,6 +290,7 @@ struct ExperimentRecord<'a> {
     id: &'a str,
     title: &'a str,
     wall_s: f64,
+    cpu_s: f64,
     targets: Vec<TargetRecord<'a>>,
     figures: Vec<FigureRecord<'a>>,
     notes: &'a [String],

@@ -270,7 +270,11 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
     for r in results {
         blank_line(&mut md);
         let _ = write!(md, "## {}\n\n`{}`", r.title.trim(), r.id);
-        let _ = writeln!(md, ", {} s wall-clock\n", fmt_num(r.wall_s));
+        let _ = write!(md, ", {} s wall-clock", fmt_num(r.wall_s));
+        if r.cpu_s > 0.0 {
+            let _ = write!(md, ", {} s of host CPU", fmt_num(r.cpu_s));
+        }
+        md.push_str("\n\n");
         if !r.description.trim().is_empty() {
             md.push_str(r.description.trim());
             md.push_str("\n\n");

@@ -61,6 +61,7 @@ fn result() -> ExperimentResult {
         ],
         notes: vec!["MAC and serial I/O excluded.".into()],
         wall_s: 0.5,
+        cpu_s: 0.0,
     }
 }
 
@@ -169,6 +170,8 @@ fn report_has_summary_table_markers_and_config() {
             published: 4.0,
             note: String::new(),
         }],
+        wall_s: 1.5,
+        cpu_s: 2.5,
         ..Default::default()
     };
     let config = "[node]\ncores = 4\n";
@@ -217,6 +220,15 @@ fn report_has_summary_table_markers_and_config() {
 
     let md = read(&dir.path().join("report.md"));
     assert!(md.starts_with("# "));
+    // Host time: CPU only where it was measured.
+    assert!(md.contains("`ctx-switch`, 1.5 s wall-clock, 2.5 s of host CPU\n"));
+    assert!(md.contains("`loopback`, 0.5 s wall-clock\n"));
+    let record: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("ctx-switch.json"))).unwrap();
+    assert_eq!(
+        (record["wall_s"].clone(), record["cpu_s"].clone()),
+        (1.5.into(), 2.5.into())
+    );
     assert!(md.contains("nanopu reproduce --quick"));
     assert!(md.contains(
         "| result | measured | published | unit | measured/published | tolerance | note |"
