@@ -182,9 +182,11 @@ impl Runner {
             ProgressBar::hidden()
         };
         progress.set_style(
-            ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} points, {elapsed}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>26} [{bar:30}] {pos}/{len} points, {elapsed} {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         Runner {
             cfg,
@@ -422,6 +424,10 @@ pub fn run_experiments(
     // holds one of the runner's cores (see `cores`): the experiments
     // earlier in the report go first, later ones fill the cores they
     // leave idle.
+    // The bar's label is the sweep that started last; its message says
+    // how far the run is.
+    let finished = AtomicUsize::new(0);
+    let finished = &finished;
     let runs: Vec<Result<(ExperimentResult, Option<String>)>> = std::thread::scope(|s| {
         let threads: Vec<_> = chosen
             .iter()
@@ -438,6 +444,9 @@ pub fn run_experiments(
                         let result = (e.run)(&r);
                         let wall_s = start.elapsed().as_secs_f64();
                         r.add_cpu_since(cpu);
+                        let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                        r.progress
+                            .set_message(format!("({done} of {total} experiments done)"));
                         r.progress.println(format!(
                             "{}: done in {wall_s:.1} s ({:.1} s of host CPU)",
                             e.id,
