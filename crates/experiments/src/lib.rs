@@ -9,6 +9,7 @@
 
 mod apps;
 mod apps2;
+pub mod boot_seed;
 pub mod cores;
 pub mod erpc;
 mod error;
@@ -23,6 +24,7 @@ mod scheduling;
 mod table1;
 mod transport;
 
+use boot_seed::{BootSeed, SeedKey};
 use cores::Cores;
 pub use error::{ExperimentError, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -30,6 +32,7 @@ use nanopu_nic::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::Config as SimConfig;
+use nanopu_system::Config;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -146,6 +149,18 @@ pub fn all() -> Vec<Experiment> {
     all.extend(erpc::experiments());
     all.extend(rdma::experiments());
     all
+}
+
+/// What a point runs on: a program with its arguments, behind a NIC with
+/// its core selection, at its addresses ((node, client); `None`: the
+/// configuration's).
+#[derive(Clone, Copy)]
+struct Server<'a> {
+    program: &'a Path,
+    args: &'a [String],
+    nic: NicKind,
+    selection: Option<Policy>,
+    addresses: Option<(Ipv4Addr, Ipv4Addr)>,
 }
 
 /// Runs points for experiments: configuration, parallelism, progress.
@@ -315,6 +330,53 @@ impl Runner {
         addresses: Option<(Ipv4Addr, Ipv4Addr)>,
         load: &LoadConfig,
     ) -> Result<Measured> {
+        let server = Server {
+            program,
+            args,
+            nic,
+            selection,
+            addresses,
+        };
+        self.measure_on_node(&server, load, None)
+    }
+
+    /// [`Runner::run_on_node`] (with the configuration's addresses) for
+    /// points that differ only in their load: the first point run with an
+    /// empty `seed` keeps its booted node there, and the points after it
+    /// start from copies of that node (`boot_seed.rs`). Results are those
+    /// of `run_on_node`, bit for bit.
+    pub fn run_on_node_seeded(
+        &self,
+        seed: &mut BootSeed,
+        program: &Path,
+        args: &[String],
+        nic: NicKind,
+        selection: Option<Policy>,
+        load: &LoadConfig,
+    ) -> Result<Measured> {
+        let server = Server {
+            program,
+            args,
+            nic,
+            selection,
+            addresses: None,
+        };
+        self.measure_on_node(&server, load, Some(seed))
+    }
+
+    fn measure_on_node(
+        &self,
+        server: &Server,
+        load: &LoadConfig,
+        seed: Option<&mut BootSeed>,
+    ) -> Result<Measured> {
+        let Server {
+            program,
+            args,
+            nic,
+            selection,
+            addresses,
+        } = *server;
         let name = program.display();
         let mut node_cfg = self.cfg.node.clone();
         node_cfg.icenic.enabled = nic == NicKind::Icenic;
@@ -326,15 +388,6 @@ impl Runner {
         if addresses.is_some() {
             node_cfg.icenic.ipv4 = node_ip;
         }
-        let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
-        if !args.is_empty() {
-            let h = node.htif_mut().ok_or_else(|| {
-                fail!("{name} takes arguments but defines no `tohost` symbol to read them through")
-            })?;
-            h.args = std::iter::once(nanopu_node::loader::argv0(program))
-                .chain(args.iter().cloned())
-                .collect();
-        }
         sys_cfg.nic.kind = nic;
         if let Some(sel) = selection {
             sys_cfg.nic.core_selection = sel;
@@ -342,6 +395,39 @@ impl Runner {
         sys_cfg.nic.core_selection_seed = self.seed;
         let mut load = load.clone();
         load.seed = self.seed;
+        // Only behind the nanoPU NIC: its other designs were not checked to
+        // stay as built while the cores run alone.
+        let key = (nic == NicKind::Nanopu).then(|| SeedKey {
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+            nic,
+            selection,
+            addresses,
+            cfg: Config {
+                node: node_cfg.clone(),
+                ..sys_cfg.clone()
+            },
+            link_propagation_ps: load.link_propagation_ps,
+        });
+        let forked = match (&seed, &key) {
+            (Some(seed), Some(key)) => seed.fork_for(key)?,
+            _ => None,
+        };
+        let node = match forked {
+            Some(node) => node,
+            None => {
+                let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
+                if !args.is_empty() {
+                    let h = node.htif_mut().ok_or_else(|| {
+                        fail!("{name} takes arguments but defines no `tohost` symbol to read them through")
+                    })?;
+                    h.args = std::iter::once(nanopu_node::loader::argv0(program))
+                        .chain(args.iter().cloned())
+                        .collect();
+                }
+                node
+            }
+        };
         let mut sys =
             System::with_addresses(node, &sys_cfg, Some(load.clone()), node_ip, client_ip)?;
         // Generous: a point that takes longer is broken, not slow. Open-loop
@@ -355,9 +441,13 @@ impl Runner {
             LoadMode::Closed { .. } => 1_000_000,
         };
         let until = SimTime::ZERO + SimDuration::from_us(until_us);
-        let end = sys
-            .run(until)
-            .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
+        let end = match (seed, key) {
+            (Some(seed), Some(key)) if seed.is_empty() => {
+                boot_seed::run_seeding(&mut sys, until, seed, key)
+            }
+            _ => sys.run(until),
+        }
+        .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
             return Err(fail!(

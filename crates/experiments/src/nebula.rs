@@ -12,6 +12,7 @@
 //! memory system's LLC misses and DRAM bytes) and how it dispatches them.
 
 use super::{Experiment, Runner, Scale};
+use crate::boot_seed::BootSeed;
 use crate::{fail, Result};
 use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::AppConfig;
@@ -197,6 +198,8 @@ fn nanopu_points(
         ..MicaConfig::default()
     });
     let mut out = Vec::new();
+    // The loads share the preload (about 90 % of a point's host time).
+    let mut seed = BootSeed::new();
     for &rate in rates {
         let load = LoadConfig {
             count: per_stage + warmup,
@@ -207,12 +210,12 @@ fn nanopu_points(
             ..LoadConfig::default()
         };
         let m = runner
-            .run_on_node(
+            .run_on_node_seeded(
+                &mut seed,
                 &program,
                 &args,
                 NicKind::Nanopu,
                 Some(Policy::Jbsq),
-                None,
                 &load,
             )
             .map_err(|e| e.during(format!("nb-mica nanoPU at {rate} MRPS")))?;

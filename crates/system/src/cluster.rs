@@ -178,6 +178,10 @@ pub enum ClusterEnd {
     TimeLimit,
     /// Nothing is left to do: no event is pending and no node can run.
     Idle,
+    /// The nodes' output horizon reached the pause time
+    /// ([`Cluster::set_pause`]); `run_until` again goes on as if it had
+    /// not stopped.
+    Paused,
 }
 
 enum Ev {
@@ -251,6 +255,9 @@ pub struct Cluster {
     /// Pending NIC events of nodes ([`Ev::Nic`]), and the free slots.
     nic_events: Vec<Option<NodeNicEvent>>,
     free_nic_events: Vec<u32>,
+    /// Stop between two turns once no node can send before this time
+    /// ([`Cluster::set_pause`]).
+    pause_at: Option<SimTime>,
 }
 
 /// The network's actions carried out as they come ([`NetSink`]): frames
@@ -551,6 +558,7 @@ impl Cluster {
             partitions: crate::DEFAULT_PARTITIONS,
             nic_events: Vec::new(),
             free_nic_events: Vec::new(),
+            pause_at: None,
             nodes: (0..n).filter(|&h| hosts[h].as_node().is_some()).collect(),
             horizons: vec![None; hosts.iter().filter(|h| h.as_node().is_some()).count()],
             node_index: {
@@ -938,6 +946,15 @@ impl Cluster {
             if let Some(end) = self.stopped(stop) {
                 break end;
             }
+            if let Some(at) = self.pause_at {
+                // Between turns, so that the next `run_until` takes the
+                // turn this one would have taken: a turn's window depends
+                // only on the state (and on `until`, which the caller keeps).
+                // (Nodes that can no longer send never pause a run.)
+                if self.nodes_horizon().is_some_and(|h| h >= at) {
+                    break ClusterEnd::Paused;
+                }
+            }
             if self.nodes.is_empty() && (self.clients.is_empty() || !stop.clients_done) {
                 // No core to keep in step and nothing to stop for between
                 // events: every event up to `until` at once (the loop
@@ -1003,6 +1020,39 @@ impl Cluster {
         };
         self.net.finish_capture().map_err(SystemError::Pcap)?;
         Ok(end)
+    }
+
+    /// Makes [`Cluster::run_until`] stop ([`ClusterEnd::Paused`]) between
+    /// two turns once the nodes can send something but nothing before `at`
+    /// (`None`: never). For nodes only: the partitioned engine does not
+    /// pause.
+    pub fn set_pause(&mut self, at: Option<SimTime>) {
+        self.pause_at = at;
+    }
+
+    /// Whether nothing has happened yet but the nodes' cores running: no
+    /// event handled or pending, nothing sent, no frame on the network, no
+    /// load generator started. The nodes' NICs and the network are then as
+    /// they were built, so a fork of the nodes behind new NICs, network and
+    /// load generators (built from the same configuration) runs on exactly
+    /// as this cluster would.
+    pub fn only_cores_ran(&self) -> bool {
+        self.events == 0
+            && self.queue.is_empty()
+            && !self.net.lazy_pending()
+            && self.node_sends.is_empty()
+            && self.node_deliveries.is_empty()
+            && self.booted.is_empty()
+            && self.hosts.iter().all(|h| match h {
+                Host::Node(n) => n.io.is_empty() && !n.deadlocked,
+                Host::Client(c) => {
+                    c.booted_at.is_none()
+                        && c.frames_to_nowhere == 0
+                        && c.timeouts.is_empty()
+                        && c.client.as_ref().is_none_or(|x| !x.started())
+                }
+                Host::Builtin(_) => false,
+            })
     }
 
     /// [`Cluster::run_until`] on the partitions (built-in hosts only).

@@ -175,23 +175,51 @@ impl System {
 
     /// Runs until the client is done, the program exits, or `until`.
     pub fn run(&mut self, until: SimTime) -> Result<SystemEnd, SystemError> {
+        // With no pause, `run_pausing` never pauses.
+        self.run_pausing(until, None)
+            .map(|end| end.unwrap_or(SystemEnd::TimeLimit))
+    }
+
+    /// [`System::run`], stopping early (`Ok(None)`) between two turns of
+    /// the event loop once the node could send something, but nothing
+    /// before `pause`.
+    /// Running on afterwards (`run` or this, with the same `until`) gives
+    /// exactly what an uninterrupted run gives.
+    pub fn run_pausing(
+        &mut self,
+        until: SimTime,
+        pause: Option<SimTime>,
+    ) -> Result<Option<SystemEnd>, SystemError> {
         let stop = StopWhen {
             clients_done: self.client_host().client.is_some(),
             node_exits: true,
         };
-        let end = self.cluster.run_until(until, stop).map_err(|e| match e {
+        self.cluster.set_pause(pause);
+        let end = self.cluster.run_until(until, stop);
+        self.cluster.set_pause(None);
+        let end = end.map_err(|e| match e {
             SystemError::Host { error, .. } => SystemError::Node(error),
             e => e,
         })?;
         match end {
-            ClusterEnd::ClientsDone => Ok(SystemEnd::ClientDone),
-            ClusterEnd::Exited { code, .. } => Ok(SystemEnd::Exited(code)),
-            ClusterEnd::TimeLimit => Ok(SystemEnd::TimeLimit),
+            ClusterEnd::ClientsDone => Ok(Some(SystemEnd::ClientDone)),
+            ClusterEnd::Exited { code, .. } => Ok(Some(SystemEnd::Exited(code))),
+            ClusterEnd::TimeLimit => Ok(Some(SystemEnd::TimeLimit)),
+            ClusterEnd::Paused => Ok(None),
             ClusterEnd::Idle if self.client_host().client.is_some() => {
                 Err(SystemError::Stalled(self.describe_stall()))
             }
-            ClusterEnd::Idle => Ok(SystemEnd::TimeLimit),
+            ClusterEnd::Idle => Ok(Some(SystemEnd::TimeLimit)),
         }
+    }
+
+    /// Whether only the node's cores have run so far: its NIC, the link and
+    /// the client are as they were built (see [`Cluster::only_cores_ran`]).
+    /// A fork of the node then starts a system for another load exactly
+    /// where this one stands: the node's boot (a store's preload, say) is
+    /// shared by loads that differ only in what the client does.
+    pub fn only_cores_ran(&self) -> bool {
+        self.cluster.only_cores_ran()
     }
 
     fn describe_stall(&mut self) -> String {

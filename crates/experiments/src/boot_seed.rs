@@ -1,0 +1,105 @@
+//! One boot for several points: points that run the same program on the
+//! same node and differ only in their load (an offered-load sweep) spend
+//! the same host time booting it, a store's preload for instance, before
+//! the client sends anything. The first such point keeps a fork of its node
+//! from the last moment only the node's cores had run
+//! ([`System::only_cores_ran`]); the others start from copies of that fork
+//! behind a new NIC, link and client, and run on exactly as their own boot
+//! would have (the NIC, link and client were as built, and nothing the node
+//! did depended on the load).
+
+use crate::Result;
+use nanopu_nic::core_selection::Policy;
+use nanopu_node::Node;
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::{Config, NicKind, System, SystemEnd, SystemError};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+/// How often (simulated time) a seeding point stops to look whether only
+/// the node's cores have run, and forks the node if so. Each fork copies
+/// the memory the program touched (~0.05 s of host time for 100 MB), and a
+/// point started from the seed still runs the boot's last stretch (up to
+/// this long): 5 ms balances the two for nb-mica's 62 ms preload.
+pub const SEED_PAUSE: SimDuration = SimDuration::from_us(5_000);
+
+/// What a node's boot depends on: points share a seed only if all of it
+/// is equal.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SeedKey {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub nic: NicKind,
+    pub selection: Option<Policy>,
+    pub addresses: Option<(Ipv4Addr, Ipv4Addr)>,
+    /// The system's configuration as the point builds it (node, NIC,
+    /// network, the seed of the NIC's core selection).
+    pub cfg: Config,
+    /// The link's propagation delay (set by the load).
+    pub link_propagation_ps: u64,
+}
+
+/// A booted node kept for the points after the first (see the module).
+#[derive(Default)]
+pub struct BootSeed {
+    booted: Option<(SeedKey, Node)>,
+}
+
+impl BootSeed {
+    pub fn new() -> BootSeed {
+        BootSeed::default()
+    }
+
+    /// Whether a booted node is kept.
+    pub fn is_empty(&self) -> bool {
+        self.booted.is_none()
+    }
+
+    /// A copy of the kept node, if it was booted for `key`.
+    pub(crate) fn fork_for(&self, key: &SeedKey) -> Result<Option<Node>> {
+        match &self.booted {
+            Some((k, node)) if k == key => Ok(Some(node.fork()?)),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// [`System::run`] to `until`, stopping every [`SEED_PAUSE`] while only the
+/// node's cores have run to keep a fork of the node in `seed` (the last
+/// one, taken as late as possible). Pausing changes nothing in the run.
+/// Nothing is kept if the client or NIC acted before the first pause, or
+/// the node cannot be forked (an observer attached); the run is the same.
+pub(crate) fn run_seeding(
+    sys: &mut System,
+    until: SimTime,
+    seed: &mut BootSeed,
+    key: SeedKey,
+) -> std::result::Result<SystemEnd, SystemError> {
+    let mut kept = None;
+    let mut pause = SimTime::ZERO + SEED_PAUSE;
+    while pause < until {
+        match sys.run_pausing(until, Some(pause))? {
+            Some(end) => return end_keeping(end, seed, key, kept),
+            None if sys.only_cores_ran() => match sys.node().fork() {
+                Ok(node) => kept = Some(node),
+                Err(_) => break,
+            },
+            None => break,
+        }
+        pause += SEED_PAUSE;
+    }
+    let end = sys.run(until)?;
+    end_keeping(end, seed, key, kept)
+}
+
+fn end_keeping(
+    end: SystemEnd,
+    seed: &mut BootSeed,
+    key: SeedKey,
+    kept: Option<Node>,
+) -> std::result::Result<SystemEnd, SystemError> {
+    if let Some(node) = kept {
+        seed.booted = Some((key, node));
+    }
+    Ok(end)
+}
