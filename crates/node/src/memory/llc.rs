@@ -242,6 +242,31 @@ fn oldest_way(ranks: &[u8]) -> usize {
     oldest
 }
 
+/// The way of rank `ways - 1` in a set of 4, 8 or 16 ways: the least
+/// recently used, since a set's ranks are a permutation of `0..ways` (what
+/// [`oldest_way`] finds by comparing them all). The ranks are read as one
+/// integer and the byte equal to that rank found by the carry-free zero-byte
+/// test: a byte can look zero by mistake only above a zero one, so the
+/// lowest that looks zero is the one.
+#[inline(always)]
+fn least_recent_way(ranks: &[u8]) -> usize {
+    macro_rules! lowest_equal {
+        ($t:ty, $n:expr) => {{
+            let bytes: [u8; $n] = ranks.try_into().expect("the set's ways");
+            let x = <$t>::from_le_bytes(bytes) ^ (<$t>::MAX / 255 * ($n - 1));
+            let ones = <$t>::MAX / 255;
+            let zero = x.wrapping_sub(ones) & !x & (ones << 7);
+            (zero.trailing_zeros() / 8) as usize
+        }};
+    }
+    match ranks.len() {
+        4 => lowest_equal!(u32, 4),
+        8 => lowest_equal!(u64, 8),
+        16 => lowest_equal!(u128, 16),
+        _ => oldest_way(ranks),
+    }
+}
+
 impl Llc {
     /// `geometry.ways` must be at most [`MAX_LLC_WAYS`] (checked by
     /// [`LlcConfig::validate`]).
@@ -346,6 +371,11 @@ impl Llc {
             Some(i) => i,
             None => match self.replacement {
                 // The least recently used: the highest rank.
+                Replacement::Lru if n == ways && WAYS > 0 => {
+                    let way = least_recent_way(ranks);
+                    debug_assert_eq!(way, oldest_way(ranks));
+                    way
+                }
                 Replacement::Lru => oldest_way(&ranks[..n]),
                 Replacement::Random => (Self::next_random(&mut self.rng) % n as u64) as usize,
             },
@@ -532,6 +562,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The least recent way found from the whole set's ranks at once is
+        /// the one of the highest rank.
+        #[test]
+        fn least_recent_way_is_the_highest_rank(
+            ways in proptest::sample::select(vec![4usize, 8, 16]),
+            order in proptest::collection::vec(proptest::num::u64::ANY, 16),
+        ) {
+            let mut ranks: Vec<u8> = (0..ways as u8).collect();
+            // A permutation: ranks sorted by random keys.
+            ranks.sort_by_key(|&r| order[r as usize]);
+            proptest::prop_assert_eq!(least_recent_way(&ranks), oldest_way(&ranks));
+        }
+
         /// Ranks choose the victims time stamps of the last use choose, for
         /// any mix of reads, writes, restricted and no allocation and
         /// invalidations.
