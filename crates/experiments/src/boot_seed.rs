@@ -15,6 +15,7 @@ use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::{Config, NicKind, System, SystemEnd, SystemError};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// How often (simulated time) a seeding point stops to look whether only
 /// the node's cores have run, and forks the node if so. Each fork copies
@@ -40,9 +41,13 @@ pub(crate) struct SeedKey {
 }
 
 /// A booted node kept for the points after the first (see the module).
+/// Threads may share one: each point locks it only to copy the node (or,
+/// the first, to keep it). Points that find it empty at the same time each
+/// boot and keep their own node, the last one stays: the same node, as
+/// their boots are the same.
 #[derive(Default)]
 pub struct BootSeed {
-    booted: Option<(SeedKey, Node)>,
+    booted: Mutex<Option<(SeedKey, Node)>>,
 }
 
 impl BootSeed {
@@ -52,15 +57,19 @@ impl BootSeed {
 
     /// Whether a booted node is kept.
     pub fn is_empty(&self) -> bool {
-        self.booted.is_none()
+        self.booted.lock().expect("no panics").is_none()
     }
 
     /// A copy of the kept node, if it was booted for `key`.
     pub(crate) fn fork_for(&self, key: &SeedKey) -> Result<Option<Node>> {
-        match &self.booted {
+        match &*self.booted.lock().expect("no panics") {
             Some((k, node)) if k == key => Ok(Some(node.fork()?)),
             _ => Ok(None),
         }
+    }
+
+    fn keep(&self, key: SeedKey, node: Node) {
+        *self.booted.lock().expect("no panics") = Some((key, node));
     }
 }
 
@@ -72,7 +81,7 @@ impl BootSeed {
 pub(crate) fn run_seeding(
     sys: &mut System,
     until: SimTime,
-    seed: &mut BootSeed,
+    seed: &BootSeed,
     key: SeedKey,
 ) -> std::result::Result<SystemEnd, SystemError> {
     let mut kept = None;
@@ -94,12 +103,12 @@ pub(crate) fn run_seeding(
 
 fn end_keeping(
     end: SystemEnd,
-    seed: &mut BootSeed,
+    seed: &BootSeed,
     key: SeedKey,
     kept: Option<Node>,
 ) -> std::result::Result<SystemEnd, SystemError> {
     if let Some(node) = kept {
-        seed.booted = Some((key, node));
+        seed.keep(key, node);
     }
     Ok(end)
 }

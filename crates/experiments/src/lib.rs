@@ -347,7 +347,7 @@ impl Runner {
     /// of `run_on_node`, bit for bit.
     pub fn run_on_node_seeded(
         &self,
-        seed: &mut BootSeed,
+        seed: &BootSeed,
         program: &Path,
         args: &[String],
         nic: NicKind,
@@ -368,7 +368,7 @@ impl Runner {
         &self,
         server: &Server,
         load: &LoadConfig,
-        seed: Option<&mut BootSeed>,
+        seed: Option<&BootSeed>,
     ) -> Result<Measured> {
         let Server {
             program,
@@ -409,7 +409,7 @@ impl Runner {
             },
             link_propagation_ps: load.link_propagation_ps,
         });
-        let forked = match (&seed, &key) {
+        let forked = match (seed, &key) {
             (Some(seed), Some(key)) => seed.fork_for(key)?,
             _ => None,
         };

@@ -104,12 +104,27 @@ fn point_load(r: &Runner, p: &Point) -> Result<MicaLoad> {
     Ok(load)
 }
 
-/// A job of the sweep's first phase: a chain of the nanoPU's loads, or
-/// the boot of the NEBULA points with the same program arguments as the
-/// point given (the server then forked for each of them).
+/// A job of the sweep's first phase: the nanoPU's first load, whose
+/// server boot the other loads then share, or the boot of the NEBULA
+/// points with the same program arguments as the point given (the server
+/// then forked for each of them).
 enum Job {
-    NanoPu(usize),
+    NanoPuFirst,
     Boot(usize),
+}
+
+/// A job of the sweep's second phase: a chain of the nanoPU's loads, or a
+/// NEBULA point.
+enum Serve {
+    NanoPu(usize),
+    Point(usize),
+}
+
+/// What a job of the second phase measured: chain `k`'s loads, or point
+/// `i`'s run.
+enum Served {
+    NanoPu(usize, Vec<(NanoPuPoint, bool)>),
+    Point(usize, Box<MicaRun>),
 }
 
 /// The nanoPU at one load: (load, p99 ns, achieved MRPS).
@@ -180,6 +195,7 @@ fn nanopu_points(
     rates: &[f64],
     per_stage: u64,
     warmup: u64,
+    seed: &BootSeed,
 ) -> Result<Vec<(NanoPuPoint, bool)>> {
     let mut cfg = r.cfg.clone();
     cfg.node =
@@ -198,8 +214,6 @@ fn nanopu_points(
         ..MicaConfig::default()
     });
     let mut out = Vec::new();
-    // The loads share the preload (about 90 % of a point's host time).
-    let mut seed = BootSeed::new();
     for &rate in rates {
         let load = LoadConfig {
             count: per_stage + warmup,
@@ -211,7 +225,7 @@ fn nanopu_points(
         };
         let m = runner
             .run_on_node_seeded(
-                &mut seed,
+                seed,
                 &program,
                 &args,
                 NicKind::Nanopu,
@@ -289,12 +303,11 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
             })
         })
         .collect();
-    // First the boots and the nanoPU's loads, in NANOPU_CHAINS chains
-    // (every other load), each stopping at its first load not answered in
-    // full (the curve stops at the first such load of all); then the
-    // points, each on a fork.
-    let jobs: Vec<Job> = (0..NANOPU_CHAINS)
-        .map(Job::NanoPu)
+    // First the boots: the NEBULA points' and, with the nanoPU's first
+    // load, the nanoPU server's (its preload, about 90 % of a load's host
+    // time, is then shared: `boot_seed.rs`).
+    let nanopu_seed = BootSeed::new();
+    let jobs: Vec<Job> = std::iter::once(Job::NanoPuFirst)
         .chain(first_of.iter().map(|&i| Job::Boot(i)))
         .collect();
     let done = r.par_map("nb-mica", &jobs, |job| match *job {
@@ -303,18 +316,11 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
             let booted = boot_mica(&load).map_err(|e| fail!("nb-mica {}: {e}", points[i].label))?;
             Ok((booted.into_seed(), None))
         }
-        Job::NanoPu(k) => {
-            let mine: Vec<f64> = nanopu_rates
-                .iter()
-                .copied()
-                .skip(k)
-                .step_by(NANOPU_CHAINS)
-                .collect();
-            nanopu_points(r, &mine, per_stage, warmup).map(|v| (None, Some((k, v))))
-        }
+        Job::NanoPuFirst => nanopu_points(r, &nanopu_rates[..1], per_stage, warmup, &nanopu_seed)
+            .map(|v| (None, Some(v))),
     })?;
     let mut seeds = Vec::new();
-    let mut chains = vec![std::collections::VecDeque::new(); NANOPU_CHAINS];
+    let mut first = Vec::new();
     for (job, (seed, chain)) in jobs.iter().zip(done) {
         if let Job::Boot(_) = job {
             let k = seeds.len();
@@ -326,12 +332,17 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
                 })
             }));
         }
-        if let Some((k, v)) = chain {
-            chains[k] = v.into();
+        if let Some(v) = chain {
+            first = v;
         }
     }
-    // Points of different preloads side by side: threads forking from the
-    // same server wait for each other (a fork copies ~1 GB at full scale).
+    // Then the nanoPU's other loads in NANOPU_CHAINS chains (every other
+    // load), each stopping at its first load not answered in full (the
+    // curve stops at the first such load of all), beside the NEBULA points,
+    // each on a fork. Points of different preloads side by side: threads
+    // forking from the same server wait for each other (a fork copies ~1 GB
+    // at full scale).
+    let first_full = first.first().is_some_and(|&(_, full)| full);
     let mut indices: Vec<usize> = (0..points.len()).collect();
     indices.sort_by_key(|&i| {
         (
@@ -339,13 +350,36 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
             key_of[i],
         )
     });
-    let done = r.par_map("nb-mica", &indices, |&i| {
-        run_point(r, &points[i], seeds[key_of[i]].as_ref())
+    let jobs: Vec<Serve> = (0..NANOPU_CHAINS)
+        .filter(|_| first_full)
+        .map(Serve::NanoPu)
+        .chain(indices.iter().map(|&i| Serve::Point(i)))
+        .collect();
+    let done = r.par_map("nb-mica", &jobs, |job| match *job {
+        Serve::NanoPu(k) => {
+            // Chain 0's first load ran with the boot.
+            let mine: Vec<f64> = nanopu_rates
+                .iter()
+                .copied()
+                .skip(k)
+                .step_by(NANOPU_CHAINS)
+                .skip((k == 0) as usize)
+                .collect();
+            nanopu_points(r, &mine, per_stage, warmup, &nanopu_seed).map(|v| Served::NanoPu(k, v))
+        }
+        Serve::Point(i) => run_point(r, &points[i], seeds[key_of[i]].as_ref())
+            .map(|run| Served::Point(i, Box::new(run))),
     })?;
     drop(seeds);
+    drop(nanopu_seed);
+    let mut chains = vec![std::collections::VecDeque::new(); NANOPU_CHAINS];
+    chains[0].extend(first);
     let mut runs: Vec<Option<MicaRun>> = vec![None; points.len()];
-    for (&i, run) in indices.iter().zip(done) {
-        runs[i] = Some(run);
+    for served in done {
+        match served {
+            Served::NanoPu(k, v) => chains[k].extend(v),
+            Served::Point(i, run) => runs[i] = Some(*run),
+        }
     }
     let runs: Vec<MicaRun> = runs
         .into_iter()

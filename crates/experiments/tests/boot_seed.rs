@@ -52,10 +52,10 @@ fn points_from_a_shared_boot_measure_what_their_own_boots_do() {
         )
         .unwrap_or_else(|e| panic!("{e}"))
     };
-    let mut seed = BootSeed::new();
-    let mut shared = |rate| {
+    let seed = BootSeed::new();
+    let shared = |rate| {
         r.run_on_node_seeded(
-            &mut seed,
+            &seed,
             &program,
             &args,
             NicKind::Nanopu,
