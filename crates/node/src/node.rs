@@ -211,6 +211,9 @@ pub struct Node {
     observer: Option<Box<dyn Observer + Send>>,
     /// The hart an observer stopped (see [`Node::run_observed`]).
     observer_stop: Option<usize>,
+    /// Return between two slices once nothing can happen before this cycle
+    /// (see [`Node::run_pausing`]).
+    pause_at: Option<u64>,
     /// Messages the cores sent while no NIC is attached.
     sent: TxSink,
     /// A NIC takes the cores' messages and commands (it drains them with
@@ -344,6 +347,7 @@ impl Node {
             exit: None,
             observer: None,
             observer_stop: None,
+            pause_at: None,
             sent: TxSink::default(),
             nic_attached: false,
             stop_request: None,
@@ -975,6 +979,7 @@ impl Node {
             exit: self.exit,
             observer: None,
             observer_stop: self.observer_stop,
+            pause_at: None,
             sent: self.sent.clone(),
             nic_attached: self.nic_attached,
             stop_request: self.stop_request.clone(),
@@ -1000,6 +1005,29 @@ impl Node {
         self.run_inner(limit, None)
     }
 
+    /// [`run`](Self::run), returning early (`Ok(None)`) between two slices
+    /// once no hart can do anything before cycle `pause` (every running
+    /// hart is at or past it, and no sleeper wakes before it). Running on
+    /// afterwards with the same `limit` gives exactly what an uninterrupted
+    /// run gives, unlike a run to `pause` as the limit, which would cut the
+    /// harts' slices there and move the sleepers to it (a multi-core
+    /// program's results depend on both). For progress reports during a
+    /// long run.
+    pub fn run_pausing(
+        &mut self,
+        limit: u64,
+        pause: Option<u64>,
+    ) -> Result<Option<RunEnd>, NodeError> {
+        self.pause_at = pause;
+        let end = self.run_inner(limit, None);
+        // The loop takes the pause time when it pauses.
+        let paused = pause.is_some() && self.pause_at.take().is_none();
+        match end {
+            Ok(RunEnd::Limit) if paused => Ok(None),
+            end => end.map(Some),
+        }
+    }
+
     /// [`run`](Self::run), with `external` (if any) as the observer instead
     /// of the node's own; a [`Stop::Break`] leaves it with the hart in
     /// `observer_stop`.
@@ -1015,6 +1043,15 @@ impl Node {
             }
             if self.stop_requested() {
                 return Err(NodeError::Interrupted(self.describe_harts()));
+            }
+            if let Some(at) = self.pause_at {
+                // Between slices: the loop keeps no state of its own, so
+                // the next call goes on exactly from here.
+                if self.output_horizon().is_some_and(|c| c >= at) {
+                    // Taken: tells `run_pausing` the run paused.
+                    self.pause_at = None;
+                    return Ok(RunEnd::Limit);
+                }
             }
             // Wake sleepers whose condition holds now (another hart's store
             // to the CLINT, a message delivered to their RX FIFO); those

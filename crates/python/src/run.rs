@@ -13,6 +13,8 @@ use pyo3::prelude::*;
 use serde_json::json;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Cycles a plain run goes between looks at signals (the node's own
@@ -73,6 +75,11 @@ pub fn run(
             program.display()
         )),
     }
+    // The command's slices: `nanopu run` looks at its Ctrl-C flag between
+    // slices, and so bounds each (`STOP_CHECK_CYCLES`), which a multi-core
+    // program's results depend on. Here signals are looked at between
+    // pauses (the ticker), so this flag is never raised.
+    node.set_stop_request(Arc::new(AtomicBool::new(false)));
     let limit = max_cycles.unwrap_or(u64::MAX);
     let total = max_cycles.unwrap_or(0);
     let mut ticker = Ticker::new(progress, echo);
@@ -81,20 +88,19 @@ pub fn run(
         let mut next = 0u64;
         loop {
             next = next.saturating_add(SLICE_CYCLES).min(limit);
-            let end = node.run(next).map_err(node_error)?;
-            if matches!(end, RunEnd::Exited(_)) || next == limit {
-                let done = node.lead_cycle().unwrap_or(next);
-                ticker.finish(done, total, output(&node))?;
-                return Ok(end);
+            // Paused, not run to `next`: a run cut at `next` would end the
+            // harts' slices there and could change a multi-core program's
+            // results (`nanopu run` runs in one piece; both give the same
+            // numbers).
+            let pause = (next < limit).then_some(next);
+            match node.run_pausing(limit, pause).map_err(node_error)? {
+                Some(end) => {
+                    let done = node.lead_cycle().unwrap_or(next);
+                    ticker.finish(done, total, output(&node))?;
+                    return Ok(end);
+                }
+                None => ticker.tick(next, total, output(&node))?,
             }
-            if node.output_horizon().is_none() {
-                // Every hart waits for something that can never happen: the
-                // unlimited run says so (a deadlock error naming the harts).
-                let end = node.run(u64::MAX).map_err(node_error)?;
-                ticker.finish(next, total, output(&node))?;
-                return Ok(end);
-            }
-            ticker.tick(next, total, output(&node))?;
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();
@@ -211,27 +217,23 @@ pub fn load(
         let mut next = SimTime::ZERO;
         loop {
             next = (next + SLICE).min(until);
-            let end = match sys.run(next) {
-                // At a slice's end with no event queued and the cores busy
-                // past it, the cluster calls it a stall; only the last
-                // slice's is one (the command runs in one slice).
-                Err(SystemError::Stalled(_))
-                    if next < until && sys.node().output_horizon().is_some() =>
-                {
-                    SystemEnd::TimeLimit
-                }
-                end => end.map_err(system_error)?,
-            };
+            // Paused, not run to `next`: a run cut at `next` would end the
+            // node's window there and could change the results (`nanopu run
+            // --load` runs in one piece; both give the same numbers).
+            let pause = (next < until).then_some(next);
+            let end = sys.run_pausing(until, pause).map_err(system_error)?;
             // Progress: requests answered (or lost) of `count`.
             let done = sys
                 .client()
                 .map_or(0, |c| c.report.received + c.report.lost);
             let out = output(sys.node());
-            if end != SystemEnd::TimeLimit || next == until {
-                ticker.finish(done, count, out)?;
-                return Ok(end);
+            match end {
+                Some(end) => {
+                    ticker.finish(done, count, out)?;
+                    return Ok(end);
+                }
+                None => ticker.tick(done, count, out)?,
             }
-            ticker.tick(done, count, out)?;
         }
     })?;
     let wall_s = start.elapsed().as_secs_f64();

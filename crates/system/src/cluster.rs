@@ -178,9 +178,8 @@ pub enum ClusterEnd {
     TimeLimit,
     /// Nothing is left to do: no event is pending and no node can run.
     Idle,
-    /// The nodes' output horizon reached the pause time
-    /// ([`Cluster::set_pause`]); `run_until` again goes on as if it had
-    /// not stopped.
+    /// Nothing can happen before the pause time ([`Cluster::set_pause`]);
+    /// `run_until` again goes on as if it had not stopped.
     Paused,
 }
 
@@ -950,8 +949,13 @@ impl Cluster {
                 // Between turns, so that the next `run_until` takes the
                 // turn this one would have taken: a turn's window depends
                 // only on the state (and on `until`, which the caller keeps).
-                // (Nodes that can no longer send never pause a run.)
-                if self.nodes_horizon().is_some_and(|h| h >= at) {
+                let next = self.queue.peek_time();
+                let earliest = match (next, self.nodes_horizon()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                // (Nothing left to happen: the run ends by itself.)
+                if earliest.is_some_and(|t| t >= at) {
                     break ClusterEnd::Paused;
                 }
             }
@@ -1023,9 +1027,12 @@ impl Cluster {
     }
 
     /// Makes [`Cluster::run_until`] stop ([`ClusterEnd::Paused`]) between
-    /// two turns once the nodes can send something but nothing before `at`
-    /// (`None`: never). For nodes only: the partitioned engine does not
-    /// pause.
+    /// two turns once nothing can happen before `at`: no event is due and
+    /// no node can send before it, but something may later (`None`: never
+    /// pause). Pausing changes nothing in the run, unlike a shorter
+    /// `until`, which ends the nodes' last window there (a busy multi-core
+    /// node's results depend on its windows). The single event loop only:
+    /// the partitioned engine does not pause.
     pub fn set_pause(&mut self, at: Option<SimTime>) {
         self.pause_at = at;
     }

@@ -181,10 +181,11 @@ impl System {
     }
 
     /// [`System::run`], stopping early (`Ok(None)`) between two turns of
-    /// the event loop once the node could send something, but nothing
-    /// before `pause`.
-    /// Running on afterwards (`run` or this, with the same `until`) gives
-    /// exactly what an uninterrupted run gives.
+    /// the event loop once nothing can happen before `pause` (no event
+    /// due, the node unable to send). Running on afterwards (`run` or this,
+    /// with the same `until`) gives exactly what an uninterrupted run gives;
+    /// a run to a shorter `until` would not (see [`Cluster::set_pause`]).
+    /// For progress reports and looks at signals during a long run.
     pub fn run_pausing(
         &mut self,
         until: SimTime,
