@@ -102,9 +102,25 @@ pub fn net(
     let mut shared = SameThread(&mut c);
     py.allow_threads(|| -> PyResult<()> {
         let c = &mut **shared.get();
+        // With nodes, the run pauses for progress rather than running to
+        // each slice's end, which would cut the nodes' windows there and
+        // could change their results (`nanopu net` runs in one piece). A
+        // network of built-in hosts alone gives the same either way.
+        let nodes = (0..c.hosts()).any(|h| c.node(h).is_some());
         let mut next = SimTime::ZERO;
         loop {
             next = (next + SLICE).min(until);
+            if nodes {
+                c.set_pause((next < until).then_some(next));
+                let end = c.run_until(until, StopWhen::default());
+                c.set_pause(None);
+                let done = (next.as_ns() / 1e3) as u64;
+                match end.map_err(system_error)? {
+                    ClusterEnd::Paused => ticker.tick(done, until_us, &[])?,
+                    _ => return ticker.finish(done, until_us, &[]),
+                }
+                continue;
+            }
             let end = c
                 .run_until(next, StopWhen::default())
                 .map_err(system_error)?;
