@@ -9,10 +9,9 @@
 //! did depended on the load).
 
 use crate::Result;
-use nanopu_nic::core_selection::Policy;
 use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::{Config, NicKind, System, SystemEnd, SystemError};
+use nanopu_system::{Config, System, SystemEnd, SystemError};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -30,11 +29,9 @@ pub const SEED_PAUSE: SimDuration = SimDuration::from_us(5_000);
 pub(crate) struct SeedKey {
     pub program: PathBuf,
     pub args: Vec<String>,
-    pub nic: NicKind,
-    pub selection: Option<Policy>,
     pub addresses: Option<(Ipv4Addr, Ipv4Addr)>,
-    /// The system's configuration as the point builds it (node, NIC,
-    /// network, the seed of the NIC's core selection).
+    /// The system's configuration as the point builds it (node, NIC design
+    /// and core selection with its seed, network).
     pub cfg: Config,
     /// The link's propagation delay (set by the load).
     pub link_propagation_ps: u64,

@@ -400,8 +400,6 @@ impl Runner {
         let key = (nic == NicKind::Nanopu).then(|| SeedKey {
             program: program.to_path_buf(),
             args: args.to_vec(),
-            nic,
-            selection,
             addresses,
             cfg: Config {
                 node: node_cfg.clone(),
