@@ -83,9 +83,13 @@ pub(crate) fn run_seeding(
 ) -> std::result::Result<SystemEnd, SystemError> {
     let mut kept = None;
     let mut pause = SimTime::ZERO + SEED_PAUSE;
+    let mut ended = None;
     while pause < until {
         match sys.run_pausing(until, Some(pause))? {
-            Some(end) => return end_keeping(end, seed, key, kept),
+            Some(end) => {
+                ended = Some(end);
+                break;
+            }
             None if sys.only_cores_ran() => match sys.node().fork() {
                 Ok(node) => kept = Some(node),
                 Err(_) => break,
@@ -94,16 +98,10 @@ pub(crate) fn run_seeding(
         }
         pause += SEED_PAUSE;
     }
-    let end = sys.run(until)?;
-    end_keeping(end, seed, key, kept)
-}
-
-fn end_keeping(
-    end: SystemEnd,
-    seed: &BootSeed,
-    key: SeedKey,
-    kept: Option<Node>,
-) -> std::result::Result<SystemEnd, SystemError> {
+    let end = match ended {
+        Some(end) => end,
+        None => sys.run(until)?,
+    };
     if let Some(node) = kept {
         seed.keep(key, node);
     }
