@@ -435,7 +435,11 @@ impl Hart {
                 let ok = bus.take_reservation(self.id, addr);
                 if ok {
                     match bus.store(self.id, self.cycle, addr, size, self.rs2(i)) {
-                        Ok(()) | Err(BusError::Yield) => {}
+                        Ok(()) => {}
+                        Err(BusError::Yield) => {
+                            self.alu(i, 0)?;
+                            return Err(Event::Stop(Stop::Yield));
+                        }
                         Err(e) => return Err(store_fault(e)),
                     }
                 }
@@ -451,7 +455,11 @@ impl Hart {
             // Zacas: store rs2 only if memory holds the expected value (rd).
             if old == ext(self.x[i.rd as usize]) {
                 match bus.store(self.id, self.cycle, addr, size, src) {
-                    Ok(()) | Err(BusError::Yield) => {}
+                    Ok(()) => {}
+                    Err(BusError::Yield) => {
+                        self.alu(i, old)?;
+                        return Err(Event::Stop(Stop::Yield));
+                    }
                     Err(e) => return Err(store_fault(e)),
                 }
             }
@@ -503,11 +511,13 @@ impl Hart {
         };
         let lo = bus.load(self.id, self.cycle, addr, 8).map_err(fault)?;
         let hi = bus.load(self.id, self.cycle, addr + 8, 8).map_err(fault)?;
+        let mut yielded = false;
         if (lo, hi) == pair(self, i.rd) {
             let (new_lo, new_hi) = pair(self, i.rs2);
             for (a, v) in [(addr, new_lo), (addr + 8, new_hi)] {
                 match bus.store(self.id, self.cycle, a, 8, v) {
-                    Ok(()) | Err(BusError::Yield) => {}
+                    Ok(()) => {}
+                    Err(BusError::Yield) => yielded = true,
                     Err(e) => return Err(fault(e)),
                 }
             }
@@ -517,7 +527,10 @@ impl Hart {
             self.x[i.rd as usize + 1] = hi;
         }
         self.next(i);
-        Ok(())
+        match yielded {
+            true => Err(Event::Stop(Stop::Yield)),
+            false => Ok(()),
+        }
     }
 
     /// The rounding mode an FP instruction uses, or an illegal-instruction trap.

@@ -177,6 +177,10 @@ pub struct Hart {
     /// Exceptions taken in a row at the same pc with the same cause and no
     /// `mret` in between: a handler that faults before it can return.
     trap_storm: TrapStorm,
+    /// The least bound the thread scheduler put on a run's limit since
+    /// [`begin_slice`](Self::begin_slice): a slice run in pieces must end
+    /// where one run would have.
+    hts_bound_in_slice: u64,
     pub(crate) stats: HartStats,
 }
 
@@ -241,8 +245,25 @@ impl Hart {
             poll: None,
             ctx_switch_from: None,
             trap_storm: TrapStorm::default(),
+            hts_bound_in_slice: u64::MAX,
             stats: HartStats::default(),
         }
+    }
+
+    /// Starts a slice that the caller may run in several pieces (several
+    /// calls of [`run`](Self::run) with increasing limits, to look at a
+    /// Ctrl-C flag between them, say): see [`slice_bound`](Self::slice_bound).
+    pub fn begin_slice(&mut self) {
+        self.hts_bound_in_slice = u64::MAX;
+    }
+
+    /// The cycle at which one run to `end` since
+    /// [`begin_slice`](Self::begin_slice) would have stopped for a limit:
+    /// `end`, or earlier where a CSR write moved the thread scheduler's
+    /// deadline (a run lowers its own limit then, and forgets it when it
+    /// returns). Running on to this bound in pieces ends where one run ends.
+    pub fn slice_bound(&self, end: u64) -> u64 {
+        end.min(self.hts_bound_in_slice)
     }
 
     /// Runs until cycle `limit` or until something stops the hart, a basic
@@ -782,7 +803,9 @@ impl Hart {
     #[cold]
     pub(crate) fn hts_slice_bound(&mut self) -> u64 {
         self.net.hts.dirty = false;
-        self.next_hts_event_cycle().unwrap_or(u64::MAX)
+        let bound = self.next_hts_event_cycle().unwrap_or(u64::MAX);
+        self.hts_bound_in_slice = self.hts_bound_in_slice.min(bound);
+        bound
     }
 
     /// The interrupt that would be taken now, if any (mip as last

@@ -34,6 +34,52 @@ pub struct NodeBus {
     /// Device accesses by the harts so far (any may change what wakes a
     /// sleeping hart: the node's scheduler looks at this count).
     device_accesses: u64,
+    /// The memory words (8-byte aligned) that sleeping harts' polling loops
+    /// read: a store to one ends the storing hart's slice after it
+    /// ([`BusError::Yield`]), so that the node wakes the poller at the
+    /// store's cycle, not a slice later (or, if nothing else runs then, at
+    /// the poller's own, earlier cycle).
+    watched: WatchedWords,
+}
+
+/// A small set of 8-byte words with a one-word filter (a bit per word
+/// address modulo 64) that makes the common miss one test.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WatchedWords {
+    filter: u64,
+    words: Vec<u64>,
+}
+
+impl WatchedWords {
+    fn bit(word: u64) -> u64 {
+        1 << ((word >> 3) & 63)
+    }
+
+    /// Whether a store to `[addr, addr + size)` writes a watched word.
+    #[inline(always)]
+    fn hit(&self, addr: u64, size: u8) -> bool {
+        let first = addr & !7;
+        let last = (addr + size as u64 - 1) & !7;
+        self.filter & (Self::bit(first) | Self::bit(last)) != 0 && self.hit_slow(first, last)
+    }
+
+    #[cold]
+    fn hit_slow(&self, first: u64, last: u64) -> bool {
+        self.words.iter().any(|&w| w == first || w == last)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.filter = 0;
+        self.words.clear();
+    }
+
+    pub(crate) fn insert(&mut self, word: u64) {
+        let word = word & !7;
+        self.filter |= Self::bit(word);
+        if !self.words.contains(&word) {
+            self.words.push(word);
+        }
+    }
 }
 
 impl NodeBus {
@@ -48,6 +94,7 @@ impl NodeBus {
             active_reservations: self.active_reservations,
             mmio_cycles: self.mmio_cycles,
             device_accesses: self.device_accesses,
+            watched: self.watched.clone(),
         })
     }
 
@@ -67,7 +114,14 @@ impl NodeBus {
             active_reservations: 0,
             mmio_cycles,
             device_accesses: 0,
+            watched: WatchedWords::default(),
         }
+    }
+
+    /// The words sleeping pollers read (see `watched`), for the node to
+    /// set before a slice.
+    pub(crate) fn watched_mut(&mut self) -> &mut WatchedWords {
+        &mut self.watched
     }
 
     pub fn dram(&self) -> &Dram {
@@ -269,8 +323,10 @@ impl Bus for NodeBus {
         let Some(off) = self.dram.access_offset(addr, size) else {
             return false;
         };
-        if self.devices.ram_window_hit(addr, size) {
-            return false; // HTIF's `tohost`: the general path serves it
+        if self.devices.ram_window_hit(addr, size) || self.watched.hit(addr, size) {
+            // HTIF's `tohost`, or a word a sleeper polls: the general path
+            // serves it.
+            return false;
         }
         self.snoop(hart, addr, size);
         self.dram.write(off, size, value);
@@ -297,6 +353,9 @@ impl Bus for NodeBus {
         self.dram.write(off, size, value);
         if self.devices.ram_window_hit(addr, size) {
             return self.store_ram_device(cycle, addr, size, value);
+        }
+        if self.watched.hit(addr, size) {
+            return Err(BusError::Yield);
         }
         Ok(())
     }

@@ -10,6 +10,18 @@
 //! that cycle, by whole loop iterations for a polling loop, so its cycle and
 //! instruction counts stay exact.
 //!
+//! A loop polling memory words wakes when another hart stores to one. The
+//! store's time is known only when it is made, so the bus keeps the words
+//! the sleeping pollers read and a store to one ends the storing hart's
+//! slice after it (as a CLINT store does): the wake check that follows
+//! finds the poller's words changed while the storing hart stands at the
+//! store's cycle. Until session 26 the check came only at the end of the
+//! slice, which nothing bounds while the other harts sleep: a poller woke
+//! a whole slice late or, when no hart was running by then, at its own
+//! (earlier) cycle, seeing a value written millions of cycles in its
+//! future (`stream` on four cores: three harts 3.4 M cycles behind their
+//! bookings, past the LLC banks' ring, and 10 M cycles of bank waits).
+//!
 //! # What the scheduler computes, and what it remembers
 //!
 //! The rule above fixes every slice (which hart, up to which cycle); the
@@ -191,10 +203,22 @@ impl From<OverlapError> for NodeError {
     }
 }
 
-/// With a [`Node::set_stop_request`], the longest slice a hart runs before the
-/// node looks at the flag (a quarter of a millisecond at 3.2 GHz; several
-/// harts already take turns every `quantum_cycles`).
+/// With a [`Node::set_stop_request`] (or a pause, [`Node::run_pausing`]), the
+/// longest piece of a slice a hart runs before the node looks at the flag (a
+/// quarter of a millisecond at 3.2 GHz; several harts already take turns
+/// every `quantum_cycles`). The pieces end where the slice would have, so
+/// looking changes no result.
 pub const STOP_CHECK_CYCLES: u64 = 1 << 20;
+
+/// What the node's loop does after a slice ([`Node::run_slice`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum SliceEnd {
+    /// Picks the next hart.
+    Next,
+    /// Returns `RunEnd::Limit` to the caller: the NIC has something to
+    /// take, an observer stopped a hart, or a pause came.
+    Return,
+}
 
 /// One simulated nanoPU node.
 pub struct Node {
@@ -214,6 +238,9 @@ pub struct Node {
     /// Return between two slices once nothing can happen before this cycle
     /// (see [`Node::run_pausing`]).
     pause_at: Option<u64>,
+    /// A hart's slice a pause interrupted, with the cycle it runs to: the
+    /// next run goes on with it before anything else.
+    slice_in_progress: Option<(usize, u64)>,
     /// Messages the cores sent while no NIC is attached.
     sent: TxSink,
     /// A NIC takes the cores' messages and commands (it drains them with
@@ -223,12 +250,15 @@ pub struct Node {
     /// IceNIC frames.
     nic_attached: bool,
     /// Set from outside (a Ctrl-C handler) to stop the run: looked at
-    /// between slices, never per instruction; the run then ends with
-    /// [`NodeError::Interrupted`].
+    /// between slices and every [`STOP_CHECK_CYCLES`] inside one, never per
+    /// instruction; the run then ends with [`NodeError::Interrupted`].
     stop_request: Option<Arc<AtomicBool>>,
     /// For each hart in an idle loop: the words its loop reads and their
     /// values when it went to sleep.
     watches: Vec<Vec<(u64, u64)>>,
+    /// The bus's set of words that sleepers poll (a store to one ends the
+    /// storing hart's slice) no longer matches `watches` and the states.
+    watched_stale: bool,
     /// Bit `h`: hart `h` sleeps (its state is not `Running`).
     sleeping: u64,
     /// For each sleeping hart whose bit is set in `memo_valid`, what the
@@ -348,10 +378,12 @@ impl Node {
             observer: None,
             observer_stop: None,
             pause_at: None,
+            slice_in_progress: None,
             sent: TxSink::default(),
             nic_attached: false,
             stop_request: None,
             watches: vec![Vec::new(); cfg_cores],
+            watched_stale: false,
             sleeping: 0,
             wake_memo: vec![None; cfg_cores],
             memo_recheck_at: vec![u64::MAX; cfg_cores],
@@ -550,7 +582,9 @@ impl Node {
     }
 
     /// Stops the run (with [`NodeError::Interrupted`]) once `flag` is set;
-    /// the flag is looked at between slices, never per instruction.
+    /// the flag is looked at between slices and every
+    /// [`STOP_CHECK_CYCLES`] inside one, never per instruction. Attaching a
+    /// flag changes no result.
     pub fn set_stop_request(&mut self, flag: Arc<AtomicBool>) {
         self.stop_request = Some(flag);
     }
@@ -683,6 +717,23 @@ impl Node {
         }
     }
 
+    /// Gives the bus the memory words the sleeping pollers read: a store to
+    /// one ends the storing hart's slice, and the wake check after it wakes
+    /// the poller at the store's cycle.
+    fn watch_polled_words(&mut self) {
+        self.watched_stale = false;
+        self.bus.watched_mut().clear();
+        for h in harts_in(self.sleeping) {
+            if matches!(self.states[h], HartState::Poll { .. }) {
+                for &(word, _) in &self.watches[h] {
+                    if self.bus.dram().offset(word, 8).is_some() {
+                        self.bus.watched_mut().insert(word);
+                    }
+                }
+            }
+        }
+    }
+
     /// Whether a word polling hart `h`'s loop reads differs from the value
     /// it read, as of `since` (the start of its last iteration).
     fn watched_words_changed(&self, h: usize, since: u64) -> bool {
@@ -756,6 +807,8 @@ impl Node {
     /// Sets hart `h`'s scheduling state (and the `sleeping` mask); its
     /// wake memo, if any, no longer holds.
     fn set_state(&mut self, h: usize, state: HartState) {
+        self.watched_stale |= matches!(self.states[h], HartState::Poll { .. })
+            || matches!(state, HartState::Poll { .. });
         self.states[h] = state;
         self.forget_wake(h);
         if state == HartState::Running {
@@ -980,10 +1033,12 @@ impl Node {
             observer: None,
             observer_stop: self.observer_stop,
             pause_at: None,
+            slice_in_progress: self.slice_in_progress,
             sent: self.sent.clone(),
             nic_attached: self.nic_attached,
             stop_request: self.stop_request.clone(),
             watches: self.watches.clone(),
+            watched_stale: self.watched_stale,
             sleeping: self.sleeping,
             wake_memo: self.wake_memo.clone(),
             memo_valid: self.memo_valid,
@@ -1007,12 +1062,14 @@ impl Node {
 
     /// [`run`](Self::run), returning early (`Ok(None)`) between two slices
     /// once no hart can do anything before cycle `pause` (every running
-    /// hart is at or past it, and no sleeper wakes before it). Running on
-    /// afterwards with the same `limit` gives exactly what an uninterrupted
-    /// run gives, unlike a run to `pause` as the limit, which would cut the
-    /// harts' slices there and move the sleepers to it (a multi-core
-    /// program's results depend on both). For progress reports during a
-    /// long run.
+    /// hart is at or past it, and no sleeper wakes before it), or inside a
+    /// long slice once its hart is past `pause` (checked every
+    /// [`STOP_CHECK_CYCLES`]; the next call goes on with the slice). Running
+    /// on afterwards with the same `limit` gives exactly what an
+    /// uninterrupted run gives, unlike a run to `pause` as the limit, which
+    /// would cut the harts' slices there and move the sleepers to it (a
+    /// multi-core program's results depend on both). For progress reports
+    /// during a long run.
     pub fn run_pausing(
         &mut self,
         limit: u64,
@@ -1134,47 +1191,92 @@ impl Node {
             if let Some(c) = self.harts[h].next_hts_event_cycle() {
                 end = end.min(c);
             }
+            if self.watched_stale {
+                self.watch_polled_words();
+            }
+            self.harts[h].begin_slice();
+            if self.run_slice(h, end, external.as_deref_mut(), observed)? == SliceEnd::Return {
+                return Ok(RunEnd::Limit);
+            }
+        }
+    }
+
+    /// Runs hart `h` to cycle `end` (or until it stops), then does what the
+    /// node does after every slice. With a stop flag or a pause to look at,
+    /// the slice runs in pieces of at most [`STOP_CHECK_CYCLES`] that end
+    /// where one run would (the harts' interleaving, and so a multi-core
+    /// program's results, must not depend on whether anyone looks): a pause
+    /// due between two pieces keeps the rest of the slice in
+    /// `slice_in_progress`.
+    fn run_slice<'o>(
+        &mut self,
+        h: usize,
+        mut end: u64,
+        mut external: Option<&mut (dyn Observer + 'o)>,
+        observed: bool,
+    ) -> Result<SliceEnd, NodeError> {
+        let looked_at = self.stop_request.is_some() || self.pause_at.is_some();
+        let stop = loop {
+            let piece_end = match looked_at {
+                true => end.min(self.harts[h].cycle().saturating_add(STOP_CHECK_CYCLES)),
+                false => end,
+            };
             let observer: Option<&mut dyn Observer> = match external {
                 Some(ref mut o) => Some(&mut **o),
                 None => self.observer.as_deref_mut().map(|o| o as &mut dyn Observer),
             };
             let stop = match observer {
-                None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, end),
+                None => self.harts[h].run(&mut self.bus, &mut self.decode_cache, piece_end),
                 Some(o) => {
-                    self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, o)
+                    self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, piece_end, o)
                 }
             };
-            self.may_have_output |= 1 << h;
-            if !self.nic_attached {
-                self.harts[h].net_mut().outbox.clear();
-                self.collect_sent(h);
-                if let Some(nic) = self.bus.devices_mut().icenic_mut() {
-                    nic.discard_tx_beyond(TX_SINK_KEEP);
-                }
+            end = self.harts[h].slice_bound(end);
+            let cycle = self.harts[h].cycle();
+            if stop != Stop::Limit || piece_end >= end || cycle < piece_end || cycle >= end {
+                break stop;
             }
-            self.after_stop(h, stop, observed)?;
-            if self.observer_stop.is_some() {
-                return Ok(RunEnd::Limit);
+            // Cut only to look: the slice goes on.
+            if self.stop_requested() {
+                return Err(NodeError::Interrupted(self.describe_harts()));
             }
-            if self.nic_attached
-                && (self.harts[h].net().has_output()
-                    || self.bus.devices().icenic().is_some_and(IceNic::has_tx)
-                    || self
-                        .bus
-                        .devices()
-                        .nebula_queues()
-                        .is_some_and(NebulaQueues::has_commands)
-                    || self
-                        .bus
-                        .devices()
-                        .rdma_doorbell()
-                        .is_some_and(RdmaDoorbell::has_pending))
-            {
-                // The NIC (or the link, for the traditional NIC's frames)
-                // must see this before time moves on.
-                return Ok(RunEnd::Limit);
+            if self.pause_at.is_some_and(|at| cycle >= at) {
+                self.pause_at = None;
+                self.slice_in_progress = Some((h, end));
+                return Ok(SliceEnd::Return);
+            }
+        };
+        self.may_have_output |= 1 << h;
+        if !self.nic_attached {
+            self.harts[h].net_mut().outbox.clear();
+            self.collect_sent(h);
+            if let Some(nic) = self.bus.devices_mut().icenic_mut() {
+                nic.discard_tx_beyond(TX_SINK_KEEP);
             }
         }
+        self.after_stop(h, stop, observed)?;
+        if self.observer_stop.is_some() {
+            return Ok(SliceEnd::Return);
+        }
+        if self.nic_attached
+            && (self.harts[h].net().has_output()
+                || self.bus.devices().icenic().is_some_and(IceNic::has_tx)
+                || self
+                    .bus
+                    .devices()
+                    .nebula_queues()
+                    .is_some_and(NebulaQueues::has_commands)
+                || self
+                    .bus
+                    .devices()
+                    .rdma_doorbell()
+                    .is_some_and(RdmaDoorbell::has_pending))
+        {
+            // The NIC (or the link, for the traditional NIC's frames)
+            // must see this before time moves on.
+            return Ok(SliceEnd::Return);
+        }
+        Ok(SliceEnd::Next)
     }
 
     /// A frame for the traditional NIC (IceNIC) whose last bit reached it at
@@ -1484,6 +1586,7 @@ impl Node {
                         seen.unwrap_or_else(|| self.bus.peek_word(word, cycle)),
                     ));
                 }
+                self.watched_stale = true;
             }
             Stop::RxEmpty => self.set_state(h, HartState::RxEmpty),
             Stop::TxFull => self.set_state(h, HartState::TxFull),

@@ -318,3 +318,54 @@ poll:\n    lw t0, 0x14(a0)\n    srli t0, t0, 16\n    andi t0, t0, 0xff\n    bne 
     );
     assert_eq!(off.3, 0);
 }
+
+/// A hart polling a flag in memory while another computes for millions of
+/// cycles (nothing else bounds that hart's slice) sees the flag at the
+/// cycle it was stored, within a few loop iterations: never before it (it
+/// once woke at its own, earlier cycle when the storing hart had gone to
+/// sleep by the end of its slice) and not a slice later; as a spinning
+/// poller does, and the same with a stop flag looked at.
+#[test]
+fn a_poller_sees_a_store_at_the_cycle_it_was_made() {
+    let body = format!(
+        "    csrr a0, mhartid\n    li a3, 0x80100000\n    bnez a0, poller\n\
+    li t0, 2000000\n1:  addi t0, t0, -1\n    bnez t0, 1b\n\
+    csrr t3, mcycle\n    sd t3, 8(a3)\n    li t1, 1\n    sd t1, 0(a3)\n\
+2:  ld t1, 24(a3)\n    beqz t1, 2b\n    li a0, 0\n{}\
+poller:\n3:  ld t1, 0(a3)\n    beqz t1, 3b\n\
+    csrr t3, mcycle\n    sd t3, 16(a3)\n    li t1, 1\n    sd t1, 24(a3)\n4:  j 4b\n",
+        exit_with("a0")
+    );
+    let elf = assemble("release", &body);
+    let mut seen = Vec::new();
+    for (idle_skip, stop_flag) in [(true, false), (true, true), (false, false)] {
+        let cfg = NodeConfig {
+            cores: 2,
+            idle_skip,
+            ..NodeConfig::default()
+        };
+        let mut node = nanopu_node::Node::with_program_bytes(cfg, "release", &elf).unwrap();
+        if stop_flag {
+            node.set_stop_request(std::sync::Arc::new(false.into()));
+        }
+        assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+        let [_, stored, polled] = result_of(&node);
+        assert!(stored > 4_000_000, "hart 0 computed first: {stored}");
+        // Two running harts are a quantum (128 cycles) apart at most, so a
+        // spinning poller may read the flag a little before the cycle it was
+        // stored at; a sleeping one is woken after the store.
+        let earliest = if idle_skip { stored + 1 } else { stored - 128 };
+        assert!(
+            (earliest..stored + 200).contains(&polled),
+            "idle skip {idle_skip}: stored at {stored}, seen at {polled}"
+        );
+        if idle_skip {
+            assert!(
+                node.hart_stats(1).idle_cycles > 1_000_000,
+                "the poller slept"
+            );
+        }
+        seen.push(polled);
+    }
+    assert_eq!(seen[0], seen[1], "a stop flag changed the result");
+}

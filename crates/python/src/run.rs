@@ -13,8 +13,6 @@ use pyo3::prelude::*;
 use serde_json::json;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Cycles a plain run goes between looks at signals (the node's own
@@ -75,11 +73,6 @@ pub fn run(
             program.display()
         )),
     }
-    // The command's slices: `nanopu run` looks at its Ctrl-C flag between
-    // slices, and so bounds each (`STOP_CHECK_CYCLES`), which a multi-core
-    // program's results depend on. Here signals are looked at between
-    // pauses (the ticker), so this flag is never raised.
-    node.set_stop_request(Arc::new(AtomicBool::new(false)));
     let limit = max_cycles.unwrap_or(u64::MAX);
     let total = max_cycles.unwrap_or(0);
     let mut ticker = Ticker::new(progress, echo);
@@ -90,8 +83,9 @@ pub fn run(
             next = next.saturating_add(SLICE_CYCLES).min(limit);
             // Paused, not run to `next`: a run cut at `next` would end the
             // harts' slices there and could change a multi-core program's
-            // results (`nanopu run` runs in one piece; both give the same
-            // numbers).
+            // results. A pause may come inside a slice, which the next call
+            // goes on with (`Node::run_pausing`): the same numbers as
+            // `nanopu run`.
             let pause = (next < limit).then_some(next);
             match node.run_pausing(limit, pause).map_err(node_error)? {
                 Some(end) => {
