@@ -1201,6 +1201,25 @@ impl Node {
         }
     }
 
+    /// What follows every slice of hart `h` that ended with `stop`: its
+    /// output collected when no NIC takes it, its new state.
+    pub(crate) fn end_slice(
+        &mut self,
+        h: usize,
+        stop: Stop,
+        observed: bool,
+    ) -> Result<(), NodeError> {
+        self.may_have_output |= 1 << h;
+        if !self.nic_attached {
+            self.harts[h].net_mut().outbox.clear();
+            self.collect_sent(h);
+            if let Some(nic) = self.bus.devices_mut().icenic_mut() {
+                nic.discard_tx_beyond(TX_SINK_KEEP);
+            }
+        }
+        self.after_stop(h, stop, observed)
+    }
+
     /// Runs hart `h` to cycle `end` (or until it stops), then does what the
     /// node does after every slice. With a stop flag or a pause to look at,
     /// the slice runs in pieces of at most [`STOP_CHECK_CYCLES`] that end
@@ -1246,15 +1265,7 @@ impl Node {
                 return Ok(SliceEnd::Return);
             }
         };
-        self.may_have_output |= 1 << h;
-        if !self.nic_attached {
-            self.harts[h].net_mut().outbox.clear();
-            self.collect_sent(h);
-            if let Some(nic) = self.bus.devices_mut().icenic_mut() {
-                nic.discard_tx_beyond(TX_SINK_KEEP);
-            }
-        }
-        self.after_stop(h, stop, observed)?;
+        self.end_slice(h, stop, observed)?;
         if self.observer_stop.is_some() {
             return Ok(SliceEnd::Return);
         }

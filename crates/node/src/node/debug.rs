@@ -1,7 +1,7 @@
 //! Running a node under a debugger, and the state access a debugger needs
 //! (registers are the hart's: `nanopu_core::debug`).
 
-use super::{HartState, Node, NodeError, RunEnd, TX_SINK_KEEP};
+use super::{HartState, Node, NodeError, RunEnd};
 use nanopu_core::{Hart, Observer};
 
 /// How [`Node::run_observed`] ended.
@@ -73,15 +73,7 @@ impl Node {
             }
             let stop =
                 self.harts[h].run_observed(&mut self.bus, &mut self.decode_cache, end, observer);
-            self.may_have_output |= 1 << h;
-            if !self.nic_attached {
-                self.harts[h].net_mut().outbox.clear();
-                self.collect_sent(h);
-                if let Some(nic) = self.bus.devices_mut().icenic_mut() {
-                    nic.discard_tx_beyond(TX_SINK_KEEP);
-                }
-            }
-            self.after_stop(h, stop, true)?;
+            self.end_slice(h, stop, true)?;
             if let Some(hart) = self.observer_stop.take() {
                 return Ok(ObservedEnd::Stopped { hart });
             }
