@@ -55,17 +55,19 @@ impl WatchedWords {
         1 << ((word >> 3) & 63)
     }
 
-    /// Whether a store to `[addr, addr + size)` writes a watched word.
+    /// Whether a store to `[addr, addr + size)` writes a watched word. Only
+    /// the emptiness test is inline: it is on every store's fast path.
     #[inline(always)]
     fn hit(&self, addr: u64, size: u8) -> bool {
-        let first = addr & !7;
-        let last = (addr + size as u64 - 1) & !7;
-        self.filter & (Self::bit(first) | Self::bit(last)) != 0 && self.hit_slow(first, last)
+        self.filter != 0 && self.hit_filtered(addr, size)
     }
 
-    #[cold]
-    fn hit_slow(&self, first: u64, last: u64) -> bool {
-        self.words.iter().any(|&w| w == first || w == last)
+    #[inline(never)]
+    fn hit_filtered(&self, addr: u64, size: u8) -> bool {
+        let first = addr & !7;
+        let last = (addr + size as u64 - 1) & !7;
+        self.filter & (Self::bit(first) | Self::bit(last)) != 0
+            && self.words.iter().any(|&w| w == first || w == last)
     }
 
     pub(crate) fn clear(&mut self) {
