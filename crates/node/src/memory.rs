@@ -29,6 +29,10 @@ pub struct NodeBus {
     /// Reservation granule (8-byte aligned address) held by each hart.
     reservations: Vec<Option<u64>>,
     active_reservations: usize,
+    /// Whether a store may need more than the write: a reservation to
+    /// break, a watched word (`active_reservations > 0 || !watched.empty`;
+    /// one test on every store's fast path).
+    store_checks: bool,
     /// Core cycles of an uncached device-register access.
     mmio_cycles: u32,
     /// Device accesses by the harts so far (any may change what wakes a
@@ -55,19 +59,16 @@ impl WatchedWords {
         1 << ((word >> 3) & 63)
     }
 
-    /// Whether a store to `[addr, addr + size)` writes a watched word. Only
-    /// the emptiness test is inline: it is on every store's fast path.
-    #[inline(always)]
+    /// Whether a store to `[addr, addr + size)` writes a watched word.
     fn hit(&self, addr: u64, size: u8) -> bool {
-        self.filter != 0 && self.hit_filtered(addr, size)
-    }
-
-    #[inline(never)]
-    fn hit_filtered(&self, addr: u64, size: u8) -> bool {
         let first = addr & !7;
         let last = (addr + size as u64 - 1) & !7;
         self.filter & (Self::bit(first) | Self::bit(last)) != 0
             && self.words.iter().any(|&w| w == first || w == last)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.words.is_empty()
     }
 
     pub(crate) fn clear(&mut self) {
@@ -94,6 +95,7 @@ impl NodeBus {
             mem: self.mem.clone(),
             reservations: self.reservations.clone(),
             active_reservations: self.active_reservations,
+            store_checks: self.store_checks,
             mmio_cycles: self.mmio_cycles,
             device_accesses: self.device_accesses,
             watched: self.watched.clone(),
@@ -114,16 +116,28 @@ impl NodeBus {
             mem,
             reservations: vec![None; harts],
             active_reservations: 0,
+            store_checks: false,
             mmio_cycles,
             device_accesses: 0,
             watched: WatchedWords::default(),
         }
     }
 
-    /// The words sleeping pollers read (see `watched`), for the node to
-    /// set before a slice.
-    pub(crate) fn watched_mut(&mut self) -> &mut WatchedWords {
-        &mut self.watched
+    /// Sets the words sleeping pollers read (see `watched`), before a slice;
+    /// device registers among them are left out (a device changes them, not
+    /// a store, and the node's wake memos cover that).
+    pub(crate) fn watch_words(&mut self, words: impl IntoIterator<Item = u64>) {
+        self.watched.clear();
+        for w in words {
+            if self.dram.offset(w, 8).is_some() {
+                self.watched.insert(w);
+            }
+        }
+        self.update_store_checks();
+    }
+
+    fn update_store_checks(&mut self) {
+        self.store_checks = self.active_reservations > 0 || !self.watched.is_empty();
     }
 
     pub fn dram(&self) -> &Dram {
@@ -176,6 +190,7 @@ impl NodeBus {
                 self.active_reservations -= 1;
             }
         }
+        self.update_store_checks();
     }
 
     /// A frame whose last bit reached the traditional NIC at `cycle` (see
@@ -205,20 +220,28 @@ impl NodeBus {
         self.mem.writeback(addr, cycle)
     }
 
-    /// Breaks the other harts' reservations on the granule of `addr`.
+    /// What a store by `hart` to `[addr, addr + size)` does besides the
+    /// write: breaks the other harts' reservations on its granules; returns
+    /// whether it writes a word a sleeping poller reads.
     #[inline(always)]
-    fn snoop(&mut self, hart: usize, addr: u64, size: u8) {
-        if self.active_reservations == 0 {
-            return;
-        }
+    fn snoop(&mut self, hart: usize, addr: u64, size: u8) -> bool {
+        self.store_checks && self.snoop_slow(hart, addr, size)
+    }
+
+    #[inline(never)]
+    fn snoop_slow(&mut self, hart: usize, addr: u64, size: u8) -> bool {
         let first = addr & !7;
         let last = (addr + size as u64 - 1) & !7;
-        for (h, r) in self.reservations.iter_mut().enumerate() {
-            if h != hart && matches!(*r, Some(g) if g == first || g == last) {
-                *r = None;
-                self.active_reservations -= 1;
+        if self.active_reservations > 0 {
+            for (h, r) in self.reservations.iter_mut().enumerate() {
+                if h != hart && matches!(*r, Some(g) if g == first || g == last) {
+                    *r = None;
+                    self.active_reservations -= 1;
+                }
             }
+            self.update_store_checks();
         }
+        self.watched.hit(addr, size)
     }
 
     #[cold]
@@ -325,12 +348,12 @@ impl Bus for NodeBus {
         let Some(off) = self.dram.access_offset(addr, size) else {
             return false;
         };
-        if self.devices.ram_window_hit(addr, size) || self.watched.hit(addr, size) {
-            // HTIF's `tohost`, or a word a sleeper polls: the general path
-            // serves it.
-            return false;
+        if self.devices.ram_window_hit(addr, size) {
+            return false; // HTIF's `tohost`: the general path serves it
         }
-        self.snoop(hart, addr, size);
+        if self.snoop(hart, addr, size) {
+            return false; // a word a sleeper polls: the general path yields
+        }
         self.dram.write(off, size, value);
         true
     }
@@ -351,12 +374,12 @@ impl Bus for NodeBus {
         let Some(off) = self.dram.access_offset(addr, size) else {
             return self.store_device(cycle, addr, size, value);
         };
-        self.snoop(hart, addr, size);
+        let watched = self.snoop(hart, addr, size);
         self.dram.write(off, size, value);
         if self.devices.ram_window_hit(addr, size) {
             return self.store_ram_device(cycle, addr, size, value);
         }
-        if self.watched.hit(addr, size) {
+        if watched {
             return Err(BusError::Yield);
         }
         Ok(())
@@ -390,6 +413,7 @@ impl Bus for NodeBus {
     fn reserve(&mut self, hart: usize, addr: u64) {
         if self.reservations[hart].is_none() {
             self.active_reservations += 1;
+            self.store_checks = true;
         }
         self.reservations[hart] = Some(addr & !7);
     }
@@ -398,6 +422,7 @@ impl Bus for NodeBus {
         match self.reservations[hart].take() {
             Some(g) => {
                 self.active_reservations -= 1;
+                self.update_store_checks();
                 g == addr & !7
             }
             None => false,

@@ -722,16 +722,11 @@ impl Node {
     /// the poller at the store's cycle.
     fn watch_polled_words(&mut self) {
         self.watched_stale = false;
-        self.bus.watched_mut().clear();
-        for h in harts_in(self.sleeping) {
-            if matches!(self.states[h], HartState::Poll { .. }) {
-                for &(word, _) in &self.watches[h] {
-                    if self.bus.dram().offset(word, 8).is_some() {
-                        self.bus.watched_mut().insert(word);
-                    }
-                }
-            }
-        }
+        let states = &self.states;
+        let pollers =
+            harts_in(self.sleeping).filter(|&h| matches!(states[h], HartState::Poll { .. }));
+        let words = pollers.flat_map(|h| self.watches[h].iter().map(|&(word, _)| word));
+        self.bus.watch_words(words);
     }
 
     /// Whether a word polling hart `h`'s loop reads differs from the value
