@@ -30,8 +30,9 @@ pub struct NodeBus {
     reservations: Vec<Option<u64>>,
     active_reservations: usize,
     /// Whether a store may need more than the write: a reservation to
-    /// break, a watched word (`active_reservations > 0 || !watched.empty`;
-    /// one test on every store's fast path).
+    /// break, a watched word (`active_reservations > 0 || !watched.empty`).
+    /// While it is set every store takes the general path; the fast path
+    /// costs one test of it.
     store_checks: bool,
     /// Core cycles of an uncached device-register access.
     mmio_cycles: u32,
@@ -344,15 +345,14 @@ impl Bus for NodeBus {
     }
 
     #[inline(always)]
-    fn store_ram(&mut self, hart: usize, addr: u64, size: u8, value: u64) -> bool {
+    fn store_ram(&mut self, _hart: usize, addr: u64, size: u8, value: u64) -> bool {
         let Some(off) = self.dram.access_offset(addr, size) else {
             return false;
         };
-        if self.devices.ram_window_hit(addr, size) {
-            return false; // HTIF's `tohost`: the general path serves it
-        }
-        if self.snoop(hart, addr, size) {
-            return false; // a word a sleeper polls: the general path yields
+        // HTIF's `tohost`, a reservation to break or a word a sleeper polls:
+        // the general path serves it.
+        if self.store_checks || self.devices.ram_window_hit(addr, size) {
+            return false;
         }
         self.dram.write(off, size, value);
         true
