@@ -327,10 +327,21 @@ poll:\n    lw t0, 0x14(a0)\n    srli t0, t0, 16\n    andi t0, t0, 0xff\n    bne 
 /// poller does, and the same with a stop flag looked at.
 #[test]
 fn a_poller_sees_a_store_at_the_cycle_it_was_made() {
+    // The release: a plain store, an AMO, a store-conditional.
+    for release in [
+        "sd t1, 0(a3)",
+        "amoswap.d zero, t1, (a3)",
+        "5:  lr.d t4, (a3)\n    sc.d t5, t1, (a3)\n    bnez t5, 5b",
+    ] {
+        poller_sees_release(release);
+    }
+}
+
+fn poller_sees_release(release: &str) {
     let body = format!(
         "    csrr a0, mhartid\n    li a3, 0x80100000\n    bnez a0, poller\n\
     li t0, 2000000\n1:  addi t0, t0, -1\n    bnez t0, 1b\n\
-    csrr t3, mcycle\n    sd t3, 8(a3)\n    li t1, 1\n    sd t1, 0(a3)\n\
+    csrr t3, mcycle\n    sd t3, 8(a3)\n    li t1, 1\n    {release}\n\
 2:  ld t1, 24(a3)\n    beqz t1, 2b\n    li a0, 0\n{}\
 poller:\n3:  ld t1, 0(a3)\n    beqz t1, 3b\n\
     csrr t3, mcycle\n    sd t3, 16(a3)\n    li t1, 1\n    sd t1, 24(a3)\n4:  j 4b\n",
@@ -357,7 +368,7 @@ poller:\n3:  ld t1, 0(a3)\n    beqz t1, 3b\n\
         let earliest = if idle_skip { stored + 1 } else { stored - 128 };
         assert!(
             (earliest..stored + 200).contains(&polled),
-            "idle skip {idle_skip}: stored at {stored}, seen at {polled}"
+            "{release}, idle skip {idle_skip}: stored at {stored}, seen at {polled}"
         );
         if idle_skip {
             assert!(
@@ -367,5 +378,8 @@ poller:\n3:  ld t1, 0(a3)\n    beqz t1, 3b\n\
         }
         seen.push(polled);
     }
-    assert_eq!(seen[0], seen[1], "a stop flag changed the result");
+    assert_eq!(
+        seen[0], seen[1],
+        "{release}: a stop flag changed the result"
+    );
 }
