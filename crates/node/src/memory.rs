@@ -50,7 +50,7 @@ pub struct NodeBus {
 /// A small set of 8-byte words with a one-word filter (a bit per word
 /// address modulo 64) that makes the common miss one test.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct WatchedWords {
+struct WatchedWords {
     filter: u64,
     words: Vec<u64>,
 }
@@ -72,12 +72,12 @@ impl WatchedWords {
         self.words.is_empty()
     }
 
-    pub(crate) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.filter = 0;
         self.words.clear();
     }
 
-    pub(crate) fn insert(&mut self, word: u64) {
+    fn insert(&mut self, word: u64) {
         let word = word & !7;
         self.filter |= Self::bit(word);
         if !self.words.contains(&word) {
