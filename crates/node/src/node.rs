@@ -1096,6 +1096,15 @@ impl Node {
             if self.stop_requested() {
                 return Err(NodeError::Interrupted(self.describe_harts()));
             }
+            if let Some((h, end)) = self.slice_in_progress.take() {
+                // A pause came inside this slice: it goes on first, as if
+                // nothing had come between.
+                let end = end.min(limit);
+                if self.run_slice(h, end, external.as_deref_mut(), observed)? == SliceEnd::Return {
+                    return Ok(RunEnd::Limit);
+                }
+                continue;
+            }
             if let Some(at) = self.pause_at {
                 // Between slices: the loop keeps no state of its own, so
                 // the next call goes on exactly from here.
