@@ -1082,7 +1082,9 @@ impl Node {
 
     /// [`run`](Self::run), with `external` (if any) as the observer instead
     /// of the node's own; a [`Stop::Break`] leaves it with the hart in
-    /// `observer_stop`.
+    /// `observer_stop`. Never inlined: one call per run, and
+    /// `docs/profile/kernels.sh` counts host instructions from its entry.
+    #[inline(never)]
     fn run_inner(
         &mut self,
         limit: u64,
