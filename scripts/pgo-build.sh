@@ -27,7 +27,7 @@ if [ -z "$profdata" ]; then
 fi
 make -C sdk -s >/dev/null
 rm -rf "$dir/profiles" "$dir/merged.profdata"
-CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles -Cllvm-args=-align-all-functions=6" \
+CARGO_TARGET_DIR=$dir/instrumented RUSTFLAGS="-Cprofile-generate=$dir/profiles -Cllvm-args=-align-all-functions=6 -Cllvm-args=-align-all-nofallthru-blocks=5" \
     cargo build --release -q -p nanopu
 "$dir/instrumented/release/nanopu" bench >/dev/null
 # The papers' experiments at quick scale: code the benchmarks do not run
@@ -41,6 +41,6 @@ for _ in 1 2 3; do
     done
 done
 "$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"
-CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata -Cllvm-args=-align-all-functions=6" \
+CARGO_TARGET_DIR=$dir RUSTFLAGS="-Cprofile-use=$dir/merged.profdata -Cllvm-args=-align-all-functions=6 -Cllvm-args=-align-all-nofallthru-blocks=5" \
     cargo build --release -q -p nanopu
 echo "$dir/release/nanopu"

@@ -21,6 +21,15 @@
 //! branch or jump), checked by its start pc, so most block changes need no
 //! index lookup.
 //!
+//! A loop whose body is one block (it ends with a conditional branch back
+//! to its own start) is unrolled: the block holds as many copies of the
+//! body as fit in [`MAX_BLOCK_OPS`], and the branches of all but the last
+//! copy are *guards* ([`Op::GUARD`]): taken, the block goes on with the
+//! next copy, exactly as the next iteration would run; not taken, the
+//! block ends there, as the body's block would have. A change of block
+//! costs several times a simple instruction, and a tight loop (matmul's)
+//! changed block every eight instructions.
+//!
 //! Blocks live in the node's [`DecodeCache`] and are forgotten with it
 //! (`fence.i`, program load); code changed without a `fence.i` may keep
 //! executing the old instructions, which RISC-V allows.
@@ -225,9 +234,8 @@ pub(crate) struct Op {
     pub rd: u8,
     pub rs1: u8,
     pub rs2: u8,
-    /// The instruction is the first of the block or starts another L1I line
-    /// than the one before it: the fetch timing is checked here.
-    pub new_line: bool,
+    /// [`Op::NEW_LINE`], [`Op::GUARD`].
+    pub flags: u8,
     /// Its position in the block (instructions before it).
     pub index: u8,
     /// How many of `srcs` (the first ones) may not be ready when the
@@ -255,8 +263,16 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    /// The block instruction for `d` at `pc` (`new_line`: see the field),
-    /// every source marked for checking (see [`stall_sources`]).
+    /// The instruction is the first of the block or starts another L1I
+    /// line than the one before it: the fetch timing is checked here.
+    pub const NEW_LINE: u8 = 1;
+    /// A conditional branch of an unrolled loop but the last (see the
+    /// module): the block ends after it unless it is taken.
+    pub const GUARD: u8 = 2;
+
+    /// The block instruction for `d` at `pc` (`new_line`: see
+    /// [`Op::NEW_LINE`]), every source marked for checking (see
+    /// [`stall_sources`]).
     fn new(d: Decoded, pc: u64, new_line: bool, lat: &Latencies) -> Op {
         let (kind, imm) = Kind::of(&d, pc);
         let t = d.timing;
@@ -272,7 +288,7 @@ impl Op {
             rd: d.inst.rd,
             rs1: d.inst.rs1,
             rs2: d.inst.rs2,
-            new_line,
+            flags: if new_line { Op::NEW_LINE } else { 0 },
             index: 0,
             checks: 3,
             srcs,
@@ -335,6 +351,8 @@ pub(crate) struct BlockCache {
     /// Iterations of delay loops run at once: a diagnostic, not a counter
     /// of the model (the reference loop runs them one by one).
     pub delay_iterations_skipped: u64,
+    /// Loops unrolled into their blocks (built so far; a diagnostic).
+    pub loops_unrolled: u64,
     pub ops: Vec<Op>,
     /// log2 of the L1I line size the blocks' `new_line` marks were computed for.
     line_shift: u32,
@@ -352,6 +370,7 @@ impl BlockCache {
             delays: Vec::new(),
             delay_mark: LoopMark::NONE,
             delay_iterations_skipped: 0,
+            loops_unrolled: 0,
             ops: Vec::new(),
             line_shift: 0,
             epoch: 0,
@@ -448,6 +467,11 @@ impl DecodeCache {
                 break;
             }
         }
+        let delay = DelayLoop::of(pc, &self.blocks.ops[start..]);
+        if !falls_through && delay.is_none() && unroll(&mut self.blocks.ops, start, pc, line_shift)
+        {
+            self.blocks.loops_unrolled += 1;
+        }
         let end = self.blocks.ops.len();
         stall_sources(&mut self.blocks.ops[start..end]);
         let number = self.blocks.blocks.len() as u32;
@@ -459,7 +483,6 @@ impl DecodeCache {
             falls_through,
             next: [NO_BLOCK; 2],
         });
-        let delay = DelayLoop::of(pc, &self.blocks.ops[start..end]);
         self.blocks.delays.push(delay);
         self.blocks.index[i] = number;
         Ok(number)
@@ -500,7 +523,7 @@ pub(crate) enum DelayLoop {
 impl DelayLoop {
     /// The delay loop the block `ops` starting at `pc` is, if any.
     fn of(pc: u64, ops: &[Op]) -> Option<DelayLoop> {
-        let one_line = ops.iter().skip(1).all(|op| !op.new_line);
+        let one_line = ops.iter().skip(1).all(|op| op.flags & Op::NEW_LINE == 0);
         let loops = ops.last().is_some_and(|b| b.imm == pc);
         if !one_line || !loops {
             return None;
@@ -532,6 +555,42 @@ impl DelayLoop {
             _ => None,
         }
     }
+}
+
+/// Unrolls the block `ops[start..]` starting at `pc` if it is a loop body
+/// (its last instruction a conditional branch back to `pc`): appends
+/// copies of it while the block stays within [`MAX_BLOCK_OPS`], and makes
+/// the branch of each copy but the last a guard ([`Op::GUARD`]). A copy's
+/// first instruction checks the fetch timing if it starts another L1I line
+/// than the branch before it, as any instruction of a block does. Returns
+/// whether it did.
+fn unroll(ops: &mut Vec<Op>, start: usize, pc: u64, line_shift: u32) -> bool {
+    let body = ops.len() - start;
+    let last = ops[ops.len() - 1];
+    let branch = matches!(
+        last.kind,
+        Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu
+    );
+    let copies = MAX_BLOCK_OPS / body;
+    if !branch || last.imm != pc || copies < 2 {
+        return false;
+    }
+    let branch_line = last.pc >> line_shift;
+    for copy in 1..copies {
+        for i in 0..body {
+            let mut op = ops[start + i];
+            op.index = (copy * body + i) as u8;
+            if i == 0 {
+                let new_line = op.pc >> line_shift != branch_line;
+                op.flags = if new_line { Op::NEW_LINE } else { 0 };
+            }
+            ops.push(op);
+        }
+    }
+    for copy in 0..copies - 1 {
+        ops[start + copy * body + body - 1].flags |= Op::GUARD;
+    }
+    true
 }
 
 /// Keeps in each instruction's `srcs` only the sources that may not be
@@ -687,6 +746,43 @@ mod tests {
         );
         let checks: Vec<u8> = ops.iter().map(|o| o.checks).collect();
         assert_eq!(checks, [1, 1, 3, 2, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn a_loop_body_is_unrolled_with_guards_on_all_but_its_last_branch() {
+        use crate::timing::CoreTimingConfig;
+        let lat = Latencies::new(&CoreTimingConfig::default());
+        // At 0x100: add s2, s2, t0; addi t0, t0, -1; bnez t0, 0x100.
+        let build = |words: [u32; 3]| -> Vec<Op> {
+            words
+                .iter()
+                .enumerate()
+                .map(|(n, &w)| {
+                    let pc = 0x100 + 4 * n as u64;
+                    let mut op = Op::new(Decoded::new(decode(w)), pc, n == 0, &lat);
+                    op.index = n as u8;
+                    op
+                })
+                .collect()
+        };
+        let mut ops = build([0x0059_0933, 0xfff2_8293, 0xfe02_9ce3]);
+        assert_eq!(ops[2].imm, 0x100);
+        assert!(unroll(&mut ops, 0, 0x100, 6));
+        assert_eq!(ops.len(), 63, "21 copies of 3");
+        for (n, op) in ops.iter().enumerate() {
+            assert_eq!(op.index as usize, n);
+            assert_eq!(op.pc, 0x100 + 4 * (n as u64 % 3));
+            let guard = n % 3 == 2 && n != 62;
+            assert_eq!(op.flags & Op::GUARD != 0, guard, "op {n}");
+            // One L1I line: only the block's first instruction checks fetch.
+            assert_eq!(op.flags & Op::NEW_LINE != 0, n == 0, "op {n}");
+        }
+        // A branch back into the block but not to its start (bnez t0, 0x104)
+        // makes no loop of the block.
+        let mut ops = build([0x0059_0933, 0xfff2_8293, 0xfe02_9ee3]);
+        assert_eq!(ops[2].imm, 0x104);
+        assert!(!unroll(&mut ops, 0, 0x100, 6));
+        assert_eq!(ops.len(), 3);
     }
 
     #[test]

@@ -80,6 +80,12 @@ impl DecodeCache {
         self.blocks.delay_iterations_skipped
     }
 
+    /// Loops the block engine unrolled into their blocks (each time one was
+    /// built: a diagnostic).
+    pub fn loops_unrolled(&self) -> u64 {
+        self.blocks.loops_unrolled
+    }
+
     /// A cache of `entries` slots (rounded up to a power of two). 64 K
     /// entries cover 128 KB of compressed code without conflicts.
     pub fn new(entries: usize) -> DecodeCache {

@@ -631,6 +631,13 @@ impl Node {
         self.decode_cache.delay_iterations_skipped()
     }
 
+    /// Loops the block engine unrolled (a diagnostic, counted per block
+    /// built: the results are those of running the loop's block again
+    /// each iteration).
+    pub fn loops_unrolled(&self) -> u64 {
+        self.decode_cache.loops_unrolled()
+    }
+
     /// The decoded-instruction cache misses so far.
     pub fn decode_misses(&self) -> u64 {
         self.decode_cache.misses

@@ -447,3 +447,65 @@ fn engines_agree_on_delay_loops_run_at_once() {
         );
     }
 }
+
+/// Loops whose body is one block, which the block engine unrolls (as many
+/// copies as fit in a block; the branch of each but the last is a guard):
+/// bodies of 3 to 7 instructions (loads, stores, the multiplier, the
+/// divider through the interpreter, compressed forms, one body across two
+/// L1I lines), counting down and up, run 1 to 40 times each, so that they
+/// end at every copy of their unrolled blocks; a body too long to copy
+/// (over half a block) and a countdown delay loop (run at once, never
+/// unrolled) beside them.
+fn unrolled_loops_program() -> String {
+    let mut body = String::from("    li s2, 0\n    la s0, data\n    li s1, 1\n1:\n");
+    // 3 instructions: 21 copies.
+    body += "    mv t0, s1\n2:  add s2, s2, t0\n    addi t0, t0, -1\n    bnez t0, 2b\n";
+    // 7, with a load, the multiplier and a store the next iteration reads.
+    body +=
+        "    mv t0, s1\n    mv t1, s0\n3:  ld t2, 0(t1)\n    mul t2, t2, t0\n    add s2, s2, t2\n";
+    body += "    sd s2, 8(t1)\n    addi t1, t1, 8\n    addi t0, t0, -1\n    bnez t0, 3b\n";
+    // 4, counting up, with a division (the interpreter's).
+    body += "    li t0, 0\n4:  addi t0, t0, 1\n    divu t3, s2, t0\n    xor s2, s2, t3\n    blt t0, s1, 4b\n";
+    // A countdown delay loop: run at once, not unrolled.
+    body += "    slli t0, s1, 4\n7:  addi t0, t0, -1\n    bnez t0, 7b\n    csrr t1, mcycle\n    add s2, s2, t1\n";
+    // 6 compressed instructions across an L1I line (from byte 56 of one).
+    body += "    mv a3, s1\n    mv a4, s2\n    j 5f\n    .p2align 6\n    .skip 56\n";
+    body += "5:  c.add a4, a3\n    c.slli a4, 1\n    c.srli a4, 1\n    c.addi a3, -1\n    c.nop\n    c.bnez a3, 5b\n";
+    body += "    add s2, s2, a4\n";
+    // 33 instructions: one copy fits, not unrolled.
+    body += "    mv t0, s1\n6:\n";
+    for i in 0..31 {
+        body += &format!("    addi s2, s2, {}\n", i + 1);
+    }
+    body += "    addi t0, t0, -1\n    bnez t0, 6b\n";
+    body += "    csrr t2, minstret\n    xor s2, s2, t2\n";
+    body += "    addi s1, s1, 1\n    li t4, 41\n    blt s1, t4, 1b\n";
+    body += "    andi a0, s2, 127\n";
+    body += &exit_with("a0");
+    body += "    .section .data\n    .align 3\ndata:\n    .rept 64\n    .dword 7\n    .endr\n";
+    body += "    .section .text.init\n";
+    body
+}
+
+#[test]
+fn engines_agree_on_unrolled_loops() {
+    let image = assemble("unrolled", &unrolled_loops_program());
+    for mshrs in [0, 2] {
+        let mut cfg = NodeConfig {
+            cores: 1,
+            idle_skip: false,
+            ..NodeConfig::default()
+        };
+        cfg.core.l1d_mshrs = mshrs;
+        let load = || Node::with_program_bytes(cfg.clone(), "unrolled", &image).unwrap();
+        // Slices that end inside unrolled blocks, and long ones.
+        for slice in [101, 1_009, 250_000] {
+            let (slices, end) = compare_nodes("unrolled", load, slice, MAX_CYCLES);
+            assert!(matches!(end, Ok(Some(_))), "{end:?} after {slices} slices");
+        }
+        let mut fast = load();
+        assert!(matches!(fast.run(MAX_CYCLES), Ok(RunEnd::Exited(_))));
+        // The four short bodies (the delay loop and the long body are not).
+        assert_eq!(fast.loops_unrolled(), 4, "{mshrs} MSHRs");
+    }
+}

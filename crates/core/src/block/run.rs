@@ -63,6 +63,8 @@ impl Hart {
             let (start, len) = b.ops();
             let ops = &dc.blocks.ops[start..start + len];
             let mut exit = None;
+            // Instructions run, if a guard ended the block early.
+            let mut ran = len;
             for op in ops {
                 if cycle >= limit {
                     self.cycle = cycle;
@@ -71,7 +73,7 @@ impl Hart {
                     return Stop::Limit;
                 }
                 debug_assert_eq!(op.lat, self.pipeline.lat.of(op.d.timing.class));
-                if op.new_line {
+                if op.flags & Op::NEW_LINE != 0 {
                     cycle = self.fetch_line(bus, op.pc, line_shift, cycle);
                 }
                 // Only the sources that may not be ready are looked at
@@ -88,13 +90,17 @@ impl Hart {
                 };
                 cycle = issue + 1;
                 if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, instret) {
-                    exit = Some((event, op.d, issue, instret + op.index as u64));
+                    if let Event::LoopExit = event {
+                        ran = op.index as usize + 1;
+                    } else {
+                        exit = Some((event, op.d, issue, instret + op.index as u64));
+                    }
                     break;
                 }
             }
             match exit {
                 None => {
-                    instret += ops.len() as u64;
+                    instret += ran as u64;
                     let pc = if b.falls_through {
                         self.pc = b.end_pc;
                         b.end_pc
@@ -556,6 +562,9 @@ impl Hart {
             }
         } else {
             self.pc = op.next_pc;
+            if op.flags & Op::GUARD != 0 {
+                return Err(Event::LoopExit);
+            }
         }
         Ok(())
     }
