@@ -63,8 +63,6 @@ impl Hart {
             let (start, len) = b.ops();
             let ops = &dc.blocks.ops[start..start + len];
             let mut exit = None;
-            // Instructions run, if a guard ended the block early.
-            let mut ran = len;
             for op in ops {
                 if cycle >= limit {
                     self.cycle = cycle;
@@ -90,37 +88,14 @@ impl Hart {
                 };
                 cycle = issue + 1;
                 if let Err(event) = self.exec_op::<B, NB>(op, bus, &mut cycle, issue, instret) {
-                    if let Event::LoopExit = event {
-                        ran = op.index as usize + 1;
-                    } else {
-                        exit = Some((event, op.d, issue, instret + op.index as u64));
-                    }
+                    exit = Some((event, op.d, issue, instret + op.index as u64));
                     break;
                 }
             }
             match exit {
-                None => {
-                    instret += ran as u64;
-                    let pc = if b.falls_through {
-                        self.pc = b.end_pc;
-                        b.end_pc
-                    } else {
-                        self.pc
-                    };
-                    // Chaining (see `Block::next`), else looked up and linked.
-                    // (A delay loop is never linked: it comes here each time.)
-                    let next = b.next[(pc != b.end_pc) as usize];
-                    block = match dc.blocks.blocks.get(next as usize) {
-                        Some(n) if n.pc == pc => next,
-                        _ => {
-                            // By value: the addresses of `cycle` and
-                            // `instret` must not escape (see `exec_op`).
-                            (cycle, instret) =
-                                self.run_delay_loop(dc, block, cycle, instret, limit, line_shift);
-                            self.link_next_block(bus, dc, block, line_shift)
-                        }
-                    };
-                }
+                None => instret += ops.len() as u64,
+                // A guard ended the block: as its end, after the guard.
+                Some((Event::LoopExit, _, _, retired)) => instret = retired + 1,
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
@@ -138,8 +113,28 @@ impl Hart {
                         // end the slice where its interrupt would become pending.
                         limit = limit.min(self.hts_slice_bound());
                     }
+                    continue;
                 }
             }
+            let pc = if b.falls_through {
+                self.pc = b.end_pc;
+                b.end_pc
+            } else {
+                self.pc
+            };
+            // Chaining (see `Block::next`), else looked up and linked.
+            // (A delay loop is never linked: it comes here each time.)
+            let next = b.next[(pc != b.end_pc) as usize];
+            block = match dc.blocks.blocks.get(next as usize) {
+                Some(n) if n.pc == pc => next,
+                _ => {
+                    // By value: the addresses of `cycle` and
+                    // `instret` must not escape (see `exec_op`).
+                    (cycle, instret) =
+                        self.run_delay_loop(dc, block, cycle, instret, limit, line_shift);
+                    self.link_next_block(bus, dc, block, line_shift)
+                }
+            };
         }
         self.cycle = cycle;
         self.instret = instret;
