@@ -123,6 +123,17 @@ fn compare_nodes(
     }
 }
 
+/// One core, idle skipping off (as an observed node), `mshrs` MSHRs.
+fn one_core(mshrs: u32) -> NodeConfig {
+    let mut cfg = NodeConfig {
+        cores: 1,
+        idle_skip: false,
+        ..NodeConfig::default()
+    };
+    cfg.core.l1d_mshrs = mshrs;
+    cfg
+}
+
 fn elfs_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -309,12 +320,7 @@ fn specialised_forms_program() -> String {
 fn engines_agree_on_every_specialised_form() {
     let image = assemble("specialised_forms", &specialised_forms_program());
     for mshrs in [0, 2] {
-        let mut cfg = NodeConfig {
-            cores: 1,
-            idle_skip: false,
-            ..NodeConfig::default()
-        };
-        cfg.core.l1d_mshrs = mshrs;
+        let cfg = one_core(mshrs);
         let load = || Node::with_program_bytes(cfg.clone(), "specialised_forms", &image).unwrap();
         let (slices, end) = compare_nodes("specialised_forms", load, 1_009, MAX_CYCLES);
         assert!(
@@ -360,12 +366,7 @@ fn engines_agree_on_self_modifying_code_and_index_conflicts() {
     let (body, expected) = self_modifying_program(300);
     let image = assemble("self_modifying", &body);
     for mshrs in [0, 2] {
-        let mut cfg = NodeConfig {
-            cores: 1,
-            idle_skip: false,
-            ..NodeConfig::default()
-        };
-        cfg.core.l1d_mshrs = mshrs;
+        let cfg = one_core(mshrs);
         let load = || Node::with_program_bytes(cfg.clone(), "self_modifying", &image).unwrap();
         let (slices, end) = compare_nodes("self_modifying", load, 997, MAX_CYCLES);
         assert_eq!(
@@ -383,11 +384,7 @@ fn engines_agree_on_a_fatal_fetch_fault() {
     // the fault, and the retired count and cycle must still agree.
     let body = "    li a0, 7\n    addi a0, a0, 1\n    li t0, 0x1000\n    jr t0\n";
     let image = assemble("fetch_fault", body);
-    let cfg = NodeConfig {
-        cores: 1,
-        idle_skip: false,
-        ..NodeConfig::default()
-    };
+    let cfg = one_core(0);
     let load = || Node::with_program_bytes(cfg.clone(), "fetch_fault", &image).unwrap();
     let (_, end) = compare_nodes("fetch_fault", load, 1_000, MAX_CYCLES);
     let err = end.expect_err("the fetch faults");
@@ -424,11 +421,7 @@ fn countdown_program() -> String {
 #[test]
 fn engines_agree_on_delay_loops_run_at_once() {
     let image = assemble("countdown", &countdown_program());
-    let cfg = NodeConfig {
-        cores: 1,
-        idle_skip: false,
-        ..NodeConfig::default()
-    };
+    let cfg = one_core(0);
     let load = || Node::with_program_bytes(cfg.clone(), "countdown", &image).unwrap();
     // Slices that end inside loops and between their instructions, and long ones.
     for slice in [101, 1_009, 250_000] {
@@ -491,12 +484,7 @@ fn unrolled_loops_program() -> String {
 fn engines_agree_on_unrolled_loops() {
     let image = assemble("unrolled", &unrolled_loops_program());
     for mshrs in [0, 2] {
-        let mut cfg = NodeConfig {
-            cores: 1,
-            idle_skip: false,
-            ..NodeConfig::default()
-        };
-        cfg.core.l1d_mshrs = mshrs;
+        let cfg = one_core(mshrs);
         let load = || Node::with_program_bytes(cfg.clone(), "unrolled", &image).unwrap();
         // Slices that end inside unrolled blocks, and long ones.
         for slice in [101, 1_009, 250_000] {
