@@ -1,11 +1,12 @@
-//! Basic blocks of pre-decoded instructions: the unobserved run loop's unit
-//! of execution.
+//! Blocks of pre-decoded instructions: the unobserved run loop's unit of
+//! execution.
 //!
-//! A block is the straight-line run of instructions from a start pc up to
-//! and including the first one that may redirect fetch or change the
-//! hart's mode (a branch, jump, CSR access other than a read of the cycle
-//! or instruction counter, system instruction, AMO, netRX/netTX access or
-//! jump to self), at most [`MAX_BLOCK_OPS`] long.
+//! A basic block is the straight-line run of instructions from a start pc
+//! up to and including the first one that may redirect fetch or change
+//! the hart's mode (a branch, jump, CSR access other than a read of the
+//! cycle or instruction counter, system instruction, AMO, netRX/netTX
+//! access or jump to self). A block is one basic block or a trace of
+//! several (below), at most [`MAX_BLOCK_OPS`] instructions long.
 //! The block engine ([`Hart::run_blocks`]) runs a block's instructions
 //! with exactly the timing of the per-instruction loop (the reference):
 //! only the work that does not depend on run-time state moves to block
@@ -21,14 +22,25 @@
 //! branch or jump), checked by its start pc, so most block changes need no
 //! index lookup.
 //!
-//! A loop whose body is one block (it ends with a conditional branch back
-//! to its own start) is unrolled: the block holds as many copies of the
-//! body as fit in [`MAX_BLOCK_OPS`], and the branches of all but the last
-//! copy are *guards* ([`Op::GUARD`]): taken, the block goes on with the
-//! next copy, exactly as the next iteration would run; not taken, the
-//! block ends there, as the body's block would have. A change of block
-//! costs several times a simple instruction, and a tight loop (matmul's)
-//! changed block every eight instructions.
+//! A block is a *trace*: it goes on past a forward conditional branch (on
+//! the path where it is not taken), a forward `jal` and a call (`jal` with
+//! a link register, into the callee), along the path a static predictor
+//! expects. The branches it went past are *guards*: one that goes the
+//! other way ends the block there (`Event::GuardExit`), exactly as the
+//! basic block it ends would have, and the run loop chains from where it
+//! went. A trace stops at the first backward branch or jump (a loop's end:
+//! loops are run from their start, below), an indirect jump (`jalr`, a
+//! return), and anything else that ends a basic block. A change of block
+//! costs several times a simple instruction, and compiled code has a
+//! branch every five or six instructions.
+//!
+//! A loop whose body is one block (it ends with a branch or jump going on,
+//! as expected, to its own start) is unrolled: the block holds as many
+//! copies of the body as fit in [`MAX_BLOCK_OPS`], and the last branch of
+//! each copy but the last is a guard ([`Op::GUARD_TAKEN`] for a backward
+//! branch): taken, the block goes on with the next copy, exactly as the
+//! next iteration would run; not taken, the block ends there. A tight
+//! loop (matmul's) changed block every eight instructions.
 //!
 //! Blocks live in the node's [`DecodeCache`] and are forgotten with it
 //! (`fence.i`, program load); code changed without a `fence.i` may keep
@@ -234,7 +246,7 @@ pub(crate) struct Op {
     pub rd: u8,
     pub rs1: u8,
     pub rs2: u8,
-    /// [`Op::NEW_LINE`], [`Op::GUARD`].
+    /// [`Op::NEW_LINE`], [`Op::GUARD_TAKEN`], [`Op::GUARD_NOT_TAKEN`].
     pub flags: u8,
     /// Its position in the block (instructions before it).
     pub index: u8,
@@ -266,9 +278,12 @@ impl Op {
     /// The instruction is the first of the block or starts another L1I
     /// line than the one before it: the fetch timing is checked here.
     pub const NEW_LINE: u8 = 1;
-    /// A conditional branch of an unrolled loop but the last (see the
-    /// module): the block ends after it unless it is taken.
-    pub const GUARD: u8 = 2;
+    /// A conditional branch the block goes on after only if it is taken
+    /// (see the module): not taken, the block ends after it.
+    pub const GUARD_TAKEN: u8 = 2;
+    /// A conditional branch the block goes on after only if it is not
+    /// taken: taken, the block ends after it.
+    pub const GUARD_NOT_TAKEN: u8 = 4;
 
     /// The block instruction for `d` at `pc` (`new_line`: see
     /// [`Op::NEW_LINE`]), every source marked for checking (see
@@ -314,12 +329,18 @@ pub(crate) struct Block {
     /// The last instruction does not set the pc (the block was cut short):
     /// execution falls through to `end_pc`.
     pub falls_through: bool,
-    /// Chaining: the block last run after this one when it continued at
-    /// `end_pc` (`next[0]`) or elsewhere (`next[1]`), [`NO_BLOCK`] if none.
+    /// Chaining: the block last run after this one when it ran to its end
+    /// and continued at `end_pc` (`next[0]`) or elsewhere (`next[1]`), or
+    /// left at a guard (`next[GUARD_LINK]`); [`NO_BLOCK`] if none.
     /// A block's number stays valid until the cache is cleared, so a link
     /// is checked by comparing the linked block's pc.
-    pub next: [u32; 2],
+    pub next: [u32; 3],
 }
+
+/// The link of [`Block::next`] followed when a guard ends the block (the
+/// exits of one block's guards share it: usually one of them is the one
+/// that fails).
+pub(crate) const GUARD_LINK: usize = 2;
 
 impl Block {
     /// Where its instructions are in [`BlockCache::ops`]: (start, length).
@@ -353,6 +374,8 @@ pub(crate) struct BlockCache {
     pub delay_iterations_skipped: u64,
     /// Loops unrolled into their blocks (built so far; a diagnostic).
     pub loops_unrolled: u64,
+    /// Blocks built past a branch or jump (so far; a diagnostic).
+    pub traced: u64,
     pub ops: Vec<Op>,
     /// log2 of the L1I line size the blocks' `new_line` marks were computed for.
     line_shift: u32,
@@ -371,6 +394,7 @@ impl BlockCache {
             delay_mark: LoopMark::NONE,
             delay_iterations_skipped: 0,
             loops_unrolled: 0,
+            traced: 0,
             ops: Vec::new(),
             line_shift: 0,
             epoch: 0,
@@ -386,14 +410,6 @@ impl BlockCache {
         self.delay_mark = LoopMark::NONE;
         self.ops.clear();
         self.epoch += 1;
-    }
-
-    /// Links block `from` to block `to` (which starts at `pc`).
-    #[inline]
-    pub fn link(&mut self, from: u32, pc: u64, to: u32) {
-        let b = &mut self.blocks[from as usize];
-        let link = (pc != b.end_pc) as usize;
-        b.next[link] = to;
     }
 }
 
@@ -448,6 +464,7 @@ impl DecodeCache {
         let mut at = pc;
         let mut prev_line = None;
         let mut falls_through = true;
+        let mut traced = false;
         for n in 0..MAX_BLOCK_OPS {
             let d = match self.get(at, bus) {
                 Ok(d) => *d,
@@ -459,14 +476,36 @@ impl DecodeCache {
             let line = at >> line_shift;
             let mut op = Op::new(d, at, prev_line != Some(line), lat);
             op.index = n as u8;
-            self.blocks.ops.push(op);
             prev_line = Some(line);
             at = op.next_pc;
             if ends_block(&d) {
-                falls_through = false;
-                break;
+                // A trace goes on along the expected path (see the module):
+                // forward, or into a callee; not back into a loop (whose
+                // body, from its start, is unrolled or a delay loop), nor
+                // into its last room or code it cannot read.
+                let on = continuation(&op).filter(|&(target, _)| {
+                    let call = op.kind == Kind::Jal && op.rd != 0;
+                    (target > op.pc || call)
+                        && target != pc
+                        && n + 1 < MAX_BLOCK_OPS
+                        && self.get(target, bus).is_ok()
+                });
+                match on {
+                    Some((target, guard)) => {
+                        op.flags |= guard;
+                        at = target;
+                        traced = true;
+                    }
+                    None => {
+                        self.blocks.ops.push(op);
+                        falls_through = false;
+                        break;
+                    }
+                }
             }
+            self.blocks.ops.push(op);
         }
+        self.blocks.traced += traced as u64;
         let delay = DelayLoop::of(pc, &self.blocks.ops[start..]);
         if !falls_through && delay.is_none() && unroll(&mut self.blocks.ops, start, pc, line_shift)
         {
@@ -481,7 +520,7 @@ impl DecodeCache {
             len: (end - start) as u32,
             end_pc: at,
             falls_through,
-            next: [NO_BLOCK; 2],
+            next: [NO_BLOCK; 3],
         });
         self.blocks.delays.push(delay);
         self.blocks.index[i] = number;
@@ -557,38 +596,57 @@ impl DelayLoop {
     }
 }
 
+/// Where a trace goes on after `op`, an instruction that ends a basic
+/// block, and the guard that checks it went that way: a `jal` to its
+/// target (it always goes there: no guard); a conditional branch to its
+/// target if that is backward (a loop's branch, taken but the last time),
+/// else to the instruction after it (static prediction: backward taken,
+/// forward not taken). Anything else ends the trace.
+fn continuation(op: &Op) -> Option<(u64, u8)> {
+    match op.kind {
+        Kind::Jal => Some((op.imm, 0)),
+        Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => {
+            if op.imm <= op.pc {
+                Some((op.imm, Op::GUARD_TAKEN))
+            } else {
+                Some((op.next_pc, Op::GUARD_NOT_TAKEN))
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Unrolls the block `ops[start..]` starting at `pc` if it is a loop body
-/// (its last instruction a conditional branch back to `pc`): appends
-/// copies of it while the block stays within [`MAX_BLOCK_OPS`], and makes
-/// the branch of each copy but the last a guard ([`Op::GUARD`]). A copy's
-/// first instruction checks the fetch timing if it starts another L1I line
-/// than the branch before it, as any instruction of a block does. Returns
-/// whether it did.
+/// (its last instruction a branch or `jal` that goes on to `pc` as
+/// [`continuation`] expects): appends copies of it while the block stays
+/// within [`MAX_BLOCK_OPS`], and makes the last instruction of each copy
+/// but the last a guard ([`Op::GUARD_TAKEN`] or [`Op::GUARD_NOT_TAKEN`]; a
+/// `jal` needs none). A copy's first instruction checks the fetch timing if
+/// it starts another L1I line than the instruction before it, as any
+/// instruction of a block does. Returns whether it did.
 fn unroll(ops: &mut Vec<Op>, start: usize, pc: u64, line_shift: u32) -> bool {
     let body = ops.len() - start;
     let last = ops[ops.len() - 1];
-    let branch = matches!(
-        last.kind,
-        Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu
-    );
     let copies = MAX_BLOCK_OPS / body;
-    if !branch || last.imm != pc || copies < 2 {
-        return false;
-    }
-    let branch_line = last.pc >> line_shift;
+    let guard = match continuation(&last) {
+        Some((target, guard)) if target == pc && copies >= 2 => guard,
+        _ => return false,
+    };
+    let last_line = last.pc >> line_shift;
     for copy in 1..copies {
         for i in 0..body {
             let mut op = ops[start + i];
             op.index = (copy * body + i) as u8;
             if i == 0 {
-                let new_line = op.pc >> line_shift != branch_line;
-                op.flags = if new_line { Op::NEW_LINE } else { 0 };
+                // (A guard it is keeps its flag: a body may start with a branch.)
+                let new_line = op.pc >> line_shift != last_line;
+                op.flags = (op.flags & !Op::NEW_LINE) | if new_line { Op::NEW_LINE } else { 0 };
             }
             ops.push(op);
         }
     }
     for copy in 0..copies - 1 {
-        ops[start + copy * body + body - 1].flags |= Op::GUARD;
+        ops[start + copy * body + body - 1].flags |= guard;
     }
     true
 }
@@ -773,7 +831,7 @@ mod tests {
             assert_eq!(op.index as usize, n);
             assert_eq!(op.pc, 0x100 + 4 * (n as u64 % 3));
             let guard = n % 3 == 2 && n != 62;
-            assert_eq!(op.flags & Op::GUARD != 0, guard, "op {n}");
+            assert_eq!(op.flags & Op::GUARD_TAKEN != 0, guard, "op {n}");
             // One L1I line: only the block's first instruction checks fetch.
             assert_eq!(op.flags & Op::NEW_LINE != 0, n == 0, "op {n}");
         }
@@ -783,6 +841,136 @@ mod tests {
         assert_eq!(ops[2].imm, 0x104);
         assert!(!unroll(&mut ops, 0, 0x100, 6));
         assert_eq!(ops.len(), 3);
+    }
+
+    /// Instruction memory only: 32-bit words from `base`.
+    struct Code {
+        base: u64,
+        words: Vec<u32>,
+    }
+
+    impl Bus for Code {
+        fn load(&mut self, _: usize, _: u64, _: u64, _: u8) -> Result<u64, crate::bus::BusError> {
+            unreachable!("building a block loads nothing")
+        }
+        fn store(
+            &mut self,
+            _: usize,
+            _: u64,
+            _: u64,
+            _: u8,
+            _: u64,
+        ) -> Result<(), crate::bus::BusError> {
+            unreachable!("building a block stores nothing")
+        }
+        fn fetch16(&mut self, addr: u64) -> Result<u16, crate::bus::BusError> {
+            let i = addr.wrapping_sub(self.base) as usize / 4;
+            let w = self.words.get(i).ok_or(crate::bus::BusError::Unmapped)?;
+            Ok((w >> (8 * (addr & 2))) as u16)
+        }
+        fn refill(&mut self, _: usize, _: u64, cycle: u64, _: crate::bus::RefillKind) -> u64 {
+            cycle
+        }
+        fn uncached_cycles(&self, _: u64) -> Option<u32> {
+            None
+        }
+        fn reserve(&mut self, _: usize, _: u64) {}
+        fn take_reservation(&mut self, _: usize, _: u64) -> bool {
+            false
+        }
+        fn mtime_at(&self, _: u64) -> u64 {
+            0
+        }
+    }
+
+    /// `b<cond> rs1, rs2, pc + offset` (funct3 `f3`).
+    fn branch(f3: u32, rs1: u32, rs2: u32, offset: i32) -> u32 {
+        let o = offset as u32;
+        ((o >> 12) & 1) << 31
+            | ((o >> 5) & 0x3f) << 25
+            | rs2 << 20
+            | rs1 << 15
+            | f3 << 12
+            | ((o >> 1) & 0xf) << 8
+            | ((o >> 11) & 1) << 7
+            | 0x63
+    }
+
+    /// `jal rd, pc + offset`.
+    fn jal(rd: u32, offset: i32) -> u32 {
+        let o = offset as u32;
+        ((o >> 20) & 1) << 31
+            | ((o >> 1) & 0x3ff) << 21
+            | ((o >> 11) & 1) << 20
+            | ((o >> 12) & 0xff) << 12
+            | rd << 7
+            | 0x6f
+    }
+
+    /// The block starting at `pc` in `code`: (pc, flags) of its instructions,
+    /// its end pc and whether it falls through.
+    fn build(code: &mut Code, pc: u64) -> (Vec<(u64, u8)>, u64, bool) {
+        use crate::timing::CoreTimingConfig;
+        let lat = Latencies::new(&CoreTimingConfig::default());
+        let mut dc = DecodeCache::new(1024);
+        let b = dc.block(pc, code, 6, &lat).expect("readable");
+        let b = dc.blocks.blocks[b as usize];
+        let (start, len) = b.ops();
+        let ops = dc.blocks.ops[start..start + len].iter();
+        (
+            ops.map(|o| (o.pc, o.flags)).collect(),
+            b.end_pc,
+            b.falls_through,
+        )
+    }
+
+    #[test]
+    fn a_trace_goes_on_past_forward_branches_jumps_and_calls() {
+        const ADDI_A0: u32 = 0x0015_0513; // addi a0, a0, 1
+        const RET: u32 = 0x0000_8067;
+        let (a0, a1, a2) = (10, 11, 12);
+        let mut words = vec![0x0000_0013; 32]; // nops
+        words[0] = ADDI_A0; // 0x100
+        words[1] = branch(0, a0, a1, 12); // 0x104: beq a0, a1, 0x110 (forward)
+        words[2] = jal(0, 0x18); // 0x108: j 0x120
+        words[8] = jal(1, 0x20); // 0x120: call 0x140 (the next line)
+        words[16] = branch(1, a0, a2, -0x3c); // 0x140: bne a0, a2, 0x104 (backward)
+        let mut code = Code { base: 0x100, words };
+        let (ops, end_pc, falls_through) = build(&mut code, 0x100);
+        let (n, g) = (Op::NEW_LINE, Op::GUARD_NOT_TAKEN);
+        assert_eq!(
+            ops,
+            [(0x100, n), (0x104, g), (0x108, 0), (0x120, 0), (0x140, n)],
+            "a backward branch ends the trace (not a guard)"
+        );
+        assert_eq!((end_pc, falls_through), (0x144, false));
+
+        // A loop entered at its exit test, closed by a `ret`-free backward
+        // branch to the block's start: unrolled, with the forward exit
+        // branch a guard in every copy.
+        code.words[0] = branch(0, a0, a1, 12); // 0x100: beq a0, a1, 0x10c
+        code.words[1] = ADDI_A0; // 0x104
+        code.words[2] = branch(1, a0, a2, -8); // 0x108: bne a0, a2, 0x100
+        let (ops, _, _) = build(&mut code, 0x100);
+        assert_eq!(ops.len(), 63, "21 copies of 3");
+        for (i, &(pc, flags)) in ops.iter().enumerate() {
+            assert_eq!(pc, 0x100 + 4 * (i as u64 % 3));
+            let expect = match i % 3 {
+                0 => g | if i == 0 { n } else { 0 },
+                2 if i != 62 => Op::GUARD_TAKEN,
+                _ => 0,
+            };
+            assert_eq!(flags, expect, "op {i}");
+        }
+
+        // A jump to code that cannot be read, or a return: the trace ends there.
+        code.words[0] = ADDI_A0;
+        code.words[1] = jal(0, 0x1000);
+        let (ops, end_pc, _) = build(&mut code, 0x100);
+        assert_eq!(ops.iter().map(|o| o.0).collect::<Vec<_>>(), [0x100, 0x104]);
+        assert_eq!(end_pc, 0x108);
+        code.words[1] = RET;
+        assert_eq!(build(&mut code, 0x100).0.len(), 2);
     }
 
     #[test]

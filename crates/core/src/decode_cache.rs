@@ -86,6 +86,13 @@ impl DecodeCache {
         self.blocks.loops_unrolled
     }
 
+    /// Blocks the block engine built as traces, going on past a forward
+    /// branch or jump or into a callee (each time one was built: a
+    /// diagnostic).
+    pub fn blocks_traced(&self) -> u64 {
+        self.blocks.traced
+    }
+
     /// A cache of `entries` slots (rounded up to a power of two). 64 K
     /// entries cover 128 KB of compressed code without conflicts.
     pub fn new(entries: usize) -> DecodeCache {

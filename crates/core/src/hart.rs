@@ -64,10 +64,10 @@ pub(crate) enum Event {
     /// A load retired whose line is still in flight (non-blocking L1D): its
     /// destination becomes ready at [`Hart::load_arrival`].
     LoadPending,
-    /// A guard of an unrolled loop was not taken (the block engine's, see
-    /// `block.rs`): the loop is over and its block ends after the branch,
-    /// nothing else to do.
-    LoopExit,
+    /// A guard of a block went the other way than its trace (the block
+    /// engine's, see `block.rs`): the block ends after the branch, nothing
+    /// else to do.
+    GuardExit,
 }
 
 impl Event {
@@ -727,8 +727,8 @@ impl Hart {
                 self.cycle += self.pipeline.flush_cycles as u64;
                 None
             }
-            // (The block engine ends the block itself at a `LoopExit`.)
-            Event::Retired | Event::LoopExit => {
+            // (The block engine ends the block itself at a `GuardExit`.)
+            Event::Retired | Event::GuardExit => {
                 retire(self);
                 None
             }

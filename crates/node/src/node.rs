@@ -638,6 +638,13 @@ impl Node {
         self.decode_cache.loops_unrolled()
     }
 
+    /// Blocks the block engine built as traces past a branch or jump (a
+    /// diagnostic, counted per block built: the results are those of its
+    /// basic blocks run one after another).
+    pub fn blocks_traced(&self) -> u64 {
+        self.decode_cache.blocks_traced()
+    }
+
     /// The decoded-instruction cache misses so far.
     pub fn decode_misses(&self) -> u64 {
         self.decode_cache.misses

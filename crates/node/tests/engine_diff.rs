@@ -497,3 +497,67 @@ fn engines_agree_on_unrolled_loops() {
         assert_eq!(fast.loops_unrolled(), 4, "{mshrs} MSHRs");
     }
 }
+
+/// Traces: blocks that go on past branches and `jal`s along the statically
+/// expected path, with guards that leave on either side. Loops with a
+/// data-dependent forward branch (a random bit each iteration), with a call
+/// whose callee branches, entered in the middle (the body's block starts
+/// with its exit branch), with a jump across L1I lines over bytes that are
+/// never executed, with a forward branch that is always taken (against the
+/// static prediction: its guard leaves at every iteration) and closed by a
+/// `jal` back to its start; each run 1 to 40 times. Then a trace cut short
+/// by its length, whose guard leaves on every other pass.
+fn traces_program() -> String {
+    let mut body = String::from(
+        "    li s2, 0\n    li s1, 1\n    li s5, 0x2545f4914f6cdd1d\n    li s6, 6364136223846793005\n    li s7, 1442695040888963407\n1:\n",
+    );
+    // A forward branch on a random bit.
+    body += "    mv t0, s1\n2:  mul s5, s5, s6\n    add s5, s5, s7\n    srli t1, s5, 61\n    andi t1, t1, 1\n";
+    body += "    beqz t1, 3f\n    addi s2, s2, 3\n    xor s2, s2, s5\n3:  addi t0, t0, -1\n    bnez t0, 2b\n";
+    // A call in the loop; the callee has a forward branch of its own.
+    body += "    mv t0, s1\n4:  mv a0, t0\n    jal ra, callee\n    add s2, s2, a0\n    addi t0, t0, -1\n    bnez t0, 4b\n";
+    // Entered in the middle: loads until the count, exit at the top.
+    body += "    la t1, data\n    li t0, 0\n    mv t3, s1\n    j 7f\n6:  beq t0, t3, 8f\n";
+    body += "7:  ld t2, 0(t1)\n    add s2, s2, t2\n    addi t1, t1, 8\n    addi t0, t0, 1\n    bnez t2, 6b\n8:\n";
+    // Jumps across L1I lines (from byte 52 of one) over unexecuted bytes.
+    body += "    mv t0, s1\n    j 9f\n    .p2align 6\n    .skip 52\n9:  addi s2, s2, 1\n    j 10f\n    .skip 20\n";
+    body += "10: c.addi t0, -1\n    c.add s2, t0\n    bnez t0, 9b\n";
+    // Always taken forward (the guard leaves each time), closed by a jal.
+    body += "    mv t0, s1\n11: addi t0, t0, -1\n    bgez t0, 12f\n    addi s2, s2, 100\n12: add s2, s2, t0\n";
+    body += "    beqz t0, 13f\n    j 11b\n13:\n";
+    body += "    csrr t2, minstret\n    xor s2, s2, t2\n";
+    // A trace cut short (it falls through) with a guard that leaves on even counts.
+    body += "    andi a5, s1, 1\n    beqz a5, 14f\n";
+    for i in 0..70 {
+        body += &format!("    addi s2, s2, {}\n", i + 1);
+        if i == 19 {
+            body += "14:\n";
+        }
+    }
+    body += "    addi s1, s1, 1\n    li t4, 41\n    blt s1, t4, 1b\n";
+    body += "    andi a0, s2, 127\n";
+    body += &exit_with("a0");
+    body += "callee:\n    slli a1, a0, 3\n    bltu a1, s1, 5f\n    addi a1, a1, 7\n5:  xor a0, a0, a1\n    ret\n";
+    body += "    .section .data\n    .align 3\ndata:\n    .rept 64\n    .dword 7\n    .endr\n";
+    body += "    .section .text.init\n";
+    body
+}
+
+#[test]
+fn engines_agree_on_traces() {
+    let image = assemble("traces", &traces_program());
+    for mshrs in [0, 2] {
+        let cfg = one_core(mshrs);
+        let load = || Node::with_program_bytes(cfg.clone(), "traces", &image).unwrap();
+        for slice in [97, 1_009, 250_000] {
+            let (slices, end) = compare_nodes("traces", load, slice, MAX_CYCLES);
+            assert!(matches!(end, Ok(Some(_))), "{end:?} after {slices} slices");
+        }
+        let mut fast = load();
+        assert!(matches!(fast.run(MAX_CYCLES), Ok(RunEnd::Exited(_))));
+        // Every loop but the call's has a forward branch or jump in its
+        // body, and the outer loop's blocks go past the inner loops' exits.
+        assert!(fast.blocks_traced() >= 10, "{}", fast.blocks_traced());
+        assert!(fast.loops_unrolled() >= 4, "{}", fast.loops_unrolled());
+    }
+}

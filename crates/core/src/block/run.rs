@@ -7,7 +7,7 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{Block, DelayLoop, Kind, LoopMark, Op, NO_BLOCK};
+use super::{Block, DelayLoop, Kind, LoopMark, Op, GUARD_LINK, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
 use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
@@ -92,10 +92,21 @@ impl Hart {
                     break;
                 }
             }
-            match exit {
-                None => instret += ops.len() as u64,
-                // A guard ended the block: as its end, after the guard.
-                Some((Event::LoopExit, _, _, retired)) => instret = retired + 1,
+            // Where the block went, and its link for that (see `Block::next`).
+            let (pc, link) = match exit {
+                None => {
+                    instret += ops.len() as u64;
+                    if b.falls_through {
+                        self.pc = b.end_pc;
+                    }
+                    (self.pc, (self.pc != b.end_pc) as usize)
+                }
+                // A guard ended the block: as its end, after the guard
+                // (which set the pc).
+                Some((Event::GuardExit, _, _, retired)) => {
+                    instret = retired + 1;
+                    (self.pc, GUARD_LINK)
+                }
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
                     block = NO_BLOCK;
@@ -115,16 +126,10 @@ impl Hart {
                     }
                     continue;
                 }
-            }
-            let pc = if b.falls_through {
-                self.pc = b.end_pc;
-                b.end_pc
-            } else {
-                self.pc
             };
             // Chaining (see `Block::next`), else looked up and linked.
             // (A delay loop is never linked: it comes here each time.)
-            let next = b.next[(pc != b.end_pc) as usize];
+            let next = b.next[link];
             block = match dc.blocks.blocks.get(next as usize) {
                 Some(n) if n.pc == pc => next,
                 _ => {
@@ -132,7 +137,7 @@ impl Hart {
                     // `instret` must not escape (see `exec_op`).
                     (cycle, instret) =
                         self.run_delay_loop(dc, block, cycle, instret, limit, line_shift);
-                    self.link_next_block(bus, dc, block, line_shift)
+                    self.link_next_block(bus, dc, block, link, line_shift)
                 }
             };
         }
@@ -244,8 +249,9 @@ impl Hart {
         (cycle, instret)
     }
 
-    /// The block at the pc after block `from` ran when `from` is not
-    /// linked to it: looked up (and linked). [`NO_BLOCK`] if instruction
+    /// The block at the pc after block `from` ran when `from`'s `link`
+    /// (see `Block::next`) does not lead there: looked up (and linked).
+    /// [`NO_BLOCK`] if instruction
     /// memory at the pc cannot be read (the run loop takes the fault).
     #[inline(never)]
     fn link_next_block<B: Bus>(
@@ -253,6 +259,7 @@ impl Hart {
         bus: &mut B,
         dc: &mut DecodeCache,
         from: u32,
+        link: usize,
         line_shift: u32,
     ) -> u32 {
         let pc = self.pc;
@@ -263,7 +270,7 @@ impl Hart {
                 // gone. A delay loop stays unlinked, so that its end comes
                 // here and `run_delay_loop` off the chained path.
                 if dc.blocks.epoch == epoch && dc.blocks.delays[from as usize].is_none() {
-                    dc.blocks.link(from, pc, next);
+                    dc.blocks.blocks[from as usize].next[link] = next;
                 }
                 next
             }
@@ -555,10 +562,13 @@ impl Hart {
             if back && (self.polled_empty || *cycle >= self.next_probe) {
                 return Err(Event::LoopBack);
             }
+            if op.flags & Op::GUARD_NOT_TAKEN != 0 {
+                return Err(Event::GuardExit);
+            }
         } else {
             self.pc = op.next_pc;
-            if op.flags & Op::GUARD != 0 {
-                return Err(Event::LoopExit);
+            if op.flags & Op::GUARD_TAKEN != 0 {
+                return Err(Event::GuardExit);
             }
         }
         Ok(())
