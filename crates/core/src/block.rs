@@ -329,18 +329,13 @@ pub(crate) struct Block {
     /// The last instruction does not set the pc (the block was cut short):
     /// execution falls through to `end_pc`.
     pub falls_through: bool,
-    /// Chaining: the block last run after this one when it ran to its end
-    /// and continued at `end_pc` (`next[0]`) or elsewhere (`next[1]`), or
-    /// left at a guard (`next[GUARD_LINK]`); [`NO_BLOCK`] if none.
-    /// A block's number stays valid until the cache is cleared, so a link
-    /// is checked by comparing the linked block's pc.
-    pub next: [u32; 3],
+    /// Chaining: the block last run after this one when it continued at
+    /// `end_pc` (`next[0]`) or elsewhere (`next[1]`, also where a guard
+    /// left it), [`NO_BLOCK`] if none. A block's number stays valid until
+    /// the cache is cleared, so a link is checked by comparing the linked
+    /// block's pc.
+    pub next: [u32; 2],
 }
-
-/// The link of [`Block::next`] followed when a guard ends the block (the
-/// exits of one block's guards share it: usually one of them is the one
-/// that fails).
-pub(crate) const GUARD_LINK: usize = 2;
 
 impl Block {
     /// Where its instructions are in [`BlockCache::ops`]: (start, length).
@@ -410,6 +405,14 @@ impl BlockCache {
         self.delay_mark = LoopMark::NONE;
         self.ops.clear();
         self.epoch += 1;
+    }
+
+    /// Links block `from` to block `to` (which starts at `pc`).
+    #[inline]
+    pub fn link(&mut self, from: u32, pc: u64, to: u32) {
+        let b = &mut self.blocks[from as usize];
+        let link = (pc != b.end_pc) as usize;
+        b.next[link] = to;
     }
 }
 
@@ -520,7 +523,7 @@ impl DecodeCache {
             len: (end - start) as u32,
             end_pc: at,
             falls_through,
-            next: [NO_BLOCK; 3],
+            next: [NO_BLOCK; 2],
         });
         self.blocks.delays.push(delay);
         self.blocks.index[i] = number;

@@ -7,7 +7,7 @@
 //! where it can be observed: before the interpreter or a path that may
 //! trap, by control transfers, and when the block ends).
 
-use super::{Block, DelayLoop, Kind, LoopMark, Op, GUARD_LINK, NO_BLOCK};
+use super::{Block, DelayLoop, Kind, LoopMark, Op, NO_BLOCK};
 use crate::bus::{Bus, RefillKind};
 use crate::csr::Privilege;
 use crate::decode_cache::DecodeCache;
@@ -92,20 +92,19 @@ impl Hart {
                     break;
                 }
             }
-            // Where the block went, and its link for that (see `Block::next`).
-            let (pc, link) = match exit {
+            let pc = match exit {
                 None => {
                     instret += ops.len() as u64;
                     if b.falls_through {
                         self.pc = b.end_pc;
                     }
-                    (self.pc, (self.pc != b.end_pc) as usize)
+                    self.pc
                 }
                 // A guard ended the block: as its end, after the guard
                 // (which set the pc).
                 Some((Event::GuardExit, _, _, retired)) => {
                     instret = retired + 1;
-                    (self.pc, GUARD_LINK)
+                    self.pc
                 }
                 Some((event, d, issue, retired)) => {
                     // The event may forget the blocks (`fence.i`).
@@ -129,7 +128,7 @@ impl Hart {
             };
             // Chaining (see `Block::next`), else looked up and linked.
             // (A delay loop is never linked: it comes here each time.)
-            let next = b.next[link];
+            let next = b.next[(pc != b.end_pc) as usize];
             block = match dc.blocks.blocks.get(next as usize) {
                 Some(n) if n.pc == pc => next,
                 _ => {
@@ -137,7 +136,7 @@ impl Hart {
                     // `instret` must not escape (see `exec_op`).
                     (cycle, instret) =
                         self.run_delay_loop(dc, block, cycle, instret, limit, line_shift);
-                    self.link_next_block(bus, dc, block, link, line_shift)
+                    self.link_next_block(bus, dc, block, line_shift)
                 }
             };
         }
@@ -249,9 +248,8 @@ impl Hart {
         (cycle, instret)
     }
 
-    /// The block at the pc after block `from` ran when `from`'s `link`
-    /// (see `Block::next`) does not lead there: looked up (and linked).
-    /// [`NO_BLOCK`] if instruction
+    /// The block at the pc after block `from` ran when `from` is not
+    /// linked to it: looked up (and linked). [`NO_BLOCK`] if instruction
     /// memory at the pc cannot be read (the run loop takes the fault).
     #[inline(never)]
     fn link_next_block<B: Bus>(
@@ -259,7 +257,6 @@ impl Hart {
         bus: &mut B,
         dc: &mut DecodeCache,
         from: u32,
-        link: usize,
         line_shift: u32,
     ) -> u32 {
         let pc = self.pc;
@@ -270,7 +267,7 @@ impl Hart {
                 // gone. A delay loop stays unlinked, so that its end comes
                 // here and `run_delay_loop` off the chained path.
                 if dc.blocks.epoch == epoch && dc.blocks.delays[from as usize].is_none() {
-                    dc.blocks.blocks[from as usize].next[link] = next;
+                    dc.blocks.link(from, pc, next);
                 }
                 next
             }
