@@ -572,7 +572,7 @@ fn engines_agree_on_traces() {
 /// jumps over code never run), 24 seeds, in short and long slices: a third
 /// on the default core, a third with MSHRs, a third with 16-byte L1I lines
 /// (a trace changes line often) and a tiny decode cache. (600 seeds agreed
-/// when this was written; three mutations of the trace code fail it.)
+/// when this was written; four mutations of the trace code fail it.)
 #[test]
 fn engines_agree_on_random_programs() {
     for seed in 0..24 {

@@ -5,11 +5,14 @@
 //!
 //! A program runs an outer loop a few times over segments of these kinds:
 //! integer computations (the divider among them), forward branches on data
-//! over a few instructions, inner loops (some with a forward branch inside,
+//! over a few instructions (some before more straight code than a block
+//! holds), inner loops (some with a forward branch inside,
 //! some entered at their exit test), loads and stores to a small table,
 //! calls to leaf functions that branch, and forward jumps over code never
 //! run. It exits with a checksum of its registers.
 
+use rand::{Rng as _, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::fmt::Write as _;
 
 /// The registers segments compute with (never x30/x31, the nanoPU's
@@ -18,20 +21,17 @@ const WORK: [&str; 12] = [
     "a0", "a1", "a2", "a3", "a4", "a5", "s2", "s3", "s4", "s5", "s6", "s7",
 ];
 
-/// splitmix64: a small deterministic generator (no crate needed for this).
-struct Rng(u64);
+/// The program's random choices (ChaCha8: the same seed, the same program
+/// on any host).
+struct Rng(ChaCha8Rng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.random_range(0..n)
     }
 
     fn reg(&mut self) -> &'static str {
@@ -96,9 +96,16 @@ impl Gen {
 
     fn segment(&mut self) {
         let mut out = String::new();
-        match self.rng.below(7) {
+        match self.rng.below(8) {
             0 => {
                 let n = 1 + self.rng.below(6);
+                self.compute(n, &mut out);
+            }
+            7 => {
+                // A forward branch, then more straight code than a block
+                // holds: a trace cut short by its length, with a guard.
+                self.forward_branch(&mut out);
+                let n = 40 + self.rng.below(40);
                 self.compute(n, &mut out);
             }
             1 => self.forward_branch(&mut out),
@@ -163,7 +170,7 @@ impl Gen {
 /// exit sequence for a register, the test harness's).
 pub fn program(seed: u64, segments: usize, rounds: u64, exit: impl Fn(&str) -> String) -> String {
     let mut g = Gen {
-        rng: Rng(seed),
+        rng: Rng(ChaCha8Rng::seed_from_u64(seed)),
         label: 0,
         text: String::new(),
         functions: String::new(),
