@@ -569,13 +569,18 @@ fn engines_agree_on_traces() {
 
 /// Random branchy programs (`random_programs.rs`: forward branches on data,
 /// inner loops, loops entered at their exit test, loads and stores, calls,
-/// jumps over code never run), 24 seeds, in short and long slices: a third
+/// jumps over code never run), 24 seeds (`ENGINE_DIFF_SEEDS` in the
+/// environment for more), in short and long slices: a third
 /// on the default core, a third with MSHRs, a third with 16-byte L1I lines
 /// (a trace changes line often) and a tiny decode cache. (600 seeds agreed
 /// when this was written; four mutations of the trace code fail it.)
 #[test]
 fn engines_agree_on_random_programs() {
-    for seed in 0..24 {
+    let seeds = std::env::var("ENGINE_DIFF_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    for seed in 0..seeds {
         let name = format!("random-{seed}");
         let image = assemble(&name, &random_programs::program(seed, 40, 20, exit_with));
         let mut cfg = one_core(if seed % 3 == 1 { 2 } else { 0 });
