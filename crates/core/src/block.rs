@@ -28,9 +28,10 @@
 //! expects. The branches it went past are *guards*: one that goes the
 //! other way ends the block there (`Event::GuardExit`), exactly as the
 //! basic block it ends would have, and the run loop chains from where it
-//! went. A trace stops at the first backward branch or jump (a loop's end:
-//! loops are run from their start, below), an indirect jump (`jalr`, a
-//! return), and anything else that ends a basic block. A change of block
+//! went. A trace stops at the first backward branch or backward jump other
+//! than a call (a loop's end: loops are run from their start, below), an
+//! indirect jump (`jalr`, a return), and anything else that ends a basic
+//! block. A change of block
 //! costs several times a simple instruction, and compiled code has a
 //! branch every five or six instructions.
 //!
