@@ -128,6 +128,18 @@ fn compare_nodes(
     }
 }
 
+/// [`compare_nodes`] in slices of each length in `slices`: every run must
+/// end with the program's exit.
+fn agree_in_slices(name: &str, load: impl Fn() -> Node, slices: &[u64]) {
+    for &slice in slices {
+        let (n, end) = compare_nodes(name, &load, slice, MAX_CYCLES);
+        assert!(
+            matches!(end, Ok(Some(_))),
+            "{name}: {end:?} after {n} slices"
+        );
+    }
+}
+
 /// One core, idle skipping off (as an observed node), `mshrs` MSHRs.
 fn one_core(mshrs: u32) -> NodeConfig {
     let mut cfg = NodeConfig {
@@ -492,10 +504,7 @@ fn engines_agree_on_unrolled_loops() {
         let cfg = one_core(mshrs);
         let load = || Node::with_program_bytes(cfg.clone(), "unrolled", &image).unwrap();
         // Slices that end inside unrolled blocks, and long ones.
-        for slice in [101, 1_009, 250_000] {
-            let (slices, end) = compare_nodes("unrolled", load, slice, MAX_CYCLES);
-            assert!(matches!(end, Ok(Some(_))), "{end:?} after {slices} slices");
-        }
+        agree_in_slices("unrolled", load, &[101, 1_009, 250_000]);
         let mut fast = load();
         assert!(matches!(fast.run(MAX_CYCLES), Ok(RunEnd::Exited(_))));
         // The four short bodies (the delay loop and the long body are not).
@@ -554,10 +563,7 @@ fn engines_agree_on_traces() {
     for mshrs in [0, 2] {
         let cfg = one_core(mshrs);
         let load = || Node::with_program_bytes(cfg.clone(), "traces", &image).unwrap();
-        for slice in [97, 1_009, 250_000] {
-            let (slices, end) = compare_nodes("traces", load, slice, MAX_CYCLES);
-            assert!(matches!(end, Ok(Some(_))), "{end:?} after {slices} slices");
-        }
+        agree_in_slices("traces", load, &[97, 1_009, 250_000]);
         let mut fast = load();
         assert!(matches!(fast.run(MAX_CYCLES), Ok(RunEnd::Exited(_))));
         // Every loop but the call's has a forward branch or jump in its
@@ -576,13 +582,12 @@ fn engines_agree_on_traces() {
 /// when this was written; four mutations of the trace code fail it.)
 #[test]
 fn engines_agree_on_random_programs() {
-    let seeds = std::env::var("ENGINE_DIFF_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
-    for seed in 0..seeds {
+    for seed in 0..nanopu_testkit::env_count("ENGINE_DIFF_SEEDS", 24) {
         let name = format!("random-{seed}");
-        let image = assemble(&name, &random_programs::program(seed, 40, 20, exit_with));
+        let image = assemble(
+            &name,
+            &random_programs::program(seed.into(), 40, 20, exit_with),
+        );
         let mut cfg = one_core(if seed % 3 == 1 { 2 } else { 0 });
         if seed % 3 == 2 {
             cfg.core.l1i = CacheConfig {
@@ -593,12 +598,6 @@ fn engines_agree_on_random_programs() {
             cfg.decode_cache_entries = 64;
         }
         let load = || Node::with_program_bytes(cfg.clone(), &name, &image).unwrap();
-        for slice in [53, 250_000] {
-            let (slices, end) = compare_nodes(&name, load, slice, MAX_CYCLES);
-            assert!(
-                matches!(end, Ok(Some(_))),
-                "{name}: {end:?} after {slices} slices"
-            );
-        }
+        agree_in_slices(&name, load, &[53, 250_000]);
     }
 }

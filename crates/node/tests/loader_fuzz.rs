@@ -179,10 +179,7 @@ fn apply(data: &mut Vec<u8>, m: &Mutation) {
 
 #[test]
 fn mutated_elfs_load_or_fail_cleanly_in_bounded_memory() {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+    let cases = nanopu_testkit::proptest_cases(400);
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,

@@ -108,7 +108,13 @@ pub fn assemble(name: &str, source: &str, script: Option<&str>, flags: &[&str]) 
 
 /// `PROPTEST_CASES`, else `default` (a short pass).
 pub fn proptest_cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
+    env_count("PROPTEST_CASES", default)
+}
+
+/// The number in environment variable `var`, else `default`: how many
+/// cases a test runs (a short pass in the suite, a long one on request).
+pub fn env_count(var: &str, default: u32) -> u32 {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
