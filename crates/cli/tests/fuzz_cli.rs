@@ -33,12 +33,8 @@ fn dir() -> PathBuf {
 
 /// Cases per property: `PROPTEST_CASES`, else a short pass.
 fn cases(short: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(short);
     ProptestConfig {
-        cases: n,
+        cases: nanopu_testkit::proptest_cases(short),
         // Each case runs the simulator; shrinking would rerun it many times.
         max_shrink_iters: 20,
         ..ProptestConfig::default()
