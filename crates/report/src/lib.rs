@@ -19,8 +19,10 @@
 //! - `ID.json`: the experiment's id, title, wall time, targets (with `ratio`),
 //!   figure files and notes.
 //! - `summary.json`: `{"KEY": {"measured": N, "unit": "...", "published": N,
-//!   "ratio": N, "tolerance": T, "within_tolerance": B}, ...}` over all targets, keys sorted. A non-finite `measured` or
-//!   an undefined `ratio` is `null`.
+//!   "ratio": N, "tolerance": T, "within_tolerance": B, "configured": B}, ...}` over all targets, keys
+//!   sorted. A non-finite `measured` or an undefined `ratio` is `null`. `within_tolerance` is false for a
+//!   ratio key that does not show the published effect ([`shows_effect`]); `configured` is true for a key
+//!   whose value is mostly configured constants ([`CONFIGURED`]), which the report counts apart.
 //! - `report.md`: command line, per experiment its description, a results table
 //!   (rows outside their tolerance carry "⚠"), the figures and the notes; the fixed
 //!   keys of targets.md that nothing measured; the effective configuration.
@@ -73,7 +75,10 @@ use serde::Serialize;
 
 pub use error::ReportError;
 pub use model_source::{core_source, model_source};
-pub use published::{compared_with, published, tolerance, Published, DEFAULT_TOLERANCE, PUBLISHED};
+pub use published::{
+    compared_with, configured, published, shows_effect, tolerance, Published, CONFIGURED,
+    DEFAULT_TOLERANCE, PUBLISHED,
+};
 pub use report::write_report;
 
 /// One result compared with the paper.
@@ -123,11 +128,19 @@ impl Target {
     }
 
     /// Whether `measured / published` lies in `[1 / (1 + t), 1 + t]` for
-    /// the key's tolerance `t`; false without a ratio.
+    /// the key's tolerance `t` and, for a ratio key, the measured ratio shows
+    /// the published effect ([`shows_effect`]); false without a ratio.
     pub fn within_tolerance(&self) -> bool {
         let t = self.tolerance();
         self.ratio()
             .is_some_and(|r| r <= 1.0 + t && r >= 1.0 / (1.0 + t))
+            && shows_effect(&self.unit, self.published, self.measured)
+    }
+
+    /// Why this key is mostly configured constants ([`configured`]), or
+    /// `None` if the model works it out.
+    pub fn configured(&self) -> Option<&'static str> {
+        configured(&self.key)
     }
 }
 

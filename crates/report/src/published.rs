@@ -529,6 +529,76 @@ pub const PUBLISHED: &[Published] = &[
         "HERD's ratio is at the server NIC's saturation with 51 client processes; ours is at the loads simulated",
     ),
 ];
+/// Keys whose value is mostly configured constants, not something the model
+/// works out: the report counts them apart from the reproduced results, and
+/// says why each is one. A key measured another way (`proto-`) is one too.
+pub const CONFIGURED: &[(&str, &str)] = &[
+    (
+        "nt-latency-ndp",
+        "the sum of NanoTransport's Table 1 stage latencies, which are parameters",
+    ),
+    (
+        "nt-latency-homa",
+        "the sum of NanoTransport's Table 1 stage latencies, which are parameters",
+    ),
+    (
+        "w2w-8B",
+        "about 52 of its 69 ns are the MAC and serial I/O latencies of the configuration; `fastpath-8B` is the part the model works out",
+    ),
+    (
+        "rdma-read-p50-ns",
+        "600 of its 678 ns are the two configured 300 ns one-way crossings of the network",
+    ),
+    (
+        "rdma-write-p50-ns",
+        "600 of its 679 ns are the two configured 300 ns one-way crossings of the network",
+    ),
+    (
+        "rdma-cas-p50-ns",
+        "600 of its 687 ns are the two configured 300 ns one-way crossings of the network",
+    ),
+    (
+        "rdma-faa-p50-ns",
+        "600 of its 688 ns are the two configured 300 ns one-way crossings of the network",
+    ),
+    (
+        "rdma-indirect-p50-ns",
+        "600 of its 691 ns are the two configured 300 ns one-way crossings of the network",
+    ),
+];
+
+/// Why `key` (or the key it measures again) is mostly configured constants,
+/// or `None` if the model works it out.
+pub fn configured(key: &str) -> Option<&'static str> {
+    let own = |k: &str| {
+        CONFIGURED
+            .iter()
+            .find(|(c, _)| *c == k)
+            .map(|(_, why)| *why)
+    };
+    own(key).or_else(|| {
+        ALTERNATIVE_PREFIXES
+            .iter()
+            .find_map(|p| key.strip_prefix(p))
+            .and_then(own)
+    })
+}
+
+/// Whether a measured ratio shows the published effect. A ratio key (unit
+/// `x`) whose published value is a gain (above 1) or a loss (below 1)
+/// reproduces it only if the measured ratio goes the same way by at least
+/// half as much, in log terms: a ratio of 1.0 (no effect) or a reversed one
+/// is a miss however wide the key's tolerance. Other keys: always true.
+pub fn shows_effect(unit: &str, published: f64, measured: f64) -> bool {
+    if unit != "x" || !(published > 0.0) || published == 1.0 {
+        return true;
+    }
+    if !(measured > 0.0) {
+        return false;
+    }
+    measured.ln() / published.ln() >= 0.5
+}
+
 /// The fixed entry for `key`, if targets.md lists it.
 pub fn published(key: &str) -> Option<&'static Published> {
     PUBLISHED.iter().find(|p| p.key == key)
@@ -573,5 +643,33 @@ mod tests {
         assert_eq!(tolerance("something-else"), DEFAULT_TOLERANCE);
         assert_eq!(published("nt-latency-ndp").unwrap().value, 9.06);
         assert!(published("no-such-key").is_none());
+    }
+
+    #[test]
+    fn configured_keys_are_fixed_keys() {
+        for (k, why) in CONFIGURED {
+            assert!(published(k).is_some(), "{k}");
+            assert!(!why.is_empty(), "{k}");
+        }
+        assert!(configured("w2w-8B").is_some());
+        assert!(configured("proto-nt-latency-ndp").is_some());
+        assert!(configured("fastpath-8B").is_none());
+    }
+
+    #[test]
+    fn a_null_or_reversed_effect_is_not_shown() {
+        // A published gain of 1.75x: 1.0 and 0.9 do not show it, 1.33 (half
+        // the effect in log terms) and more do.
+        assert!(!shows_effect("x", 1.75, 1.0));
+        assert!(!shows_effect("x", 1.75, 0.9));
+        assert!(!shows_effect("x", 1.75, 1.3));
+        assert!(shows_effect("x", 1.75, 1.33));
+        assert!(shows_effect("x", 1.75, 3.0));
+        // A published loss works the other way round.
+        assert!(!shows_effect("x", 0.5, 1.0));
+        assert!(shows_effect("x", 0.5, 0.6));
+        assert!(!shows_effect("x", 1.75, f64::NAN));
+        // Not a ratio key: the band alone decides.
+        assert!(shows_effect("ns", 69.0, 10.0));
     }
 }

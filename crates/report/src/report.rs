@@ -12,6 +12,8 @@ use crate::{published, write_json, ExperimentResult, ReportError, Target, PUBLIS
 
 /// The marker of a result outside its tolerance (or with no value).
 const OFF: &str = "⚠ outside tolerance";
+/// The marker of a ratio key that does not show the published effect.
+const NO_EFFECT: &str = "⚠ effect not shown";
 const NO_VALUE: &str = "⚠ no comparable value";
 
 /// Writes every result's files (as [`ExperimentResult::write`]), then
@@ -51,6 +53,8 @@ struct SummaryEntry<'a> {
     /// Relative tolerance of the key (`published.rs`).
     tolerance: f64,
     within_tolerance: bool,
+    /// Mostly configured constants (`published.rs`'s `CONFIGURED`).
+    configured: bool,
 }
 
 fn summary(results: &[ExperimentResult]) -> Result<BTreeMap<&str, SummaryEntry<'_>>, ReportError> {
@@ -73,6 +77,7 @@ fn summary(results: &[ExperimentResult]) -> Result<BTreeMap<&str, SummaryEntry<'
                 ratio: t.ratio(),
                 tolerance: t.tolerance(),
                 within_tolerance: t.within_tolerance(),
+                configured: t.configured().is_some(),
             };
             out.insert(t.key.as_str(), entry);
         }
@@ -124,7 +129,13 @@ fn cell(s: &str) -> String {
 fn ratio_cell(t: &Target) -> String {
     match t.ratio() {
         None => NO_VALUE.to_string(),
+        r if !t.within_tolerance()
+            && !published::shows_effect(&t.unit, t.published, t.measured) =>
+        {
+            format!("{} {NO_EFFECT}", fmt_ratio(r))
+        }
         r if !t.within_tolerance() => format!("{} {OFF}", fmt_ratio(r)),
+        r if t.configured().is_some() => format!("{} (configured)", fmt_ratio(r)),
         r => fmt_ratio(r),
     }
 }
@@ -184,14 +195,24 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
         "\n```\n\nThe experiments ran side by side: each one's wall-clock time below runs from its \
          start to its end, with others running beside it.\n\n## Summary\n\n",
     );
+    let configured = targets
+        .iter()
+        .filter(|(_, t)| t.configured().is_some())
+        .count();
+    let configured_off = off.iter().filter(|(_, t)| t.configured().is_some()).count();
     let _ = writeln!(
         md,
-        "{} results compared with the papers: {} within their tolerance, {} not. Each key's tolerance, and \
-         why, is in `crates/report/src/published.rs`; keys measured another way (`proto-`, \
-         `lnic-evaluation-`) take the tolerance of the key they measure again.",
-        targets.len(),
-        targets.len() - off.len(),
-        off.len()
+        "{} results reproduced by the model, compared with the papers: {} within their tolerance, {} not. \
+         {} more are mostly configured constants ({} within their tolerance), counted apart. A ratio \
+         key counts only if it shows the published effect: the same direction, at least half as large \
+         (in log terms). Each key's tolerance, and why, and the configured keys are in \
+         `crates/report/src/published.rs`; keys measured another way (`proto-`, `lnic-evaluation-`) \
+         take the tolerance of the key they measure again.",
+        targets.len() - configured,
+        targets.len() - configured - (off.len() - configured_off),
+        off.len() - configured_off,
+        configured,
+        configured - configured_off
     );
     if !off.is_empty() {
         md.push_str("\nOutside their tolerance, or with no measured value (⚠), and why:\n\n");
@@ -230,6 +251,16 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
                 fmt_ratio(t.ratio()),
                 tolerance_cell(t)
             );
+        }
+    }
+    let configured_keys: Vec<_> = targets
+        .iter()
+        .filter_map(|(_, t)| t.configured().map(|why| (t, why)))
+        .collect();
+    if !configured_keys.is_empty() {
+        md.push_str("\nMostly configured constants, not counted as reproduced:\n\n");
+        for (t, why) in configured_keys {
+            let _ = writeln!(md, "- `{}`: {why}", t.key);
         }
     }
     if !missing.is_empty() {
@@ -353,8 +384,11 @@ mod tests {
         assert_eq!(ratio_cell(&target("a", 10.0, 69.0)), format!("0.14 {OFF}"));
         assert_eq!(ratio_cell(&target("a", f64::NAN, 69.0)), NO_VALUE);
         assert_eq!(tolerance_cell(&target("a", 1.0, 1.0)), "0.5-2x");
-        // w2w-8B: within 10 %.
-        assert_eq!(ratio_cell(&target("w2w-8B", 72.5, 69.0)), "1.05");
+        // w2w-8B: within 10 %, and mostly configured constants.
+        assert_eq!(
+            ratio_cell(&target("w2w-8B", 72.5, 69.0)),
+            "1.05 (configured)"
+        );
         assert_eq!(
             ratio_cell(&target("w2w-8B", 80.0, 69.0)),
             format!("1.16 {OFF}")
@@ -366,6 +400,37 @@ mod tests {
             format!("0.94 {OFF}")
         );
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+        // A ratio key within its 0.5-2x band but with no effect, or a
+        // reversed one, is a miss; a gain of the published size is not.
+        let ratio = |measured| Target {
+            unit: "x".into(),
+            ..target("nb-srq-vs-rpcvalet-tput", measured, 1.75)
+        };
+        assert_eq!(ratio_cell(&ratio(1.0)), format!("0.57 {NO_EFFECT}"));
+        assert_eq!(ratio_cell(&ratio(0.9)), format!("0.51 {NO_EFFECT}"));
+        assert_eq!(ratio_cell(&ratio(1.75)), "1.00");
+    }
+
+    #[test]
+    fn configured_keys_are_counted_apart() {
+        let r = ExperimentResult {
+            id: "e".into(),
+            targets: vec![
+                target("w2w-8B", 70.0, 69.0),
+                target("fastpath-8B", 17.0, 17.0),
+                target("trad-loopback-8B", 500.0, 51.0),
+            ],
+            ..Default::default()
+        };
+        let md = markdown(&[r], "", "nanopu reproduce");
+        assert!(
+            md.contains(
+                "2 results reproduced by the model, compared with the papers: 1 within their tolerance, 1 not. \
+                 1 more are mostly configured constants (1 within their tolerance), counted apart."
+            ),
+            "{md}"
+        );
+        assert!(md.contains("- `w2w-8B`: about 52 of its 69 ns"), "{md}");
     }
 
     #[test]
