@@ -590,13 +590,11 @@ pub fn configured(key: &str) -> Option<&'static str> {
 /// half as much, in log terms: a ratio of 1.0 (no effect) or a reversed one
 /// is a miss however wide the key's tolerance. Other keys: always true.
 pub fn shows_effect(unit: &str, published: f64, measured: f64) -> bool {
-    if unit != "x" || !(published > 0.0) || published == 1.0 {
+    let is_effect = unit == "x" && published.is_finite() && published > 0.0 && published != 1.0;
+    if !is_effect {
         return true;
     }
-    if !(measured > 0.0) {
-        return false;
-    }
-    measured.ln() / published.ln() >= 0.5
+    measured.is_finite() && measured > 0.0 && measured.ln() / published.ln() >= 0.5
 }
 
 /// The fixed entry for `key`, if targets.md lists it.
