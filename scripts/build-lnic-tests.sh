@@ -14,8 +14,9 @@
 #   script exits 1 if any failed (the others are still built).
 # Needs: make, riscv64-unknown-elf-gcc/g++ and picolibc-riscv64-unknown-elf
 #   (scripts/setup.sh): the prototype's build used a full RISC-V toolchain;
-#   here the headers come from picolibc and its own syscalls.c supplies the
-#   functions.
+#   here the headers come from picolibc, its own syscalls.c supplies the
+#   functions, and scripts/lnic-shims/ what its C++ programs took from the
+#   toolchain (see below).
 set -euo pipefail
 
 usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -50,11 +51,27 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$src" "$work/tests-lnic"
 extra="-isystem $headers -march=rv64gc_zicsr_zifencei -mabi=lp64d -fno-pie -no-pie -fno-tree-loop-distribute-patterns"
+# C++ (lnic-multi-core-mica, -chain-rep): Debian has no libstdc++ for this
+# target, and the programs use none of it. scripts/lnic-shims/include maps
+# <cstdio> and the like to picolibc's headers; lnic_shim.c supplies sbrk_init,
+# sbrk and the constructor-array walkers the programs call; init_array.ld
+# places the constructor arrays link.ld lacks. The empty libstdc++.a and
+# libgloss.a stand for the libraries g++ names at the end of its link line;
+# picolibc's libc.a and libm.a come from its multilib for rv64gc/lp64d.
+shims=$repo/scripts/lnic-shims
+picolib=/usr/lib/picolibc/riscv64-unknown-elf/lib/rv64imafdc/lp64d
+mkdir -p "$work/shimlib"
+riscv64-unknown-elf-ar rc "$work/shimlib/libstdc++.a"
+riscv64-unknown-elf-ar rc "$work/shimlib/libgloss.a"
+riscv64-unknown-elf-gcc $extra -mcmodel=medany -O2 -ffixed-x30 -ffixed-x31 \
+    -c "$shims/lnic_shim.c" -o "$work/shimlib/lnic_shim.o"
+cxx="riscv64-unknown-elf-g++ -isystem $shims/include -fno-rtti $extra"
+ldflags_mica="-static -nostartfiles -L$work/shimlib -L$picolib -Wl,-T,$shims/init_array.ld $work/shimlib/lnic_shim.o -lgcc"
 mkdir -p "$out"
 failed=0
 for p in "${programs[@]}"; do
     if make -C "$work/tests-lnic" -s "$p.riscv" \
-        GCC="riscv64-unknown-elf-gcc $extra" CXX="riscv64-unknown-elf-g++ $extra" \
+        GCC="riscv64-unknown-elf-gcc $extra" CXX="$cxx" LDFLAGS_MICA="$ldflags_mica" \
         >"$work/$p.log" 2>&1; then
         cp "$work/tests-lnic/$p.riscv" "$out/$p.elf"
         echo "built $p -> $out/$p.elf"

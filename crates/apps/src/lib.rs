@@ -65,6 +65,7 @@ pub mod classifier;
 mod exact;
 pub mod hdsearch;
 pub mod int_proc;
+pub mod lnic_mica;
 pub mod mica;
 pub mod nbody;
 pub mod nn;
@@ -220,6 +221,9 @@ pub enum AppConfig {
     HdSearch(hdsearch::HdSearchConfig),
     /// N-body forces (`sdk/programs/nbody`).
     Nbody(nbody::NbodyConfig),
+    /// The prototype's own MICA server, driven as its load generator drove
+    /// it (`lnic-multi-core-mica`, built by `scripts/build-lnic-tests.sh`).
+    LnicMica(lnic_mica::LnicMicaConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -269,6 +273,7 @@ impl AppConfig {
             AppConfig::Classifier(_) => "classifier",
             AppConfig::HdSearch(_) => "hdsearch",
             AppConfig::Nbody(_) => "nbody",
+            AppConfig::LnicMica(_) => "lnic-mica",
         }
     }
 
@@ -287,6 +292,7 @@ impl AppConfig {
             AppConfig::Classifier(c) => c.validate(),
             AppConfig::HdSearch(c) => c.validate(),
             AppConfig::Nbody(c) => c.validate(),
+            AppConfig::LnicMica(c) => c.validate(),
         }
     }
 
@@ -306,6 +312,7 @@ impl AppConfig {
             AppConfig::Classifier(c) => c.max_request_bytes(),
             AppConfig::HdSearch(c) => c.max_request_bytes(),
             AppConfig::Nbody(c) => c.max_request_bytes(),
+            AppConfig::LnicMica(c) => c.max_request_bytes(),
         }
     }
 
@@ -325,6 +332,7 @@ impl AppConfig {
             AppConfig::Classifier(c) => c.max_request_bytes() as f64,
             AppConfig::HdSearch(c) => c.max_request_bytes() as f64,
             AppConfig::Nbody(c) => c.max_request_bytes() as f64,
+            AppConfig::LnicMica(c) => c.mean_request_bytes(),
         }
     }
 
@@ -344,6 +352,7 @@ impl AppConfig {
             AppConfig::Classifier(c) => Box::new(classifier::ClassifierClient::new(c.clone(), ctx)),
             AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
             AppConfig::Nbody(c) => Box::new(nbody::NbodyClient::new(c.clone(), ctx)),
+            AppConfig::LnicMica(c) => Box::new(lnic_mica::LnicMicaClient::new(c.clone(), ctx)),
         })
     }
 

@@ -9,6 +9,7 @@
 
 mod apps;
 mod apps2;
+mod artifact;
 pub mod boot_seed;
 pub mod cores;
 pub mod erpc;
@@ -142,6 +143,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(transport::experiments());
     all.extend(replication::experiments());
     all.extend(apps::experiments());
+    all.extend(artifact::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
     all.extend(nb_queueing::experiments());

@@ -32,9 +32,10 @@ pub fn experiments() -> Vec<Experiment> {
 /// The environment variable naming the prototype's own program.
 pub const LNIC_EVALUATION_ENV: &str = "NANOPU_LNIC_EVALUATION";
 
-/// The prototype's addresses: node (root) and load generator.
-const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
-const LOAD_GEN_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+/// The prototype's addresses: node (root) and load generator (also the
+/// prototype's other programs', `artifact`).
+pub(crate) const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+pub(crate) const LOAD_GEN_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 /// `fixed_dist_cycles` of the prototype's Figs. 7-8 runs: 500 ns at 3.2 GHz.
 const SERVICE_CYCLES: f64 = 1600.0;
 /// The FireSim switch's iteration (its `linklatency=140` cycles in these

@@ -60,10 +60,17 @@ pub fn model_source(id: &str) -> Option<&'static str> {
              Ethernet's 20 B of preamble and gap (the paper's 380 Mrps does not count them)"
         }
         "mica" | "setalg" | "raft" | "chain" | "rdma" => {
-            "application programs: ours, written from the papers (the artifact's C++ MICA and chain \
-             replication do not build here); core as `loopback-tput-vs-size`; memory below the L1s: rocket-chip \
+            "application programs: ours, written from the papers (`artifact` runs the prototype's own MICA \
+             beside ours); core as `loopback-tput-vs-size`; memory below the L1s: rocket-chip \
              InclusiveCache defaults and DRAM timing assumptions (docs/memory.md); network: nanoPU §5.3 \
              (300 ns switch, 43 ns links)"
+        }
+        "artifact" => {
+            "the prototype's own programs (chipyard tests-lnic/, built unmodified from the user's checkout by \
+             scripts/build-lnic-tests.sh), driven in the request formats of firesim's switch model \
+             (target-design/switch/switch.cc, MICA load type) with its runs' keys and service word \
+             (deploy/workloads/lnic-multi-core-mica/config_lnic_mica_runtime.ini); measured as our versions \
+             are; core and memory as `mica`"
         }
         "othello" | "nn" | "int" | "classifier" | "hdsearch" | "nbody" | "table1" => {
             "application programs: ours (the paper does not describe them: work per request is a guess); core \

@@ -41,9 +41,9 @@ const fn p(
 pub const DEFAULT_TOLERANCE: f64 = 1.0;
 
 /// Prefixes of extra keys that measure a fixed key another way (the
-/// prototype-style flow, the prototype's own program): they take its
+/// prototype-style flow, the prototype's own programs): they take its
 /// published value and tolerance.
-pub const ALTERNATIVE_PREFIXES: &[&str] = &["proto-", "lnic-evaluation-"];
+pub const ALTERNATIVE_PREFIXES: &[&str] = &["proto-", "lnic-evaluation-", "artifact-"];
 
 /// Every fixed key of targets.md, in its order. [`write_report`](crate::write_report)
 /// lists the ones no experiment measured.
