@@ -9,7 +9,9 @@
 # CHIPYARD_DIR: a checkout of https://github.com/l-nic/chipyard at tag
 #   nanoPU-artifact-v1.0 (this repository holds none of its code).
 # OUT_DIR: where PROGRAM.elf files go (default out/lnic-tests).
-# PROGRAM: names without extension (default: every lnic-* source). Each one
+# PROGRAM: names without extension (default: every lnic-* source of
+#   tests-lnic/, and lnic-euclidean-dist, the HD search server of
+#   software/euclidean-dist/, built against tests-lnic/). Each one
 #   that fails to build is reported with the compiler's first error, and the
 #   script exits 1 if any failed (the others are still built).
 # Needs: make, riscv64-unknown-elf-gcc/g++ and picolibc-riscv64-unknown-elf
@@ -21,7 +23,8 @@ set -euo pipefail
 
 usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ $# -ge 1 ] || usage
-src=$1/tests-lnic
+chipyard=$1
+src=$chipyard/tests-lnic
 shift
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$repo/out/lnic-tests}
@@ -39,6 +42,7 @@ else
     for f in "$src"/lnic-*.c "$src"/lnic-*.cc; do
         b=$(basename "$f"); programs+=("${b%.*}")
     done
+    [ -f "$chipyard/software/euclidean-dist/lnic-euclidean-dist.cc" ] && programs+=(lnic-euclidean-dist)
 fi
 
 # Build in a scratch copy with the prototype's Makefile and flags, plus
@@ -69,10 +73,32 @@ cxx="riscv64-unknown-elf-g++ -isystem $shims/include -fno-rtti $extra"
 ldflags_mica="-static -nostartfiles -L$work/shimlib -L$picolib -Wl,-T,$shims/init_array.ld $work/shimlib/lnic_shim.o -lgcc"
 mkdir -p "$out"
 failed=0
+# Programs outside tests-lnic/ (software/), built with tests-lnic's headers,
+# start-up code and link script as their Makefiles' `../../tests` stand for.
+software() {
+    case $1 in
+        lnic-euclidean-dist) echo software/euclidean-dist/lnic-euclidean-dist.cc ;;
+        *) return 1 ;;
+    esac
+}
+build_software() {
+    local p=$1 rel=$2 t=$work/tests-lnic
+    [ -f "$chipyard/$rel" ] || { echo "$chipyard/$rel not found" >"$work/$p.log"; return 1; }
+    make -C "$t" -s crt.o syscalls.o GCC="riscv64-unknown-elf-gcc $extra" >"$work/$p.log" 2>&1 &&
+    $cxx -std=c++11 -Wall -mcmodel=medany -O2 -ffixed-x30 -ffixed-x31 -fno-common \
+        -fno-builtin-printf -fno-use-cxa-atexit -I"$(dirname "$chipyard/$rel")" -I"$t" \
+        -T "$t/link.ld" -static -nostartfiles -nostdlib "$chipyard/$rel" "$t/crt.o" "$t/syscalls.o" -lgcc \
+        -o "$t/$p.riscv" >>"$work/$p.log" 2>&1
+}
 for p in "${programs[@]}"; do
-    if make -C "$work/tests-lnic" -s "$p.riscv" \
-        GCC="riscv64-unknown-elf-gcc $extra" CXX="$cxx" LDFLAGS_MICA="$ldflags_mica" \
-        >"$work/$p.log" 2>&1; then
+    if rel=$(software "$p"); then
+        built() { build_software "$p" "$rel"; }
+    else
+        built() { make -C "$work/tests-lnic" -s "$p.riscv" \
+            GCC="riscv64-unknown-elf-gcc $extra" CXX="$cxx" LDFLAGS_MICA="$ldflags_mica" \
+            >"$work/$p.log" 2>&1; }
+    fi
+    if built; then
         cp "$work/tests-lnic/$p.riscv" "$out/$p.elf"
         echo "built $p -> $out/$p.elf"
     else

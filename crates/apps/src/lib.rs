@@ -65,6 +65,7 @@ pub mod classifier;
 mod exact;
 pub mod hdsearch;
 pub mod int_proc;
+pub mod lnic_hdsearch;
 pub mod lnic_mica;
 pub mod mica;
 pub mod nbody;
@@ -224,6 +225,8 @@ pub enum AppConfig {
     /// The prototype's own MICA server, driven as its load generator drove
     /// it (`lnic-multi-core-mica`, built by `scripts/build-lnic-tests.sh`).
     LnicMica(lnic_mica::LnicMicaConfig),
+    /// The prototype's own HD search server (`lnic-euclidean-dist`).
+    LnicHdsearch(lnic_hdsearch::LnicHdSearchConfig),
 }
 
 /// Parameters an application cannot work with; the message names the key.
@@ -274,6 +277,7 @@ impl AppConfig {
             AppConfig::HdSearch(_) => "hdsearch",
             AppConfig::Nbody(_) => "nbody",
             AppConfig::LnicMica(_) => "lnic-mica",
+            AppConfig::LnicHdsearch(_) => "lnic-hdsearch",
         }
     }
 
@@ -293,6 +297,7 @@ impl AppConfig {
             AppConfig::HdSearch(c) => c.validate(),
             AppConfig::Nbody(c) => c.validate(),
             AppConfig::LnicMica(c) => c.validate(),
+            AppConfig::LnicHdsearch(c) => c.validate(),
         }
     }
 
@@ -313,6 +318,7 @@ impl AppConfig {
             AppConfig::HdSearch(c) => c.max_request_bytes(),
             AppConfig::Nbody(c) => c.max_request_bytes(),
             AppConfig::LnicMica(c) => c.max_request_bytes(),
+            AppConfig::LnicHdsearch(c) => c.max_request_bytes(),
         }
     }
 
@@ -333,6 +339,7 @@ impl AppConfig {
             AppConfig::HdSearch(c) => c.max_request_bytes() as f64,
             AppConfig::Nbody(c) => c.max_request_bytes() as f64,
             AppConfig::LnicMica(c) => c.mean_request_bytes(),
+            AppConfig::LnicHdsearch(c) => c.mean_request_bytes(),
         }
     }
 
@@ -353,6 +360,9 @@ impl AppConfig {
             AppConfig::HdSearch(c) => Box::new(hdsearch::HdSearchClient::new(c.clone(), ctx)),
             AppConfig::Nbody(c) => Box::new(nbody::NbodyClient::new(c.clone(), ctx)),
             AppConfig::LnicMica(c) => Box::new(lnic_mica::LnicMicaClient::new(c.clone(), ctx)),
+            AppConfig::LnicHdsearch(c) => {
+                Box::new(lnic_hdsearch::LnicHdSearchClient::new(c.clone(), ctx))
+            }
         })
     }
 

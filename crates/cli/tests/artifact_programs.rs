@@ -248,5 +248,24 @@ fn artifact_programs_run_unmodified() {
             "10.0.0.1",
         ],
     );
+    // The prototype's HD search (software/euclidean-dist) as the switch
+    // model's EUCLIDEAN_DIST load type drives it: every closest id checked.
+    assert_served(
+        &out,
+        "lnic-euclidean-dist",
+        500,
+        &[
+            "--app",
+            "lnic-hdsearch",
+            "--rate-mrps",
+            "0.2",
+            "--start-messages",
+            "1",
+            "--node-ip",
+            "10.0.0.2",
+            "--client-ip",
+            "10.0.0.1",
+        ],
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -8,12 +8,14 @@
 //! The keys are `artifact-<row>-p50-us` / `-p99-us`, compared with Table 1;
 //! the `table1` summary sets them beside ours.
 //!
-//! Rows run so far: `mica` (`lnic-multi-core-mica`, `--app lnic-mica`).
+//! Rows run so far: `mica` (`lnic-multi-core-mica`, `--app lnic-mica`) and
+//! `hdsearch` (`software/euclidean-dist`, `--app lnic-hdsearch`).
 //! docs/artifact-programs.md says what the other rows need.
 
 use super::prototype_flow::{LOAD_GEN_IP, NODE_IP};
 use super::{Experiment, Runner, Scale};
 use crate::{ensure, Result};
+use nanopu_apps::lnic_hdsearch::LnicHdSearchConfig;
 use nanopu_apps::lnic_mica::LnicMicaConfig;
 use nanopu_apps::AppConfig;
 use nanopu_report::{compared_with, ExperimentResult, Target};
@@ -32,7 +34,6 @@ pub fn experiments() -> Vec<Experiment> {
 /// The environment variable naming the user's chipyard checkout.
 pub const CHIPYARD_ENV: &str = "NANOPU_CHIPYARD";
 
-
 /// One Table 1 row run with the prototype's program.
 struct Row {
     /// The row's name in the keys (`artifact-<row>-p50-us`).
@@ -44,12 +45,20 @@ struct Row {
     start_messages: u32,
 }
 
-const ROWS: &[Row] = &[Row {
-    row: "mica",
-    program: "lnic-multi-core-mica",
-    app: || AppConfig::LnicMica(LnicMicaConfig::default()),
-    start_messages: 1,
-}];
+const ROWS: &[Row] = &[
+    Row {
+        row: "mica",
+        program: "lnic-multi-core-mica",
+        app: || AppConfig::LnicMica(LnicMicaConfig::default()),
+        start_messages: 1,
+    },
+    Row {
+        row: "hdsearch",
+        program: "lnic-euclidean-dist",
+        app: || AppConfig::LnicHdsearch(LnicHdSearchConfig::default()),
+        start_messages: 1,
+    },
+];
 
 fn requests(r: &Runner) -> u64 {
     match r.scale {

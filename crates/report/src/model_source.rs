@@ -68,9 +68,9 @@ pub fn model_source(id: &str) -> Option<&'static str> {
         "artifact" => {
             "the prototype's own programs (chipyard tests-lnic/, built unmodified from the user's checkout by \
              scripts/build-lnic-tests.sh), driven in the request formats of firesim's switch model \
-             (target-design/switch/switch.cc, MICA load type) with its runs' keys and service word \
-             (deploy/workloads/lnic-multi-core-mica/config_lnic_mica_runtime.ini); measured as our versions \
-             are; core and memory as `mica`"
+             (target-design/switch/switch.cc, MICA and EUCLIDEAN_DIST load types) with their runs' keys and \
+             service word (deploy/workloads/lnic-multi-core-mica, lnic-euclidean-dist); measured as our \
+             versions are; core and memory as `mica`"
         }
         "othello" | "nn" | "int" | "classifier" | "hdsearch" | "nbody" | "table1" => {
             "application programs: ours (the paper does not describe them: work per request is a guess); core \
