@@ -123,7 +123,7 @@ impl App for LnicHdSearchClient {
     }
 
     fn reply_tag(&self, reply: &[u64], len: u16) -> Option<u64> {
-        (len >= 24).then(|| reply.get(1).copied()).flatten()
+        crate::lnic_mica::sent_time_tag(reply, len)
     }
 
     fn check(&mut self, req: &Request, reply: &[u64], len: u16) -> Verdict {
@@ -165,11 +165,12 @@ mod tests {
 
     #[test]
     fn ids_outside_the_servers_vectors_are_refused() {
-        let mut c = LnicHdSearchConfig::default();
-        c.max_key = 10_001;
-        assert!(c.validate().is_err());
-        c.max_key = 3;
-        assert!(c.validate().is_err());
+        let with_max = |max_key| LnicHdSearchConfig {
+            max_key,
+            ..Default::default()
+        };
+        assert!(with_max(10_001).validate().is_err());
+        assert!(with_max(3).validate().is_err());
         assert!(LnicHdSearchConfig::default().validate().is_ok());
     }
 }

@@ -132,6 +132,13 @@ pub fn cityhash(key: [u64; 2]) -> u64 {
     hash_len16(c, d, mul)
 }
 
+/// The tag of a reply of the prototype's servers, which echo the switch
+/// model's `[service time, sent time]` header: the sent-time word, where
+/// the clients put the tag. A server's 16 B start message is no reply.
+pub fn sent_time_tag(reply: &[u64], len: u16) -> Option<u64> {
+    (len >= 24).then(|| reply.get(1).copied()).flatten()
+}
+
 /// Key `k`'s value as the server stores it.
 pub fn value(k: u64) -> [u64; VALUE_WORDS] {
     let mut v = [0; VALUE_WORDS];
@@ -173,10 +180,8 @@ impl App for LnicMicaClient {
         Request::words(0, self.cfg.context, words, k)
     }
 
-    /// The tag is the sent-time word. The server's 16 B start message is
-    /// no reply.
     fn reply_tag(&self, reply: &[u64], len: u16) -> Option<u64> {
-        (len >= 24).then(|| reply.get(1).copied()).flatten()
+        sent_time_tag(reply, len)
     }
 
     fn check(&mut self, req: &Request, reply: &[u64], len: u16) -> Verdict {

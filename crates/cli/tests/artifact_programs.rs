@@ -65,6 +65,17 @@ fn assert_served(out: &Path, program: &str, count: u32, args: &[&str]) {
     );
 }
 
+/// The prototype's servers of Table 1: at 10.0.0.2, ready when they have
+/// sent one start message to their load generator at 10.0.0.1.
+const SERVER_STARTS: &[&str] = &[
+    "--start-messages",
+    "1",
+    "--node-ip",
+    "10.0.0.2",
+    "--client-ip",
+    "10.0.0.1",
+];
+
 // The CONFIG message `[0, number of DATA messages, start]` most of these
 // programs wait for first.
 const CONFIG: &str = r#"first=[[0,"count","start"]]"#;
@@ -240,13 +251,11 @@ fn artifact_programs_run_unmodified() {
             "100",
             "--rate-mrps",
             "0.5",
-            "--start-messages",
-            "1",
-            "--node-ip",
-            "10.0.0.2",
-            "--client-ip",
-            "10.0.0.1",
-        ],
+        ]
+        .iter()
+        .chain(SERVER_STARTS)
+        .copied()
+        .collect::<Vec<_>>(),
     );
     // The prototype's HD search (software/euclidean-dist) as the switch
     // model's EUCLIDEAN_DIST load type drives it: every closest id checked.
@@ -254,18 +263,11 @@ fn artifact_programs_run_unmodified() {
         &out,
         "lnic-euclidean-dist",
         500,
-        &[
-            "--app",
-            "lnic-hdsearch",
-            "--rate-mrps",
-            "0.2",
-            "--start-messages",
-            "1",
-            "--node-ip",
-            "10.0.0.2",
-            "--client-ip",
-            "10.0.0.1",
-        ],
+        &["--app", "lnic-hdsearch", "--rate-mrps", "0.2"]
+            .iter()
+            .chain(SERVER_STARTS)
+            .copied()
+            .collect::<Vec<_>>(),
     );
     let _ = std::fs::remove_dir_all(&out);
 }
