@@ -206,8 +206,8 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
          {} more are mostly configured constants ({} within their tolerance), counted apart. A ratio \
          key counts only if it shows the published effect: the same direction, at least half as large \
          (in log terms). Each key's tolerance, and why, and the configured keys are in \
-         `crates/report/src/published.rs`; keys measured another way (`proto-`, `lnic-evaluation-`) \
-         take the tolerance of the key they measure again.",
+         `crates/report/src/published.rs`; keys measured another way (`proto-`, `lnic-evaluation-`, \
+         `artifact-`) take the tolerance of the key they measure again.",
         targets.len() - configured,
         targets.len() - configured - (off.len() - configured_off),
         off.len() - configured_off,
@@ -239,9 +239,14 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
                 );
                 continue;
             }
+            let effect = if published::shows_effect(&t.unit, t.published, t.measured) {
+                ""
+            } else {
+                " (the published effect is not shown)"
+            };
             let _ = writeln!(
                 md,
-                "- `{}` ({}): measured {} {}, published {} {} — ratio {}, tolerance {}. {why}",
+                "- `{}` ({}): measured {} {}, published {} {} — ratio {}, tolerance {}{effect}. {why}",
                 t.key,
                 r.id,
                 fmt_num(t.measured),
@@ -431,6 +436,19 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("- `w2w-8B`: about 52 of its 69 ns"), "{md}");
+        let no_effect = ExperimentResult {
+            id: "nb".into(),
+            targets: vec![Target {
+                unit: "x".into(),
+                ..target("nb-srq-vs-rpcvalet-tput", 0.9, 1.75)
+            }],
+            ..Default::default()
+        };
+        let md = markdown(&[no_effect], "", "nanopu reproduce");
+        assert!(
+            md.contains("tolerance 0.5-2x (the published effect is not shown)."),
+            "{md}"
+        );
     }
 
     #[test]
