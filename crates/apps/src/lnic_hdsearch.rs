@@ -18,9 +18,12 @@
 //! | 19.. | `n` distinct vector ids, uniform in `1..=10000`, ascending (a `std::set`) |
 //!
 //! The reply is `[service time, tag, the id of the closest candidate]`
-//! (24 B). The server's 10,000 vectors are all ones at boot, so every
+//! (24 B). The prototype's 10,000 vectors are all ones at boot, so every
 //! candidate is as close as any other and the server keeps the first, the
-//! smallest id: that is the oracle.
+//! smallest id: that is the oracle for `vectors = "ones"`. Our version of
+//! the program (`sdk/programs/hd_distance`, `vectors = "generated"`) holds
+//! generated vectors ([`vector_coord`]) and gets a random query, so the
+//! oracle computes the distances.
 
 use crate::exact::expect_words;
 use crate::{invalid, App, AppContext, AppError, AppRng, Request, Verdict};
@@ -33,6 +36,41 @@ pub const VECTORS: u64 = 10_000;
 pub const QUERY_WORDS: usize = 16;
 /// The most candidates a request carries.
 pub const MAX_CANDIDATES: usize = 5;
+/// Dimensions of a vector (`u16` each).
+pub const DIMS: usize = 64;
+
+/// The server's vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Vectors {
+    /// All ones, the query bytes of 1: the prototype's program and load
+    /// generator.
+    Ones,
+    /// [`vector_coord`], a random query: `sdk/programs/hd_distance`.
+    Generated,
+}
+
+/// Dimension `d` of vector `i` (0-based: id `i + 1`) of
+/// `sdk/programs/hd_distance`: 0-255 in a 16-bit field, so the program's
+/// int arithmetic (the prototype's) cannot overflow.
+pub fn vector_coord(i: u64, d: u64) -> u16 {
+    (crate::splitmix64(i * DIMS as u64 + d) & 0xff) as u16
+}
+
+/// A generated query's fields are 0-255 too.
+const QUERY_FIELD_MASK: u64 = 0x00ff_00ff_00ff_00ff;
+
+/// The squared distance from `query` (16 words of four `u16`, least
+/// significant first) to generated vector `id`.
+fn dist_squared(query: &[u64], id: u64) -> u64 {
+    (0..DIMS as u64)
+        .map(|d| {
+            let q = (query[d as usize / 4] >> (16 * (d % 4))) as u16;
+            let g = q as i64 - vector_coord(id - 1, d) as i64;
+            (g * g) as u64
+        })
+        .sum()
+}
 
 /// The prototype's HD search workload (`--app lnic-hdsearch`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,6 +85,9 @@ pub struct LnicHdSearchConfig {
     pub max_key: u64,
     /// The context the server listens on (`ONE_CONTEXT_ONE_CORE`: 0).
     pub context: u16,
+    /// The server's vectors: `ones` (the prototype's program) or
+    /// `generated` (`sdk/programs/hd_distance`).
+    pub vectors: Vectors,
 }
 
 impl Default for LnicHdSearchConfig {
@@ -56,6 +97,7 @@ impl Default for LnicHdSearchConfig {
             min_key: 1,
             max_key: VECTORS,
             context: 0,
+            vectors: Vectors::Ones,
         }
     }
 }
@@ -115,11 +157,31 @@ impl App for LnicHdSearchClient {
         ids[..have].sort_unstable();
         let mut words = Vec::with_capacity(3 + QUERY_WORDS + have);
         words.extend_from_slice(&[self.cfg.service_cycles, tag]);
-        words.extend_from_slice(&[0x0101_0101_0101_0101; QUERY_WORDS]);
+        match self.cfg.vectors {
+            Vectors::Ones => words.extend_from_slice(&[0x0101_0101_0101_0101; QUERY_WORDS]),
+            Vectors::Generated => {
+                words.extend((0..QUERY_WORDS).map(|_| rng.random::<u64>() & QUERY_FIELD_MASK))
+            }
+        }
         words.push(n);
         words.extend_from_slice(&ids[..have]);
-        // The oracle's answer: the first (smallest) candidate.
-        Request::words(0, self.cfg.context, words, ids[0])
+        // The oracle's answer: the first of the closest candidates (with
+        // all-ones vectors, the first one).
+        let closest = match self.cfg.vectors {
+            Vectors::Ones => ids[0],
+            Vectors::Generated => {
+                let query = &words[2..2 + QUERY_WORDS];
+                let mut best = (u64::MAX, 0);
+                for &id in &ids[..have] {
+                    let d = dist_squared(query, id);
+                    if d < best.0 {
+                        best = (d, id);
+                    }
+                }
+                best.1
+            }
+        };
+        Request::words(0, self.cfg.context, words, closest)
     }
 
     fn reply_tag(&self, reply: &[u64], len: u16) -> Option<u64> {
@@ -150,7 +212,7 @@ mod tests {
             assert_eq!(ids.len(), n);
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
             assert!(ids.iter().all(|&i| (1..=VECTORS).contains(&i)));
-            assert_eq!(r.note, ids[0]);
+            assert_eq!(r.note, ids[0], "all-ones vectors: the first is the closest");
             assert_eq!(r.len as usize, 8 * (3 + QUERY_WORDS + n));
             counts[n] += 1;
         }
@@ -161,6 +223,41 @@ mod tests {
             c.check(&r, &[1600, 9, r.note + 1], 24),
             Verdict::Wrong(_)
         ));
+    }
+
+    #[test]
+    fn generated_vectors_make_the_oracle_search() {
+        let cfg = LnicHdSearchConfig {
+            vectors: Vectors::Generated,
+            ..Default::default()
+        };
+        let mut c = LnicHdSearchClient::new(cfg, AppContext::SINGLE);
+        let mut rng = AppRng::seed_from_u64(5);
+        let mut not_first = 0;
+        for tag in 0..200 {
+            let r = c.next_request(tag, &mut rng);
+            let query = &r.payload[2..2 + QUERY_WORDS];
+            let ids = &r.payload[3 + QUERY_WORDS..];
+            let best = ids.iter().map(|&id| dist_squared(query, id)).min().unwrap();
+            let first_best = *ids
+                .iter()
+                .find(|&&id| dist_squared(query, id) == best)
+                .unwrap();
+            assert_eq!(r.note, first_best);
+            not_first += usize::from(r.note != ids[0]);
+        }
+        assert!(
+            not_first > 50,
+            "the answer depends on the data: {not_first}"
+        );
+        // One dimension by hand: field j of word w is dimension 4w + j.
+        let mut q = [0u64; QUERY_WORDS];
+        q[0] = u64::from(vector_coord(6, 1)) << 16;
+        let d: u64 = (0..DIMS as u64)
+            .filter(|&d| d != 1)
+            .map(|d| u64::from(vector_coord(6, d)).pow(2))
+            .sum();
+        assert_eq!(dist_squared(&q, 7), d);
     }
 
     #[test]

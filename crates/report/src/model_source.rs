@@ -72,7 +72,12 @@ pub fn model_source(id: &str) -> Option<&'static str> {
              service word (deploy/workloads/lnic-multi-core-mica, lnic-euclidean-dist); measured as our \
              versions are; core and memory as `mica`"
         }
-        "othello" | "nn" | "int" | "classifier" | "hdsearch" | "nbody" | "table1" => {
+        "hdsearch" => {
+            "application program: ours, with the prototype's HD search workload (chipyard \
+             software/euclidean-dist: 10,000 vectors of 64 u16, 2-5 candidates a request from firesim \
+             switch.cc's EUCLIDEAN_DIST load); core as `loopback-tput-vs-size`; memory: docs/memory.md"
+        }
+        "othello" | "nn" | "int" | "classifier" | "nbody" | "table1" => {
             "application programs: ours (the paper does not describe them: work per request is a guess); core \
              as `loopback-tput-vs-size`; memory: docs/memory.md"
         }

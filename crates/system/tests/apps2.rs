@@ -1,11 +1,12 @@
 //! The part-2 applications of Table 1 (Othello, NN inference, INT
-//! processing, packet classifier, HD search, N-body) driven by the load
+//! processing, packet classifier, HD search (both versions), N-body) driven by the load
 //! generator: every reply checked by the application's oracle, on one node
 //! and in a cluster.
 
 use nanopu_apps::classifier::ClassifierConfig;
 use nanopu_apps::hdsearch::HdSearchConfig;
 use nanopu_apps::int_proc::IntConfig;
+use nanopu_apps::lnic_hdsearch::{LnicHdSearchConfig, Vectors};
 use nanopu_apps::nbody::NbodyConfig;
 use nanopu_apps::nn::NnConfig;
 use nanopu_apps::othello::OthelloConfig;
@@ -184,6 +185,23 @@ fn hd_search_returns_the_exact_nearest_neighbours() {
             load(app.clone(), 200, LoadMode::Open { rate_mrps: 0.01 }),
         );
         assert_all_right(&format!("hdsearch on {cores} cores"), &r, 200);
+    }
+}
+
+#[test]
+fn hd_distance_returns_the_closest_candidate_as_the_prototypes_program_does() {
+    let app = AppConfig::LnicHdsearch(LnicHdSearchConfig {
+        vectors: Vectors::Generated,
+        ..LnicHdSearchConfig::default()
+    });
+    for cores in [1, 4] {
+        let r = one_node(
+            "hd_distance",
+            NicKind::Nanopu,
+            cores,
+            load(app.clone(), 300, LoadMode::Open { rate_mrps: 0.2 }),
+        );
+        assert_all_right(&format!("hd_distance on {cores} cores"), &r, 300);
     }
 }
 
