@@ -4,8 +4,12 @@ what `nanopu experiment` writes; the command finds (or names) the interpreter.""
 import os
 import subprocess
 import sys
+import time
 
 import pandas as pd
+import pytest
+
+import nanopu
 
 from conftest import REPO, run_cli
 
@@ -37,3 +41,41 @@ def test_ray_backend_without_python_is_a_clear_error(cli, tmp_path):
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 125
     assert "cannot start" in p.stderr and "--backend ray" in p.stderr
+
+
+def test_a_bad_ray_address_is_one_error_line(cli, tmp_path):
+    env = dict(os.environ, NANOPU_PYTHON=sys.executable)
+    for address, want in [
+        ("not an address", "Ray address 'not an address': expected HOST:PORT"),
+        ("10.0.0.1:99999", "expected HOST:PORT"),
+        ("127.0.0.1:1", "Ray address 127.0.0.1:1: cannot connect"),
+    ]:
+        start = time.monotonic()
+        p = subprocess.run([str(cli), "experiment", "w2w-8B", "--backend", "ray", "--address", address,
+                            "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 125, p.stderr
+        assert p.stderr.startswith("error: ") and want in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert time.monotonic() - start < 60
+
+
+def test_a_ray_address_that_does_not_answer_times_out(monkeypatch):
+    import importlib
+    import socket
+
+    sweep = importlib.import_module("nanopu.sweep")
+
+    def never(*args, timeout=None, **kwargs):
+        assert timeout == 0.5
+        raise socket.timeout("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", never)
+    monkeypatch.setenv("NANOPU_RAY_TIMEOUT_S", "0.5")
+    with pytest.raises(nanopu.NanopuError, match=r"no answer within 0\.5 s"):
+        nanopu.sweep([{"program": "loopback"}], backend="ray", address="10.1.2.3:6379", progress=False)
+    monkeypatch.setenv("NANOPU_RAY_TIMEOUT_S", "forever")
+    with pytest.raises(nanopu.NanopuError, match="NANOPU_RAY_TIMEOUT_S=forever"):
+        sweep.check_ray_address("10.1.2.3:6379")
+    assert sweep.ray_endpoint("ray://head:10001") == ("head", 10001)
+    assert sweep.ray_endpoint("[::1]:6379") == ("::1", 6379)
+    assert sweep.ray_endpoint("auto") is None
