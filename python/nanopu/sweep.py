@@ -132,7 +132,8 @@ def check_ray_address(address: str) -> None:
     import socket
 
     try:
-        socket.create_connection(endpoint, timeout=timeout).close()
+        with socket.create_connection(endpoint, timeout=timeout) as conn:
+            speaks_grpc = _answers_http2(conn)
     except socket.timeout:
         raise _native.NanopuError(
             f"Ray address {address}: no answer within {timeout:g} s (NANOPU_RAY_TIMEOUT_S); "
@@ -144,6 +145,31 @@ def check_ray_address(address: str) -> None:
             f"Ray address {address}: cannot connect ({reason}); is the cluster's head "
             "(`ray start --head`) running there?"
         ) from None
+
+
+    if not speaks_grpc:
+        raise _native.NanopuError(
+            f"Ray address {address}: what answers there is not a Ray cluster (no gRPC); "
+            "give the head's GCS address (`ray start --head` prints it)"
+        )
+
+
+#: An HTTP/2 client's first bytes: the preface and an empty SETTINGS frame.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _answers_http2(conn) -> bool:
+    """Whether the server on ``conn`` answers an HTTP/2 preface with a
+    SETTINGS frame, as a gRPC server (Ray's GCS, its client server) does.
+    Ray's own client retries for ever against anything else."""
+    conn.sendall(_HTTP2_HELLO)
+    head = b""
+    while len(head) < 9:
+        chunk = conn.recv(9 - len(head))
+        if not chunk:
+            return False
+        head += chunk
+    return head[3] == 4  # the frame type: SETTINGS
 
 
 def _ray(address: Optional[str], workers: Optional[int]):

@@ -59,20 +59,35 @@ def test_a_bad_ray_address_is_one_error_line(cli, tmp_path):
         assert time.monotonic() - start < 60
 
 
-def test_a_ray_address_that_does_not_answer_times_out(monkeypatch):
+def test_a_ray_address_that_is_not_ray_is_an_error_within_the_timeout(monkeypatch):
+    """Ray itself retries for ever against a port that accepts but is not
+    its GCS; nanopu gives up after NANOPU_RAY_TIMEOUT_S with one message."""
     import importlib
     import socket
+    import threading
 
     sweep = importlib.import_module("nanopu.sweep")
-
-    def never(*args, timeout=None, **kwargs):
-        assert timeout == 0.5
-        raise socket.timeout("timed out")
-
-    monkeypatch.setattr(socket, "create_connection", never)
     monkeypatch.setenv("NANOPU_RAY_TIMEOUT_S", "0.5")
-    with pytest.raises(nanopu.NanopuError, match=r"no answer within 0\.5 s"):
-        nanopu.sweep([{"program": "loopback"}], backend="ray", address="10.1.2.3:6379", progress=False)
+    for answer, want in [(None, r"no answer within 0\.5 s"), (b"HTTP/1.1 400 Bad Request\r\n\r\n", "not a Ray cluster")]:
+        server = socket.create_server(("127.0.0.1", 0))
+        port = server.getsockname()[1]
+
+        def serve(server=server, answer=answer):
+            conn, _ = server.accept()
+            if answer:
+                conn.recv(100)
+                conn.sendall(answer)
+                conn.close()
+            else:
+                time.sleep(2)  # silent
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        start = time.monotonic()
+        with pytest.raises(nanopu.NanopuError, match=want):
+            nanopu.sweep([{"program": "loopback"}], backend="ray", address=f"127.0.0.1:{port}", progress=False)
+        assert time.monotonic() - start < 5
+        server.close()
     monkeypatch.setenv("NANOPU_RAY_TIMEOUT_S", "forever")
     with pytest.raises(nanopu.NanopuError, match="NANOPU_RAY_TIMEOUT_S=forever"):
         sweep.check_ray_address("10.1.2.3:6379")

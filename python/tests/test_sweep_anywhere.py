@@ -181,3 +181,12 @@ def test_an_error_in_a_point_is_the_point_s_error():
 def test_bad_worker_counts_are_config_errors(workers):
     with pytest.raises(nanopu.ConfigError, match="workers="):
         nanopu.sweep([{"program": "loopback", "count": 100}], backend="local", workers=workers, progress=False)
+
+
+def test_the_readme_example_in_ipython_gives_the_guarded_frame(guarded, tmp_path):
+    pytest.importorskip("IPython")
+    script = tmp_path / "example.py"
+    script.write_text(readme_example())
+    df = run_python(["-m", "IPython", "--quick", "--no-banner", "--simple-prompt", "-c",
+                     f"exec(open({str(script)!r}).read())"], tmp_path / "df.pkl")
+    pd.testing.assert_frame_equal(df, guarded)
