@@ -223,6 +223,7 @@ impl<'s> Session<'s> {
     pub fn new(stream: TcpStream, interrupt: &'s AtomicBool) -> Result<Session<'s>> {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(IDLE_POLL))?;
+        stream.set_write_timeout(Some(IDLE_POLL))?;
         Ok(Session {
             stream,
             framer: Framer::default(),
@@ -248,9 +249,26 @@ impl<'s> Session<'s> {
         if let Some(start) = bytes.iter().rposition(|&b| b == b'$') {
             self.last_packet = bytes[start..].to_vec();
         }
-        if let Err(e) = Write::write_all(&mut self.stream, bytes) {
-            // gdb went away; the next read says so.
-            eprintln!("gdb: cannot write to the connection: {e}");
+        // Bounded waits (a gdb that does not read must not block Ctrl-C).
+        let mut rest = bytes;
+        while !rest.is_empty() && !self.interrupt.load(Ordering::Relaxed) {
+            match Write::write(&mut self.stream, rest) {
+                Ok(0) => break,
+                Ok(n) => rest = &rest[n..],
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) =>
+                {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => {
+                    // gdb went away; the next read says so.
+                    eprintln!("gdb: cannot write to the connection: {e}");
+                    break;
+                }
+            }
         }
         Ok(())
     }
