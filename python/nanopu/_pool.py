@@ -93,19 +93,25 @@ def _interpreter() -> str:
 
 class _Worker:
     def __init__(self, argv: List[str], env: dict):
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
-            # Its own session: a terminal's Ctrl-C goes to the caller only,
-            # which then stops the workers itself.
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+                # Its own session: a terminal's Ctrl-C goes to the caller only,
+                # which then stops the workers itself.
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise _native.NanopuError(f"cannot start a worker process ({argv[0]}): {e}") from None
         self.task: Optional[int] = None
 
     def send(self, task: int, payload: bytes) -> None:
         self.task = task
         assert self.proc.stdin is not None
-        self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died: reading its answer says how
 
     def stop(self, kill: bool) -> None:
         """Ends the worker and reaps it: at once (``kill``), else it exits

@@ -190,3 +190,9 @@ def test_the_readme_example_in_ipython_gives_the_guarded_frame(guarded, tmp_path
     df = run_python(["-m", "IPython", "--quick", "--no-banner", "--simple-prompt", "-c",
                      f"exec(open({str(script)!r}).read())"], tmp_path / "df.pkl")
     pd.testing.assert_frame_equal(df, guarded)
+
+
+def test_a_worker_that_dies_is_a_clear_error():
+    # os._exit is importable (posix._exit): the worker ends with status 3.
+    with pytest.raises(nanopu.NanopuError, match="a worker process exited with status 3 while running item 0"):
+        sweep_module.map_tasks(os._exit, [(3,)], backend="local", progress=False)
