@@ -343,6 +343,8 @@ fn malformed_and_unsupported_packets_get_answers_and_the_session_goes_on() {
         "T",
         "qXfer",
         "Hz",
+        "Hg-1",
+        "T-1",
         "m",
         "Z0",
         "vCont;x",

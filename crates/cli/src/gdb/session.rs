@@ -461,6 +461,8 @@ impl<'s> Session<'s> {
             Err(Failure::Target(e)) => Err(e.into()),
             Err(Failure::Protocol(why)) => {
                 let shown = String::from_utf8_lossy(&frame[..frame.len().min(64)]).into_owned();
+                // gdbstub's first sentence (what follows asks for bug reports).
+                let why = why.split(['.', '!']).next().unwrap_or_default();
                 eprintln!("gdb: packet {shown:?} not supported ({why}); answered empty");
                 self.unsupported()?;
                 self.rebuild(target)
