@@ -42,16 +42,23 @@ fn catch_signals() -> Result<()> {
 /// Waits for the child, passing on a signal this process receives; returns
 /// its exit status, or ends this process as the signal asks.
 fn wait_for(mut child: Child) -> Result<u8> {
+    let status_of = |status: std::process::ExitStatus| {
+        status
+            .code()
+            .map_or(crate::EXIT_SIM_ERROR, |c| c.clamp(0, 255) as u8)
+    };
     loop {
         if let Some(status) = child.try_wait().context("waiting for the Python side")? {
-            return Ok(status
-                .code()
-                .map_or(crate::EXIT_SIM_ERROR, |c| c.clamp(0, 255) as u8));
+            return Ok(status_of(status));
         }
         let sig = SIGNAL.load(Ordering::SeqCst);
         if sig != 0 {
-            stop_child(&mut child, sig);
+            let own = stop_child(&mut child, sig);
             if sig == libc::SIGINT {
+                if let Some(status) = own {
+                    // It saw the Ctrl-C too and said so.
+                    return Ok(status_of(status));
+                }
                 eprintln!("interrupted (Ctrl-C)");
                 return Ok(crate::run::EXIT_INTERRUPTED);
             }
@@ -69,12 +76,12 @@ fn wait_for(mut child: Child) -> Result<u8> {
 
 /// Passes `sig` to the child, then kills it if it has not ended in [`GRACE`].
 /// A Ctrl-C at a terminal reaches the child too: it gets a moment to stop
-/// on its own first, so that it is not interrupted twice.
-fn stop_child(child: &mut Child, sig: i32) {
+/// on its own first, so that it is not interrupted twice (its status then).
+fn stop_child(child: &mut Child, sig: i32) -> Option<std::process::ExitStatus> {
     let own = Instant::now() + Duration::from_millis(300);
     while Instant::now() < own {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -83,13 +90,14 @@ fn stop_child(child: &mut Child, sig: i32) {
     let until = Instant::now() + GRACE;
     while Instant::now() < until {
         if let Ok(Some(_)) = child.try_wait() {
-            return;
+            return None;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     eprintln!("the Python side did not stop within {GRACE:?} of the signal: killing it");
     let _ = child.kill();
     let _ = child.wait();
+    None
 }
 
 /// Where an experiment's points run.
