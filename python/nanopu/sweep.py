@@ -172,6 +172,44 @@ def _answers_http2(conn) -> bool:
     return head[3] == 4  # the frame type: SETTINGS
 
 
+#: Set when a Ray connection was abandoned (its thread still retrying):
+#: ``python -m nanopu`` then exits without Ray's exit handlers.
+_ray_abandoned = False
+
+
+def _ray_init_bounded(ray, address: str) -> None:
+    """``ray.init(address=...)`` that gives up (a one-line NanopuError)
+    after several probe timeouts: Ray retries a gRPC server that is not its
+    GCS for ever. The attempt goes on in a daemon thread, abandoned."""
+    import threading
+
+    global _ray_abandoned
+    outcome: List[BaseException] = []
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except BaseException as e:  # handed to the caller
+            outcome.append(e)
+
+    limit = max(30.0, 3 * _ray_timeout())
+    t = threading.Thread(target=connect, name="nanopu-ray-init", daemon=True)
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        _ray_abandoned = True
+        raise _native.NanopuError(
+            f"Ray address {address}: Ray did not connect within {limit:g} s (3 x NANOPU_RAY_TIMEOUT_S, at "
+            "least 30 s); is it the head's GCS port of a running cluster of the same Ray version?"
+        )
+    if outcome:
+        e = outcome[0]
+        if isinstance(e, (ConnectionError, RuntimeError, ValueError, TimeoutError)):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise _native.NanopuError(f"Ray address {address}: {first}") from None
+        raise e
+
+
 def _ray(address: Optional[str], workers: Optional[int]):
     """Ray, initialized: the cluster at ``address`` (or ``RAY_ADDRESS``),
     else a local instance of ``workers`` CPUs bound to 127.0.0.1."""
@@ -184,11 +222,7 @@ def _ray(address: Optional[str], workers: Optional[int]):
         raise _native.NanopuError("the ray backend needs Ray: pip install 'ray[default]'") from e
     if not ray.is_initialized():
         if address:
-            try:
-                ray.init(address=address, log_to_driver=False)
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                raise _native.NanopuError(f"Ray address {address}: {first}") from None
+            _ray_init_bounded(ray, address)
         else:
             # Ray's own servers ignore the node address for their listening
             # sockets (docs/python.md): say so rather than open ports silently.
@@ -335,6 +369,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     except _native.NanopuError as e:
         print(f"error: {e}", file=sys.stderr)
+        if _ray_abandoned:  # Ray's exit handlers would wait for it
+            sys.stderr.flush()
+            os._exit(125)
         return 125
     except KeyboardInterrupt:
         print("interrupted (Ctrl-C)", file=sys.stderr)
