@@ -192,15 +192,15 @@ def _ray_init_bounded(ray, address: str) -> None:
         except BaseException as e:  # handed to the caller
             outcome.append(e)
 
-    limit = max(30.0, 3 * _ray_timeout())
+    limit = 3 * _ray_timeout()
     t = threading.Thread(target=connect, name="nanopu-ray-init", daemon=True)
     t.start()
     t.join(limit)
     if t.is_alive():
         _ray_abandoned = True
         raise _native.NanopuError(
-            f"Ray address {address}: Ray did not connect within {limit:g} s (3 x NANOPU_RAY_TIMEOUT_S, at "
-            "least 30 s); is it the head's GCS port of a running cluster of the same Ray version?"
+            f"Ray address {address}: Ray did not connect within {limit:g} s (3 x NANOPU_RAY_TIMEOUT_S); "
+            "is it the head's GCS port of a running cluster of the same Ray version?"
         )
     if outcome:
         e = outcome[0]

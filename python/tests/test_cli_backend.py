@@ -94,3 +94,33 @@ def test_a_ray_address_that_is_not_ray_is_an_error_within_the_timeout(monkeypatc
     assert sweep.ray_endpoint("ray://head:10001") == ("head", 10001)
     assert sweep.ray_endpoint("[::1]:6379") == ("::1", 6379)
     assert sweep.ray_endpoint("auto") is None
+
+
+def test_a_grpc_server_that_is_not_ray_is_an_error_within_three_timeouts(cli, tmp_path):
+    """It answers HTTP/2 (so the probe passes) but never as Ray's GCS: Ray
+    alone would retry for ever."""
+    pytest.importorskip("ray")
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(100)
+            conn.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))  # SETTINGS, then silence
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = dict(os.environ, NANOPU_PYTHON=sys.executable, NANOPU_RAY_TIMEOUT_S="2")
+    start = time.monotonic()
+    p = subprocess.run([str(cli), "experiment", "w2w-8B", "--backend", "ray", "--address",
+                        f"127.0.0.1:{server.getsockname()[1]}", "--out", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    server.close()
+    assert p.returncode == 125, p.stderr
+    assert "error: Ray address 127.0.0.1:" in p.stderr and "did not connect within 6 s" in p.stderr, p.stderr
+    assert time.monotonic() - start < 60
