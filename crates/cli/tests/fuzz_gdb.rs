@@ -234,9 +234,10 @@ fn session(pieces: &[Piece]) -> Result<(), TestCaseError> {
                 got.extend_from_slice(&buf[..n]);
             }
         }
-        // Whatever state it is in: stop it, ask why, get a stop reply.
+        // Whatever state it is in: end a packet left open (0x03 inside one
+        // is data), stop it, ask why, get a stop reply.
         got.clear();
-        s.write_all(&[0x03]).unwrap();
+        s.write_all(b"#00\x03").unwrap();
         std::thread::sleep(Duration::from_millis(50));
         s.write_all(&packet(b"?")).unwrap();
         read_until(&mut s, &mut got, b"$T")?;
