@@ -27,6 +27,11 @@ HART_COLUMNS = ["cycles", "instret", "icache_misses", "dcache_misses", "branch_m
                 "interrupts", "idle_cycles", "idle_instret"]
 
 
+#: The native records' keys in ``nanopu net --csv``'s order (``latency_ns``
+#: is added after ``delivered_ns``), then ``deliveries`` (not in the CSV).
+_RECORD_KEYS = ["message", "from", "to", "bytes", "sent_ns", "delivered_ns", "failed", "reply_ns", "deliveries"]
+
+
 def _harts(rows: list) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     order = [c for c in HART_COLUMNS if c in df.columns] + [c for c in df.columns if c not in HART_COLUMNS]
@@ -169,6 +174,8 @@ def load_config(
         new["warmup"] = int(warmup)
     else:
         new["warmup"] = min(base["warmup"], max(new["count"] - 1, 0))
+    if contexts is not None and len(contexts) == 0:
+        raise _native.ConfigError("contexts=[]: expected at least one context (as --contexts), or leave it out")
     if contexts:
         new["context"], new["extra_contexts"] = int(contexts[0]), [int(c) for c in contexts[1:]]
     elif context is not None:
@@ -257,7 +264,7 @@ def net(
                 cfg.to_toml(), int(until_us), cb, None if timeline is None else str(timeline), int(timeline_sample)
             )
         )
-    records = pd.DataFrame(raw.pop("records"))
+    records = pd.DataFrame(raw.pop("records"), columns=_RECORD_KEYS)
     for column in ("delivered_ns", "reply_ns"):  # NaN: never delivered, no reply
         records[column] = records[column].astype("float64")
     records.insert(

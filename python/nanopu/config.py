@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
@@ -30,6 +32,31 @@ def _drop_none(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_drop_none(v) for v in value]
     return value
+
+
+#: TOML's integers (signed 64-bit): what a configuration can hold.
+TOML_INT_MIN, TOML_INT_MAX = -(2**63), 2**63 - 1
+
+
+def _check_values(value: Any, path: str = "") -> None:
+    """A ConfigError naming the key of a value JSON or TOML cannot carry: a
+    NaN or infinite float, an integer outside TOML's signed 64 bits."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_values(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_values(v, f"{path}[{i}]")
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, numbers.Integral):
+        if not TOML_INT_MIN <= int(value) <= TOML_INT_MAX:
+            raise _native.ConfigError(
+                f"{path} = {int(value)}: out of range: a configuration's integers are TOML's, at most "
+                f"{TOML_INT_MAX} (2^63-1){' (seeds too, though --seed takes up to 2^64-1)' if 'seed' in path else ''}"
+            )
+    elif isinstance(value, numbers.Real) and not math.isfinite(float(value)):
+        raise _native.ConfigError(f"{path} = {float(value)}: expected a finite number")
 
 
 def _plain(value: Any) -> Any:
@@ -82,7 +109,9 @@ class Config:
             toml = source._toml
         elif isinstance(source, Mapping):
             base = None if base_dir is None else str(base_dir)
-            toml = _native.config_from_json(json.dumps(_drop_none(source), default=_plain), base)
+            values = _drop_none(source)
+            _check_values(values)
+            toml = _native.config_from_json(json.dumps(values, default=_plain, allow_nan=False), base)
         elif isinstance(source, os.PathLike) or (
             isinstance(source, str) and "\n" not in source and source.endswith(".toml")
         ):
@@ -130,9 +159,15 @@ class Config:
 
     def with_seed(self, seed: int) -> "Config":
         """This configuration with every seed (:data:`SEED_KEYS`) set to ``seed``."""
+        seed = int(seed)
+        if not 0 <= seed <= TOML_INT_MAX:
+            raise _native.ConfigError(
+                f"seed {seed}: expected 0..{TOML_INT_MAX} (2^63-1): a configuration's seeds are TOML integers "
+                "(the command line's --seed takes up to 2^64-1)"
+            )
         values = self.to_dict()
         for table, key in SEED_KEYS:
-            values[table][key] = int(seed)
+            values[table][key] = seed
         return Config(values)
 
     def __eq__(self, other: object) -> bool:

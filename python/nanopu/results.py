@@ -116,8 +116,9 @@ class NetResult:
     #: The command's exit status: 0 ok, 1 failed, 3 incomplete.
     exit_code: int
     result: str
-    #: One row per workload message: from, to, bytes, sent_ns,
-    #: delivered_ns, latency_ns, failed, deliveries, reply_ns (``--csv``).
+    #: One row per workload message: message, from, to, bytes, sent_ns,
+    #: delivered_ns, latency_ns, failed, reply_ns (``--csv``'s columns), and
+    #: deliveries (times the message arrived; not in the CSV).
     records: pd.DataFrame
     #: One row per load generator host (its report).
     clients: pd.DataFrame

@@ -22,11 +22,11 @@ import numbers
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-from . import _native
+from . import _native, _pool
 from .config import Config, as_config
 
 BACKENDS = ("local", "ray")
@@ -86,16 +86,143 @@ def _points(points: Iterable[Mapping[str, Any]], seed: int) -> List[Dict[str, An
     return out
 
 
+#: Seconds to wait for a Ray cluster's address to answer (``NANOPU_RAY_TIMEOUT_S``).
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+def ray_endpoint(address: str) -> Optional[Tuple[str, int]]:
+    """The ``(host, port)`` of a Ray address (``HOST:PORT``,
+    ``ray://HOST:PORT``), None for ``auto`` and ``local``; a one-line
+    NanopuError for anything else."""
+    a = address.strip()
+    if a in ("auto", "local"):
+        return None
+    rest = a[len("ray://"):] if a.startswith("ray://") else a
+    host, sep, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if sep and host and "/" not in host and "://" not in rest and port.isdigit() and 0 < int(port) < 65536:
+        return host, int(port)
+    raise _native.NanopuError(
+        f"Ray address {address!r}: expected HOST:PORT (the head's GCS, e.g. 10.0.0.1:6379), "
+        "ray://HOST:PORT or auto"
+    )
+
+
+def _ray_timeout() -> float:
+    text = os.environ.get("NANOPU_RAY_TIMEOUT_S")
+    if text is None:
+        return RAY_CONNECT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise _native.NanopuError(f"NANOPU_RAY_TIMEOUT_S={text}: expected a positive number of seconds")
+    return value
+
+
+def check_ray_address(address: str) -> None:
+    """A one-line NanopuError unless ``address`` parses and its host accepts
+    a TCP connection within the timeout (Ray itself retries a dead address
+    for ever)."""
+    endpoint = ray_endpoint(address)
+    if endpoint is None:
+        return
+    timeout = _ray_timeout()
+    import socket
+
+    try:
+        with socket.create_connection(endpoint, timeout=timeout) as conn:
+            speaks_grpc = _answers_http2(conn)
+    except socket.timeout:
+        raise _native.NanopuError(
+            f"Ray address {address}: no answer within {timeout:g} s (NANOPU_RAY_TIMEOUT_S); "
+            "is the cluster's head (`ray start --head`) running there and reachable?"
+        ) from None
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise _native.NanopuError(
+            f"Ray address {address}: cannot connect ({reason}); is the cluster's head "
+            "(`ray start --head`) running there?"
+        ) from None
+
+
+    if not speaks_grpc:
+        raise _native.NanopuError(
+            f"Ray address {address}: what answers there is not a Ray cluster (no gRPC); "
+            "give the head's GCS address (`ray start --head` prints it)"
+        )
+
+
+#: An HTTP/2 client's first bytes: the preface and an empty SETTINGS frame.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _answers_http2(conn) -> bool:
+    """Whether the server on ``conn`` answers an HTTP/2 preface with a
+    SETTINGS frame, as a gRPC server (Ray's GCS, its client server) does.
+    Ray's own client retries for ever against anything else."""
+    conn.sendall(_HTTP2_HELLO)
+    head = b""
+    while len(head) < 9:
+        chunk = conn.recv(9 - len(head))
+        if not chunk:
+            return False
+        head += chunk
+    return head[3] == 4  # the frame type: SETTINGS
+
+
+#: Set when a Ray connection was abandoned (its thread still retrying):
+#: ``python -m nanopu`` then exits without Ray's exit handlers.
+_ray_abandoned = False
+
+
+def _ray_init_bounded(ray, address: str) -> None:
+    """``ray.init(address=...)`` that gives up (a one-line NanopuError)
+    after several probe timeouts: Ray retries a gRPC server that is not its
+    GCS for ever. The attempt goes on in a daemon thread, abandoned."""
+    import threading
+
+    global _ray_abandoned
+    outcome: List[BaseException] = []
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except BaseException as e:  # handed to the caller
+            outcome.append(e)
+
+    limit = 3 * _ray_timeout()
+    t = threading.Thread(target=connect, name="nanopu-ray-init", daemon=True)
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        _ray_abandoned = True
+        raise _native.NanopuError(
+            f"Ray address {address}: Ray did not connect within {limit:g} s (3 x NANOPU_RAY_TIMEOUT_S); "
+            "is it the head's GCS port of a running cluster of the same Ray version?"
+        )
+    if outcome:
+        e = outcome[0]
+        if isinstance(e, (ConnectionError, RuntimeError, ValueError, TimeoutError)):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise _native.NanopuError(f"Ray address {address}: {first}") from None
+        raise e
+
+
 def _ray(address: Optional[str], workers: Optional[int]):
     """Ray, initialized: the cluster at ``address`` (or ``RAY_ADDRESS``),
     else a local instance of ``workers`` CPUs bound to 127.0.0.1."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is not None:
+        check_ray_address(address)  # before importing Ray: quick, and clear
     try:
         import ray
     except ImportError as e:  # pragma: no cover - ray is installed by setup
         raise _native.NanopuError("the ray backend needs Ray: pip install 'ray[default]'") from e
     if not ray.is_initialized():
-        if address or os.environ.get("RAY_ADDRESS"):
-            ray.init(address=address, log_to_driver=False)
+        if address:
+            _ray_init_bounded(ray, address)
         else:
             # Ray's own servers ignore the node address for their listening
             # sockets (docs/python.md): say so rather than open ports silently.
@@ -123,31 +250,29 @@ def map_tasks(
     desc: str = "sweep",
 ) -> List[Any]:
     """``[fn(*item) for item in items]`` in parallel on ``backend``, in order.
-    ``fn`` must be importable (a module-level function)."""
+    ``fn`` must be importable (a module-level function). The local backend's
+    workers are ``python -m nanopu._worker`` processes (``nanopu._pool``):
+    they never import the caller's ``__main__``."""
     if backend not in BACKENDS:
         raise _native.ConfigError(f"backend {backend!r}: expected local or ray")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or workers < 1):
+        raise _native.ConfigError(f"workers={workers!r}: expected a positive number of processes (or None: "
+                                  "the cores)")
     from tqdm import tqdm
 
+    # Ray first: a bad address is one error line, with no bar before it.
+    ray = _ray(address, workers) if backend == "ray" else None
     bar = tqdm(total=len(items), desc=desc, unit="points", disable=progress is False, leave=False)
     results: List[Any] = [None] * len(items)
     try:
         if backend == "local":
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            def done(i: int, value: Any) -> None:
+                results[i] = value
+                bar.update(1)
 
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=ctx) as pool:
-                futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
-                try:
-                    for f in as_completed(futures):
-                        results[futures[f]] = f.result()
-                        bar.update(1)
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
+            _pool.run_local(fn, items, workers or os.cpu_count() or 1, done)
         else:
-            ray = _ray(address, workers)
             task = ray.remote(num_cpus=cpus_per_task, max_retries=0)(fn)
             refs = [task.remote(*item) for item in items]
             index = {r: i for i, r in enumerate(refs)}
@@ -181,7 +306,9 @@ def sweep(
     seed, and its result's :meth:`summary` (no host times).
 
     ``backend="local"``: a pool of ``workers`` processes (default: the
-    cores). ``backend="ray"``: Ray tasks, on the cluster at ``address`` (or
+    cores), started as ``python -m nanopu._worker``: it works from a
+    script with or without a ``__main__`` guard, standard input, IPython or
+    a notebook. ``backend="ray"``: Ray tasks, on the cluster at ``address`` (or
     ``RAY_ADDRESS``), else on a local Ray instance of ``workers`` CPUs; a
     Ray that is already initialized is used as it is.
     """
@@ -242,6 +369,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     except _native.NanopuError as e:
         print(f"error: {e}", file=sys.stderr)
+        if _ray_abandoned:  # Ray's exit handlers would wait for it
+            sys.stderr.flush()
+            os._exit(125)
         return 125
     except KeyboardInterrupt:
         print("interrupted (Ctrl-C)", file=sys.stderr)

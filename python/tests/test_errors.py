@@ -9,7 +9,7 @@ import time
 import pytest
 
 import nanopu
-from conftest import REPO, SDK, cli_error
+from conftest import REPO, SDK, cli_error, run_cli
 
 
 def test_unknown_key_is_a_config_error_naming_it(cli, tmp_path):
@@ -92,3 +92,56 @@ def test_ctrl_c_stops_a_run():
     assert sent, "the run reported no progress"
     assert time.monotonic() - sent[0] < 6
     assert nanopu.run("hello", progress=False).exit_code == 0
+
+
+def test_values_json_or_toml_cannot_carry_name_their_key():
+    # A seed the command line takes but TOML cannot hold: a clear error
+    # naming the key, not "None has no TOML form".
+    with pytest.raises(nanopu.ConfigError, match=r"^load\.seed = 18446744073709551615: out of range"):
+        nanopu.load("loopback", count=10, seed=2**64 - 1, progress=False)
+    with pytest.raises(nanopu.ConfigError, match=r"^seed 18446744073709551615: expected 0\.\.9223372036854775807"):
+        nanopu.Config().with_seed(2**64 - 1)
+    with pytest.raises(nanopu.ConfigError, match=r"^seed 18446744073709551615: expected"):
+        nanopu.sweep([{"program": "loopback", "count": 10, "seed": 2**64 - 1}], workers=1, progress=False)
+    with pytest.raises(nanopu.ConfigError, match=r"^load\.mode\.open\.rate_mrps = nan: expected a finite number$"):
+        nanopu.Config({"load": {"mode": {"open": {"rate_mrps": float("nan")}}}})
+    with pytest.raises(nanopu.ConfigError, match=r"^network\.link\.gbps = inf"):
+        nanopu.Config({"network": {"link": {"gbps": float("inf")}}})
+    with pytest.raises(nanopu.ConfigError, match=r"^load\.mode\.open\.rate_mrps = nan"):
+        nanopu.load("loopback", rate_mrps=float("nan"), progress=False)
+    # The largest seed TOML holds works.
+    assert nanopu.Config().with_seed(2**63 - 1).to_dict()["load"]["seed"] == 2**63 - 1
+
+
+def test_empty_contexts_are_refused_as_on_the_command_line(cli):
+    code, _, _ = run_cli(cli, "run", SDK / "loopback.elf", "--load", "--contexts", "")
+    assert code == 125
+    with pytest.raises(nanopu.ConfigError, match=r"contexts=\[\]"):
+        nanopu.load("loopback", count=10, contexts=[], progress=False)
+
+
+def test_toml_text_over_the_file_limit_is_refused(tmp_path):
+    text = "[node]\ncores = 2\n" + "# padding\n" * (1 << 17)
+    assert len(text) > 1 << 20
+    (tmp_path / "big.toml").write_text(text)
+    with pytest.raises(nanopu.ConfigError, match="1 MiB"):
+        nanopu.Config.from_file(tmp_path / "big.toml")
+    with pytest.raises(nanopu.ConfigError, match="1 MiB"):
+        nanopu.Config(text)
+    assert nanopu.Config(text[: 1 << 19]).to_dict()["node"]["cores"] == 2
+
+
+def test_the_documented_net_columns_are_the_records_columns(cli, tmp_path):
+    doc = (REPO / "docs" / "python.md").read_text()
+    row = next(l for l in doc.splitlines() if l.startswith("| `nanopu.net("))
+    listed = row.split("one row per workload message: ")[1].split(" as in `--csv`")[0]
+    csv_columns = [c.strip() for c in listed.split(",")]
+    net = nanopu.net(REPO / "configs" / "incast.toml", progress=False)
+    extra = [c for c in net.records.columns if c not in csv_columns]
+    assert extra == ["deliveries"], extra
+    assert [c for c in net.records.columns if c != "deliveries"] == csv_columns
+    assert "and `deliveries`" in row
+    code, _, err = run_cli(cli, "net", REPO / "configs" / "incast.toml", "--csv",
+                                                  tmp_path / "n.csv")
+    assert code == 0, err
+    assert (tmp_path / "n.csv").read_text().splitlines()[0].split(",") == csv_columns

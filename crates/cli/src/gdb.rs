@@ -13,13 +13,12 @@
 //! and the CSRs of [`DEBUG_CSRS`] one at a time (`p`/`P`), described by a
 //! target description with gdb's RISC-V register numbers (CSR n is 65 + n).
 //! `monitor netrx` and `monitor lnic` show the nanoPU network interface.
+//! The connection (packets, malformed input, Ctrl-C) is `session.rs`'s.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use gdbstub::arch::{Arch, RegId, Registers};
 use gdbstub::common::{Signal, Tid};
-use gdbstub::conn::ConnectionExt;
-use gdbstub::stub::run_blocking::{BlockingEventLoop, Event, WaitForStopReasonError};
-use gdbstub::stub::{DisconnectReason, GdbStub, MultiThreadStopReason};
+use gdbstub::stub::MultiThreadStopReason;
 use gdbstub::target::ext::base::multithread::{
     MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
     MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
@@ -41,9 +40,12 @@ use nanopu_core::{Hart, MemoryPeek, Observer};
 use nanopu_node::{HartState, Node, NodeError, ObservedEnd};
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+
+mod session;
 
 /// Instructions run between looks at the connection (for gdb's Ctrl-C).
 pub const POLL_INSTRUCTIONS: u64 = 1 << 16;
@@ -742,42 +744,6 @@ impl ThreadExtraInfo for GdbTarget<'_> {
     }
 }
 
-/// The stub's event loop: run the node, looking at the connection between
-/// batches of instructions.
-struct EventLoop<'a>(std::marker::PhantomData<&'a mut ()>);
-
-impl<'a> BlockingEventLoop for EventLoop<'a> {
-    type Target = GdbTarget<'a>;
-    type Connection = TcpStream;
-    type StopReason = MultiThreadStopReason<u64>;
-
-    fn wait_for_stop_reason(
-        target: &mut GdbTarget<'a>,
-        conn: &mut TcpStream,
-    ) -> Result<Event<Self::StopReason>, WaitForStopReasonError<NodeError, std::io::Error>> {
-        loop {
-            if conn
-                .peek()
-                .map_err(WaitForStopReasonError::Connection)?
-                .is_some()
-            {
-                let byte = conn.read().map_err(WaitForStopReasonError::Connection)?;
-                return Ok(Event::IncomingData(byte));
-            }
-            if let Some(stop) = target.run().map_err(WaitForStopReasonError::Target)? {
-                return Ok(Event::TargetStopped(stop));
-            }
-        }
-    }
-
-    fn on_interrupt(target: &mut GdbTarget<'a>) -> Result<Option<Self::StopReason>, NodeError> {
-        Ok(Some(MultiThreadStopReason::SignalWithThread {
-            tid: tid_of(target.last_hart),
-            signal: Signal::SIGINT,
-        }))
-    }
-}
-
 /// What the debug session ended with.
 pub enum SessionEnd {
     /// The program exited with this status (already clamped like `run`'s).
@@ -786,32 +752,51 @@ pub enum SessionEnd {
     Detached,
     /// gdb killed the program.
     Killed,
+    /// gdb closed the connection without detaching.
+    Lost,
+    /// Ctrl-C (SIGINT) here: where each hart was.
+    Interrupted(String),
 }
 
-/// Waits for gdb on `addr` and serves it until the program exits or gdb
-/// goes away; the node is stopped at its entry point.
-pub fn serve(node: &mut Node, addr: SocketAddr, limit: u64) -> Result<SessionEnd> {
+/// How often `accept` looks at Ctrl-C while waiting for gdb.
+const ACCEPT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits for gdb on `addr` and serves it until the program exits, gdb goes
+/// away or `interrupt` is raised (Ctrl-C); the node is stopped at its entry
+/// point.
+pub fn serve(
+    node: &mut Node,
+    addr: SocketAddr,
+    limit: u64,
+    interrupt: &AtomicBool,
+) -> Result<SessionEnd> {
     let listener =
         TcpListener::bind(addr).with_context(|| format!("--gdb: cannot listen on {addr}"))?;
     let local = listener.local_addr().context("--gdb: listening socket")?;
+    listener
+        .set_nonblocking(true)
+        .context("--gdb: listening socket")?;
     eprintln!(
         "gdb: waiting for a connection on {local} (gdb-multiarch -ex 'target remote {local}')"
     );
-    let (stream, peer) = listener.accept().context("--gdb: accepting a connection")?;
-    stream.set_nodelay(true).context("--gdb: TCP_NODELAY")?;
+    let (stream, peer) = loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return Ok(SessionEnd::Interrupted(node.describe_harts()));
+        }
+        match listener.accept() {
+            Ok(conn) => break conn,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(ACCEPT_POLL),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("--gdb: accepting a connection"),
+        }
+    };
+    drop(listener);
+    stream
+        .set_nonblocking(false)
+        .context("--gdb: the connection")?;
     eprintln!("gdb: connected from {peer}");
     let mut target = GdbTarget::new(node, limit);
-    let stub = GdbStub::new(stream);
-    match stub.run_blocking::<EventLoop<'_>>(&mut target) {
-        Ok(DisconnectReason::TargetExited(code)) => Ok(SessionEnd::Exited(code)),
-        Ok(DisconnectReason::Disconnect) => Ok(SessionEnd::Detached),
-        Ok(DisconnectReason::Kill) | Ok(DisconnectReason::TargetTerminated(_)) => {
-            Ok(SessionEnd::Killed)
-        }
-        Err(e) if e.is_target_error() => {
-            let e = e.into_target_error().expect("a target error");
-            Err(anyhow::Error::new(e))
-        }
-        Err(e) => bail!("gdb connection: {e}"),
-    }
+    session::Session::new(stream, interrupt)
+        .context("--gdb: the connection")?
+        .serve(&mut target)
 }

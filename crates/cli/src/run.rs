@@ -49,8 +49,8 @@ pub struct RunArgs {
     /// hart, cycle, pc, encoding, disassembly, value written.
     #[arg(long, conflicts_with = "log_commits")]
     pub trace: Option<PathBuf>,
-    /// Write a commit log in Spike's `--log-commits` format to this file:
-    /// one line per retired instruction with the registers, CSRs and memory
+    /// Write a commit log in Spike's `--log-commits` format to this file
+    /// (`-` for standard error): one line per retired instruction with the registers, CSRs and memory
     /// it wrote or read, to diff against Spike (see README, "Debugging a
     /// guest program").
     #[arg(long, value_name = "FILE")]
@@ -274,19 +274,27 @@ pub fn run(a: RunArgs) -> Result<u8> {
     }
     attach_observer(&mut node, &a)?;
     let limit = a.max_cycles.unwrap_or(u64::MAX);
+    // Before --gdb waits: Ctrl-C there stops the run too, with the report.
+    let interrupt = interrupt_flag()?;
     if let Some(spec) = &a.gdb {
+        use crate::gdb::SessionEnd;
         let addr = crate::gdb::listen_address(spec)?;
-        match crate::gdb::serve(&mut node, addr, limit)? {
-            crate::gdb::SessionEnd::Exited(code) => return Ok(code),
-            crate::gdb::SessionEnd::Killed => {
+        match crate::gdb::serve(&mut node, addr, limit, &interrupt)? {
+            SessionEnd::Exited(code) => return Ok(code),
+            SessionEnd::Killed => {
                 eprintln!("gdb: the program was killed");
                 return Ok(EXIT_INTERRUPTED);
             }
+            SessionEnd::Lost => {
+                eprintln!("gdb: the connection closed without a detach; the program is stopped");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            SessionEnd::Interrupted(harts) => return Ok(report_interrupt(&harts)),
             // Detached: the program runs on to its end.
-            crate::gdb::SessionEnd::Detached => eprintln!("gdb: detached; running on"),
+            SessionEnd::Detached => eprintln!("gdb: detached; running on"),
         }
     }
-    node.set_stop_request(interrupt_flag()?);
+    node.set_stop_request(interrupt);
     let start = Instant::now();
     let end = match node.run(limit) {
         Err(NodeError::Interrupted(harts)) => return Ok(report_interrupt(&harts)),
@@ -341,22 +349,23 @@ pub fn run(a: RunArgs) -> Result<u8> {
 /// The instruction trace (`--trace`) or commit log (`--log-commits`), if asked for.
 fn attach_observer(node: &mut Node, a: &RunArgs) -> Result<()> {
     if let Some(path) = &a.trace {
-        let trace: Box<dyn Write + Send> = if path.as_os_str() == "-" {
-            Box::new(std::io::stderr())
-        } else {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("cannot create trace file {}", path.display()))?;
-            Box::new(std::io::BufWriter::new(f))
-        };
-        node.set_trace(Some(trace));
+        node.set_trace(Some(output_file(path, "trace file")?));
     }
     if let Some(path) = &a.log_commits {
-        let f = std::fs::File::create(path)
-            .with_context(|| format!("cannot create commit log {}", path.display()))?;
-        let log = nanopu_core::commit_log::CommitLog::new(std::io::BufWriter::new(f));
+        let log = nanopu_core::commit_log::CommitLog::new(output_file(path, "commit log")?);
         node.set_observer(Some(Box::new(log)));
     }
     Ok(())
+}
+
+/// A file to write `--trace` or `--log-commits` to; `-` is standard error.
+fn output_file(path: &std::path::Path, what: &str) -> Result<Box<dyn Write + Send>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stderr()));
+    }
+    let f = std::fs::File::create(path)
+        .with_context(|| format!("cannot create {what} {}", path.display()))?;
+    Ok(Box::new(std::io::BufWriter::new(f)))
 }
 
 /// argv of the program: its file name, then the arguments after `--`.

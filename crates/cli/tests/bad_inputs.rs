@@ -293,3 +293,98 @@ fn a_guest_fault_in_a_network_names_the_host() {
     let _ = std::fs::remove_dir_all(&dir);
     check("net with a faulting node", &Error("host 2 (a node)"), &o).unwrap();
 }
+
+#[test]
+fn log_commits_to_dash_is_standard_error_as_for_trace() {
+    let d = tmp_dir().join("log-commits-dash");
+    std::fs::create_dir_all(&d).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(["run", &sdk("hello"), "--log-commits", "-"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        !d.join("-").exists(),
+        "--log-commits - wrote a file named -"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("core   0: 3 0x0000000080000000"), "{err}");
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what} within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `nanopu experiment --backend ray` with a "Python" that ignores SIGTERM
+/// and SIGINT and never ends (what a Ray stuck retrying an address was):
+/// nanopu ends on `signal` and its child does not outlive it.
+fn ray_child_ends_with_nanopu(signal: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tmp_dir().join(format!("ray-child-{signal}"));
+    std::fs::create_dir_all(&d).unwrap();
+    let pidfile = d.join("child.pid");
+    let script = d.join("python");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntrap '' TERM INT\necho $$ > {}\nexec sleep 300\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut nanopu = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(["experiment", "w2w-8B", "--backend", "ray", "--out"])
+        .arg(d.join("out"))
+        .env("NANOPU_PYTHON", &script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let limit = std::time::Duration::from_secs(20);
+    wait_until("the child starts", limit, || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let child: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let kill = Command::new("kill")
+        .args([&format!("-{signal}"), &nanopu.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut status = None;
+    wait_until("nanopu ends", limit, || {
+        status = nanopu.try_wait().unwrap();
+        status.is_some()
+    });
+    if signal == "INT" {
+        assert_eq!(status.unwrap().code(), Some(130));
+    }
+    wait_until("its child ends", limit, || gone(child));
+}
+
+#[test]
+fn the_ray_backend_s_child_dies_with_nanopu() {
+    for signal in ["TERM", "INT", "KILL"] {
+        ray_child_ends_with_nanopu(signal);
+    }
+}

@@ -30,9 +30,18 @@ fn text(b: &[u8]) -> String {
 
 /// Starts `nanopu run ARGS --gdb 127.0.0.1:0` and returns it with the port
 /// it listens on (read from its standard error). The caller waits for it.
-#[allow(clippy::zombie_processes)]
 fn start_stub(args: &[&str]) -> (Child, u16, BufReader<std::process::ChildStderr>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+    start_stub_with(Command::new(env!("CARGO_BIN_EXE_nanopu")), args)
+}
+
+/// [`start_stub`] with `cmd` as the command (`nanopu`, or a shell that
+/// runs it).
+#[allow(clippy::zombie_processes)]
+fn start_stub_with(
+    mut cmd: Command,
+    args: &[&str],
+) -> (Child, u16, BufReader<std::process::ChildStderr>) {
+    let mut child = cmd
         .arg("run")
         .args(args)
         .args(["--gdb", "127.0.0.1:0"])
@@ -299,6 +308,141 @@ fn ctrl_c_stops_a_program_that_never_ends() {
     s.write_all(packet("k").as_bytes()).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
+}
+
+/// Sends `bytes`; returns what comes back within `wait` (read until quiet).
+fn exchange(s: &mut std::net::TcpStream, bytes: &[u8], wait: std::time::Duration) -> String {
+    use std::io::{Read, Write};
+    s.write_all(bytes).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        s.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+    }
+    text(&got)
+}
+
+#[test]
+fn malformed_and_unsupported_packets_get_answers_and_the_session_goes_on() {
+    let hello = sdk("hello");
+    let (child, port, err) = start_stub(&[path(&hello)]);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let wait = std::time::Duration::from_secs(30);
+    // A bad checksum: NAK, and nothing else.
+    assert_eq!(exchange(&mut s, b"$g#00", wait), "-");
+    // Unsupported or malformed: an empty reply each.
+    for body in [
+        "qSupported",
+        "H",
+        "T",
+        "qXfer",
+        "Hz",
+        "Hg-1",
+        "T-1",
+        "m",
+        "Z0",
+        "vCont;x",
+        "p",
+    ] {
+        let reply = exchange(&mut s, packet(body).as_bytes(), wait);
+        assert!(
+            reply == "+$#00" || reply.starts_with("+$E"),
+            "{body}: {reply}"
+        );
+    }
+    // Junk between packets is skipped; an over-long packet gets an empty reply.
+    let long = packet(&"a".repeat(10_000));
+    assert_eq!(exchange(&mut s, long.as_bytes(), wait), "+$#00");
+    let reply = exchange(
+        &mut s,
+        &[b"junk\r\n".as_slice(), packet("?").as_bytes()].concat(),
+        wait,
+    );
+    assert!(reply.starts_with("+$T05"), "{reply}");
+    // gdb's NAK resends our last packet.
+    assert_eq!(exchange(&mut s, b"-", wait), &reply[1..]);
+    // The session still works: the program runs to its exit.
+    let reply = exchange(&mut s, packet("vCont;c").as_bytes(), wait);
+    assert!(reply.contains("$W00"), "{reply}");
+    let (code, stdout, stderr) = finish(child, err);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Hello"), "{stdout}");
+    assert!(!stderr.contains("should never happen"), "{stderr}");
+}
+
+/// Sends SIGINT to `child`; returns its exit status and standard error.
+fn interrupt(mut child: Child, err: BufReader<std::process::ChildStderr>) -> (i32, String) {
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("Ctrl-C did not stop nanopu --gdb");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (code, _, stderr) = finish(child, err);
+    (code, stderr)
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_gdb_stops_with_the_hart_report() {
+    let hello = sdk("hello");
+    // Also when SIGINT was inherited as ignored (a background job).
+    for ignored in [false, true] {
+        let cmd = if ignored {
+            let mut c = Command::new("sh");
+            c.args([
+                "-c",
+                "trap '' INT; exec \"$0\" \"$@\"",
+                env!("CARGO_BIN_EXE_nanopu"),
+            ]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        };
+        let (child, _port, err) = start_stub_with(cmd, &[path(&hello)]);
+        let (code, stderr) = interrupt(child, err);
+        assert_eq!(code, 130, "ignored {ignored}: {stderr}");
+        assert!(
+            stderr.contains("interrupted (Ctrl-C); the harts were at:\n  hart 0: running, cycle 0, pc 0x80000000"),
+            "ignored {ignored}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_session_stops_with_the_hart_report() {
+    let elf = tmp("spin-int.elf");
+    let image = nanopu_testkit::bare_metal_elf("spin", "  addi a0, a0, 1\n  j _start");
+    std::fs::write(&elf, image).unwrap();
+    // Stopped (gdb at its prompt), then running (gdb waiting for a stop).
+    for running in [false, true] {
+        let (child, port, err) = start_stub(&["--cores", "1", path(&elf)]);
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let wait = std::time::Duration::from_secs(30);
+        assert!(exchange(&mut s, packet("?").as_bytes(), wait).contains("$T"));
+        if running {
+            let quiet = std::time::Duration::from_millis(300);
+            assert_eq!(exchange(&mut s, packet("vCont;c").as_bytes(), quiet), "+");
+        }
+        let (code, stderr) = interrupt(child, err);
+        assert_eq!(code, 130, "running {running}: {stderr}");
+        assert!(
+            stderr.contains("interrupted (Ctrl-C); the harts were at:\n  hart 0: running, cycle "),
+            "running {running}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! Python side keeps the effective configuration as TOML.
 
 use crate::errors::config_error;
+use nanopu_system::config::MAX_CONFIG_BYTES;
 use nanopu_system::{Config, ConfigError};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,14 @@ pub fn parse(text: &str, base_dir: Option<&Path>) -> Result<Config, ConfigError>
 #[pyfunction]
 #[pyo3(signature = (text, base_dir=None))]
 pub fn config_parse(text: &str, base_dir: Option<PathBuf>) -> PyResult<String> {
+    // The limit of a configuration file holds for text given directly.
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(config_error(anyhow::anyhow!(
+            "configuration text of {} bytes is larger than the limit of {MAX_CONFIG_BYTES} bytes \
+             (1 MiB) for a configuration",
+            text.len()
+        )));
+    }
     parse(text, base_dir.as_deref())
         .map(|c| c.to_toml())
         .map_err(config_error)
