@@ -366,10 +366,9 @@ impl Cluster {
 
         // Who is what.
         let mut programs: Vec<Option<NodeSpec>> = vec![None; n];
-        for p in &cfg.programs {
-            let elf = std::fs::read(&p.program).map_err(|e| {
-                SystemError::Config(format!("program {}: {e}", p.program.display()))
-            })?;
+        for (i, p) in cfg.programs.iter().enumerate() {
+            let elf = nanopu_node::loader::read_program(&p.program)
+                .map_err(|e| SystemError::Config(format!("programs[{i}].program: {e}")))?;
             let elf = Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
