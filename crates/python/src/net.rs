@@ -8,7 +8,7 @@ use crate::progress::{SameThread, Ticker};
 use anyhow::anyhow;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterEnd, StopWhen};
-use nanopu_system::{memory, Config, SystemError};
+use nanopu_system::{memory, SystemError};
 use pyo3::prelude::*;
 use serde_json::json;
 use std::time::Instant;
