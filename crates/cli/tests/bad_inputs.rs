@@ -75,6 +75,7 @@ fn cases() -> Vec<Case> {
         case("run @loopback --load --rate-mrps NaN", None, Error("--rate-mrps NaN")),
         case("run @loopback --load --timeout-ns 0", None, Error("--timeout-ns 0")),
         case("run @loopback --load --pattern bogus", None, Error("--pattern bogus")),
+        case("run @loopback --load --expect dot-product", None, Error("dot-product requests need a length of 16 + 16n bytes")),
         case("run @loopback --load --expect bogus", None, Error("--expect bogus")),
         case("run @loopback --load --nic bogus", None, Error("--nic bogus")),
         case("run @loopback --cores 0", None, Error("cores = 0")),

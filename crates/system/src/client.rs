@@ -509,7 +509,7 @@ impl LoadConfig {
                     ),
                 ));
             }
-        } else if self.pattern == Pattern::DotProduct
+        } else if (self.pattern == Pattern::DotProduct || self.expect == Expect::DotProduct)
             && (self.message_bytes < 32
                 || !self.message_bytes.is_multiple_of(16)
                 || self.expect != Expect::DotProduct)
