@@ -275,12 +275,9 @@ impl Default for LoadConfig {
 /// a few dozen messages), small enough that the state fits in memory.
 pub const MAX_WINDOW: u32 = 1 << 20;
 
-/// A unit variant's name as the configuration writes it (`zeros`).
-fn name(v: &impl Serialize) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+/// A value as a configuration file writes it (`"zeros"`, `{ fixed = { ns = 500.0 } }`).
+fn toml_text(v: &impl Serialize) -> String {
+    toml::Value::try_from(v).map_or_else(|e| e.to_string(), |v| v.to_string())
 }
 
 /// A setting of the load generator: an option of `nanopu run --load` and
@@ -537,7 +534,7 @@ impl LoadConfig {
         if (self.pattern == Pattern::LnicEval) != (self.expect == Expect::LnicEval) {
             return Err(invalid(
                 LoadSetting::Expect,
-                format!("{:?}", self.expect),
+                toml_text(&self.expect),
                 "the lnic-eval pattern and lnic-eval replies expected (expect) go together",
             ));
         }
@@ -564,6 +561,21 @@ impl LoadConfig {
                 self.message_bytes,
                 format!("exceeds the NIC's maximum message size {max_message_bytes} B (nic.max_message_bytes)"),
             ));
+        }
+        if nic.transport.protocol != nanopu_transport::Protocol::None {
+            let unscheduled = nic.transport.bdp_packets as u32 * nic.mtu_payload_bytes;
+            if self.message_bytes as u32 > unscheduled {
+                return Err(invalid(
+                    LoadSetting::MessageBytes,
+                    self.message_bytes,
+                    format!(
+                        "with nic.transport.protocol = {}, the built-in client sends only what \
+                         fits in the unscheduled window ({unscheduled} bytes); it answers no PULL \
+                         or GRANT",
+                        nic.transport.protocol.name()
+                    ),
+                ));
+            }
         }
         if self.count == 0 {
             return Err(invalid(LoadSetting::Count, 0, "must be at least 1"));
@@ -646,15 +658,15 @@ impl LoadConfig {
     fn describe(&self, setting: LoadSetting) -> String {
         match setting {
             LoadSetting::MessageBytes => self.message_bytes.to_string(),
-            LoadSetting::Pattern => name(&self.pattern),
-            LoadSetting::Expect => name(&self.expect),
+            LoadSetting::Pattern => toml_text(&self.pattern),
+            LoadSetting::Expect => toml_text(&self.expect),
             LoadSetting::Context => std::iter::once(self.context)
                 .chain(self.extra_contexts.iter().copied())
                 .map(|c| c.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
-            LoadSetting::Service => format!("{:?}", self.service),
-            _ => format!("{:?}", self.service_by_context),
+            LoadSetting::Service => toml_text(&self.service),
+            _ => toml_text(&self.service_by_context),
         }
     }
 
