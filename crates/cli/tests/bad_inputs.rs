@@ -380,6 +380,16 @@ fn every_command_reads_a_program_with_the_same_checks() {
         (dir.clone(), "a directory, not an ELF program file"),
     ];
     let mut failures = Vec::new();
+    // A configuration file that is a FIFO is refused, not waited on.
+    for command in ["net", "config --config", "run /dev/null --config"] {
+        let mut args: Vec<String> = command.split(' ').map(str::to_string).collect();
+        args.push(cases[1].0.display().to_string());
+        let what = args.join(" ");
+        let piece = "is a FIFO or a socket, not a file";
+        let result = output_within(&args, std::time::Duration::from_secs(30))
+            .and_then(|o| check(&what, &Error(piece), &o));
+        failures.extend(result.err());
+    }
     for (program, piece) in cases {
         let cfg = dir.join("net.toml");
         std::fs::write(

@@ -70,6 +70,8 @@ pub enum ConfigError {
     Read { path: String, error: std::io::Error },
     #[error("config file {path} is larger than the limit of {MAX_CONFIG_BYTES} bytes (1 MiB) for a configuration file")]
     TooLarge { path: String },
+    #[error("config file {path} is a FIFO or a socket, not a file: reading it could wait forever for a writer")]
+    NotAFile { path: String },
     /// A key is unknown, ill-typed or missing; the message names it and its line.
     #[error("{0}")]
     Syntax(String),
@@ -235,6 +237,15 @@ fn read_limited(path: &std::path::Path) -> Result<String, ConfigError> {
         path: name.clone(),
         error,
     };
+    // Opening a FIFO waits for a writer, which may never come; devices
+    // (`/dev/zero`) are read up to the limit.
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+            return Err(ConfigError::NotAFile { path: name });
+        }
+    }
     let f = std::fs::File::open(path).map_err(read)?;
     let mut bytes = Vec::new();
     f.take(MAX_CONFIG_BYTES + 1)
