@@ -145,3 +145,62 @@ def test_the_documented_net_columns_are_the_records_columns(cli, tmp_path):
                                                   tmp_path / "n.csv")
     assert code == 0, err
     assert (tmp_path / "n.csv").read_text().splitlines()[0].split(",") == csv_columns
+
+
+def _one_node_net(program) -> dict:
+    return {
+        "network": {"topology": {"hosts": 3}},
+        "nic": {"transport": {"protocol": "ndp"}},
+        "programs": [{"hosts": "0", "program": str(program)}],
+    }
+
+
+def test_a_network_reads_its_programs_as_run_does(cli, tmp_path):
+    """`net` (and so `nanopu.net`) reads a node's program through the one
+    loader: a device, a FIFO or a directory is refused at once, with the
+    message `nanopu run` gives for it, never read (or waited on)."""
+    fifo = tmp_path / "fifo.elf"
+    os.mkfifo(fifo)
+    for program in ("/dev/zero", fifo, tmp_path):
+        want = cli_error(cli, "run", program)
+        start = time.monotonic()
+        with pytest.raises(nanopu.NanopuError) as e:
+            nanopu.net(_one_node_net(program), until_us=10, progress=False)
+        assert time.monotonic() - start < 20
+        assert str(e.value).endswith(want), (str(e.value), want)
+        assert "programs[0].program" in str(e.value)
+
+
+def test_load_generators_count_in_the_memory_estimate():
+    cfg = _one_node_net(SDK / "loopback.elf")
+    cfg["network"]["topology"] = {"kind": "single-switch", "hosts": 65536}
+    cfg["clients"] = [{"hosts": "1-65535", "server": 0}]
+    with pytest.raises(nanopu.ConfigError, match="65535 load generators.*needs about"):
+        nanopu.net(cfg, until_us=10, progress=False)
+
+
+def test_load_generator_errors_name_the_key_and_line(cli, tmp_path):
+    bad = tmp_path / "clients.toml"
+    bad.write_text(
+        "[network.topology]\nhosts = 3\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n"
+        "[[clients]]\nhosts = \"1\"\nserver = 0\n[clients.load]\ncount = 2\n"
+        "[[clients]]\nhosts = \"2\"\nserver = 0\n[clients.load]\ncount = 0\n"
+    )
+    want = cli_error(cli, "net", bad)
+    assert want.endswith("clients[1].load.count = 0: must be at least 1 (line 15)"), want
+    with pytest.raises(nanopu.ConfigError) as e:
+        nanopu.Config.from_file(bad)
+    assert str(e.value) == want
+
+
+def test_settings_that_would_be_ignored_are_refused():
+    with pytest.raises(nanopu.ConfigError, match="--msg-bytes 64: not used with an application"):
+        nanopu.load("loopback", app="mica", msg_bytes=64, progress=False)
+    with pytest.raises(nanopu.ConfigError, match=r"\[\[programs\]\]: describes hosts of a network"):
+        nanopu.run("hello", config={"programs": [{"hosts": "0", "program": "x.elf"}]}, progress=False)
+    with pytest.raises(nanopu.ConfigError, match=r"\[\[programs\]\]: describes"):
+        nanopu.load("loopback", config={"network": {"topology": {"hosts": 3}},
+                                        "programs": [{"hosts": "0", "program": "x.elf"}],
+                                        "clients": [{"hosts": "1", "server": 0}]}, progress=False)
+    with pytest.raises(nanopu.ConfigError, match="nb-mica does not use node.cores"):
+        nanopu.experiment("nb-mica", config={"node": {"cores": 8}}, progress=False)

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::{parse_hosts, Cluster};
+use nanopu_system::cluster::Cluster;
 use nanopu_system::memory;
 use nanopu_system::Config;
 use std::fmt::Write;
@@ -80,15 +80,6 @@ fn parse(path: &Path) -> Result<Config> {
     Ok(Config::load(path)?)
 }
 
-/// Hosts that run programs.
-fn nodes(cfg: &Config) -> usize {
-    let hosts = cfg.network.topology.hosts();
-    cfg.programs
-        .iter()
-        .map(|p| parse_hosts(&p.hosts, hosts).map_or(0, |v| v.len()))
-        .sum()
-}
-
 /// The largest message the built-in hosts' NICs carry.
 fn max_message_bytes(cfg: &Config) -> u32 {
     cfg.nic
@@ -139,13 +130,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         memory::messages_estimate(count),
     )?;
     let messages = file.workload.generate(hosts, max_message_bytes(&file))?;
-    memory::check(
-        &format!(
-            "a network of {hosts} hosts with {} messages",
-            messages.len()
-        ),
-        memory::cluster_estimate(&cfg, &messages, nodes(&file)),
-    )?;
+    memory::check_cluster(&cfg, &messages)?;
     let mut c = Cluster::new(&cfg)?;
     for m in &messages {
         c.send(*m)?;

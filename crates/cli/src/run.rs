@@ -4,6 +4,7 @@ use crate::config_file::load_or_default;
 use anyhow::{bail, Context, Result};
 use nanopu_node::{Node, NodeError, RunEnd};
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::client::LoadSetting;
 use nanopu_system::{
     Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start, System, SystemEnd,
 };
@@ -157,8 +158,54 @@ pub struct LoadOpts {
 }
 
 impl LoadOpts {
+    /// Whether an option on the command line sets `setting`.
+    fn gives(&self, setting: LoadSetting) -> bool {
+        match setting {
+            LoadSetting::MessageBytes => self.msg_bytes.is_some(),
+            LoadSetting::Count => self.count.is_some(),
+            LoadSetting::Window => self.window.is_some(),
+            LoadSetting::RateMrps | LoadSetting::TickedRateMrps => self.rate_mrps.is_some(),
+            LoadSetting::Pattern => self.pattern.is_some(),
+            LoadSetting::Expect => self.expect.is_some() || self.pattern.is_some(),
+            LoadSetting::Context => self.context.is_some() || !self.contexts.is_empty(),
+            LoadSetting::StartNs => self.start_ns.is_some(),
+            LoadSetting::Service => self.service.is_some(),
+            LoadSetting::TimeoutNs => self.timeout_ns.is_some(),
+            LoadSetting::App => self.app.is_some(),
+            LoadSetting::TickNs | LoadSetting::ServiceByContext => false,
+        }
+    }
+
+    /// Options given that an application (`--app` or `[load] app`) ignores.
+    fn unused_with_app(&self) -> Option<&'static str> {
+        [
+            (self.msg_bytes.is_some(), "--msg-bytes"),
+            (self.context.is_some(), "--context"),
+            (!self.contexts.is_empty(), "--contexts"),
+            (self.pattern.is_some(), "--pattern"),
+            (self.expect.is_some(), "--expect"),
+            (self.service.is_some(), "--service"),
+        ]
+        .into_iter()
+        .find_map(|(given, option)| given.then_some(option))
+    }
+
     /// The load: the configuration's `[load]` with these options on top.
     pub fn to_config(&self, base: &LoadConfig) -> Result<LoadConfig> {
+        if let (Some(option), Some(app)) = (
+            self.unused_with_app(),
+            self.app.as_deref().or(base.app.as_ref().map(|a| a.name())),
+        ) {
+            bail!(
+                "{option}: not used with an application ({}): the application makes the \
+                 requests (their sizes, contexts, payloads and service times) and checks the \
+                 replies; leave {option} out",
+                match &self.app {
+                    Some(spec) => format!("--app {spec}"),
+                    None => format!("[load] app = {app}"),
+                }
+            );
+        }
         let pattern = match self.pattern.as_deref() {
             None => base.pattern,
             Some("counter") => Pattern::Counter,
@@ -235,6 +282,10 @@ pub fn run(a: RunArgs) -> Result<u8> {
         bail!("--timeline needs --load (it records the NIC, the cores' contexts and the network; without a NIC there is no request to follow)");
     }
     let mut cfg = load_or_default(a.config.as_deref())?;
+    if let Some(file) = &a.config {
+        cfg.check_one_node("`nanopu run`")
+            .with_context(|| file.display().to_string())?;
+    }
     if let Some(n) = a.cores {
         cfg.node.cores = n;
     }
@@ -414,13 +465,28 @@ fn parse_service(s: &str) -> Result<ServiceTime> {
     })
 }
 
+/// A load setting that cannot work, named as the user gave it: the option,
+/// or the `[load]` key of the configuration file (with its line).
+fn load_error(e: nanopu_system::client::LoadConfigError, a: &RunArgs) -> anyhow::Error {
+    match &a.config {
+        Some(file) if !a.load_opts.gives(e.setting()) => anyhow::anyhow!(
+            "{}: {}{}",
+            file.display(),
+            e.at_key("load"),
+            nanopu_system::config::line_in_file(file, &format!("load.{}", e.setting().key()))
+        ),
+        _ => e.into(),
+    }
+}
+
 /// `nanopu run --load`: the program behind the NIC, driven by the client.
 fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result<u8> {
     let load = a.load_opts.to_config(&cfg.load)?;
     let (count, timeout_ns) = (load.count, load.timeout_ns);
     let until = SimDuration::try_from_ms(a.load_opts.max_sim_ms)
         .map_err(|e| anyhow::anyhow!("--max-sim-ms {}: {e}", a.load_opts.max_sim_ms))?;
-    load.validate(&cfg.nic, cfg.network.link.gbps)?;
+    load.validate(&cfg.nic, cfg.network.link.gbps)
+        .map_err(|e| load_error(e, a))?;
     nanopu_system::memory::check(
         &format!(
             "the load generator's state for up to {} outstanding requests",

@@ -75,6 +75,7 @@ fn cases() -> Vec<Case> {
         case("run @loopback --load --rate-mrps NaN", None, Error("--rate-mrps NaN")),
         case("run @loopback --load --timeout-ns 0", None, Error("--timeout-ns 0")),
         case("run @loopback --load --pattern bogus", None, Error("--pattern bogus")),
+        case("run @loopback --load --expect dot-product", None, Error("dot-product requests need a length of 16 + 16n bytes")),
         case("run @loopback --load --expect bogus", None, Error("--expect bogus")),
         case("run @loopback --load --nic bogus", None, Error("--nic bogus")),
         case("run @loopback --cores 0", None, Error("cores = 0")),
@@ -115,6 +116,37 @@ fn cases() -> Vec<Case> {
         case("net CFG --until-us 1", Some("[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 5000\n"), LastLine(3, "INCOMPLETE: 1 of 1 messages")),
         case("net CFG", Some("[network.faults]\nloss = 1.0\n[nic.transport]\nprotocol = \"ndp\"\n[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 0\n"), LastLine(1, "FAILED: 1 of 1 messages failed")),
         case("run @idle_wait --load --start-ns 0 --count 3 --timeout-ns 2000 --max-sim-ms 1", None, LastLine(3, "INCOMPLETE: 3 of 3 requests got no reply")),
+        // 3b. Every kind of host counts in the memory estimate: load
+        // generators as nodes do (each holds its histograms and state).
+        case("net CFG", Some("[network.topology]\nkind = \"single-switch\"\nhosts = 65536\n[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1-65535\"\nserver = 0\n"), Error("65535 load generators) with 0 messages needs about")),
+        case("net CFG", Some("[network.topology]\nkind = \"single-switch\"\nhosts = 65536\n[nic.transport]\nprotocol = \"ndp\"\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1-30000\"\nserver = 0\n[[clients]]\nhosts = \"30001-65535\"\nserver = 0\n[clients.load]\nmode = { closed = { window = 64 } }\n"), Error("needs about")),
+        // 4b. Errors in arrays of tables name the key path and its own line
+        // (not an earlier key of the same name), and load generators' keys
+        // are keys, not command-line options.
+        case("net CFG", Some("[network.topology]\nhosts = 4\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1\"\nserver = 0\n[clients.load]\ncount = 5\n[[clients]]\nhosts = \"2\"\nserver = 0\n[clients.load]\ncount = 0\n"), Error("clients[1].load.count = 0: must be at least 1 (line 15)")),
+        case("net CFG", Some("[network.topology]\nhosts = 4\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[programs]]\nhosts = 1\nprogram = \"y.elf\"\n"), Error("programs[1].hosts: invalid type: integer `1`, expected a string (line 7)")),
+        case("net CFG", Some("[network.topology]\nhosts = 3\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1-2\"\nserver = 0\nload = { mode = { open = { rate_mrps = 0.0 } } }\n"), Error(".toml: clients[0].load.mode.open.rate_mrps = 0: must be positive and finite (line 9)")),
+        case("net CFG", Some("[network.topology]\nhosts = 2\n[nic.transport]\nprotocol = \"ndp\"\nbdp_packets = 1\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1\"\nserver = 0\n[clients.load]\nmessage_bytes = 2000\n"), Error("clients[0].load.message_bytes = 2000: with nic.transport.protocol = ndp, the built-in client sends only what fits in the unscheduled window (1024 bytes); it answers no PULL or GRANT (line 13)")),
+        case("run @loopback --load --config CFG", Some("[load]\nwarmup = 0\n\ncount = 0\n"), Error("load.count = 0: must be at least 1 (line 4)")),
+        case("run @loopback --load --count 0 --config CFG", Some("[load]\nwarmup = 0\n"), Error("--count 0: must be at least 1")),
+        // 4c. A setting that would be ignored is refused, named.
+        case("run @loopback --load --app mica --msg-bytes 64", None, Error("--msg-bytes: not used with an application (--app mica)")),
+        case("run @loopback --load --app setalg --contexts 0,1", None, Error("--contexts: not used with an application")),
+        case("run @loopback --load --app mica --context 1", None, Error("--context: not used")),
+        case("run @loopback --load --app mica --expect increment", None, Error("--expect: not used")),
+        case("run @loopback --load --app mica --service fixed:100", None, Error("--service: not used")),
+        case("run @loopback --load --pattern zeros --config CFG", Some("[load]\napp = { kind = \"mica\" }\n"), Error("--pattern: not used with an application ([load] app = mica)")),
+        case("run @loopback --load --config CFG", Some("[load]\napp = { kind = \"mica\" }\nmessage_bytes = 64\n"), Error("load.message_bytes = 64: not used with an application (app = mica)")),
+        case("net CFG", Some("[network.topology]\nhosts = 2\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1\"\nserver = 0\n[clients.load]\napp = { kind = \"mica\" }\npattern = \"zeros\"\n"), Error("clients[0].load.pattern = \"zeros\": not used with an application (app = mica)")),
+        case("run @hello --config CFG", Some("[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n"), Error("[[programs]]: describes hosts of a network, which `nanopu run` does not build")),
+        case("run @loopback --load --config CFG", Some("[network.topology]\nhosts = 3\n[[programs]]\nhosts = \"0\"\nprogram = \"x.elf\"\n[[clients]]\nhosts = \"1\"\nserver = 0\n"), Error("[[programs]]: describes hosts of a network")),
+        case("run @hello --config CFG", Some("[[workload.incast]]\nsenders = \"0\"\nreceiver = 1\nsizes = [64]\n"), Error("[workload]: describes hosts of a network")),
+        case("experiment nb-mica --scale quick --out OUT --config CFG", Some("[node]\ncores = 8\n"), Error("experiment nb-mica does not use node.cores of the configuration")),
+        case("experiment nb-mica --scale quick --out OUT --config CFG", Some("[network.link]\ngbps = 100\n"), Error("does not use network.link.gbps")),
+        case("experiment nb-mica --scale quick --out OUT --config CFG", Some("[node.l2]\nsize_bytes = 1048576\n"), Error("does not use node.l2.size_bytes")),
+        case("experiment nb-mica --scale quick --out OUT --config CFG", Some("[nic]\nkind = \"icenic\"\n"), Error("does not use nic.kind")),
+        case("experiment nb-queueing --scale quick --out OUT --config CFG", Some("[nic]\njbsq_depth = 3\n"), Error("does not use nic.jbsq_depth")),
+        case("experiment w2w-8B --scale quick --out OUT --config CFG", Some("[load]\ncount = 3\n"), Error("does not use load.count")),
         // 5. Argument errors are the simulator's: 125 with a hint.
         case("run", None, Error("the following required arguments were not provided")),
         case("run @loopback --bogus", None, Error("unexpected argument '--bogus'")),
@@ -160,6 +192,7 @@ fn run_case(c: &Case, dir: &Path, i: usize) -> Result<(), String> {
         .split_whitespace()
         .map(|a| match a {
             "CFG" => cfg.display().to_string(),
+            "OUT" => dir.join(format!("out{i}")).display().to_string(),
             a if a.starts_with('@') => sdk(&a[1..]),
             a => a.to_string(),
         })
@@ -387,4 +420,100 @@ fn the_ray_backend_s_child_dies_with_nanopu() {
     for signal in ["TERM", "INT", "KILL"] {
         ray_child_ends_with_nanopu(signal);
     }
+}
+
+/// `nanopu args`, or why not: killed if it runs longer than `limit` (a
+/// command that waits forever, on a FIFO say, fails the test rather than
+/// hanging it).
+fn output_within(args: &[String], limit: std::time::Duration) -> Result<Output, String> {
+    let child = Command::new(env!("CARGO_BIN_EXE_nanopu"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nanopu starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(o) => Ok(o.expect("nanopu ran")),
+        Err(_) => {
+            // Our own child, by its id.
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            Err(format!(
+                "`nanopu {}` ran for more than {limit:?}",
+                args.join(" ")
+            ))
+        }
+    }
+}
+
+#[test]
+fn every_command_reads_a_program_with_the_same_checks() {
+    let dir = tmp_dir().join("programs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.elf");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+    // 300 MB, sparse: no disk is used, and no byte of it may be read.
+    let big = dir.join("big.elf");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let cases: [(PathBuf, &'static str); 4] = [
+        ("/dev/zero".into(), "not a regular file"),
+        (fifo, "not a regular file"),
+        (
+            big,
+            "more than the 268435456-byte (256 MiB) limit on ELF files",
+        ),
+        (dir.clone(), "a directory, not an ELF program file"),
+    ];
+    let mut failures = Vec::new();
+    // A configuration file that is a FIFO is refused, not waited on.
+    for command in ["net", "config --config", "run /dev/null --config"] {
+        let mut args: Vec<String> = command.split(' ').map(str::to_string).collect();
+        args.push(cases[1].0.display().to_string());
+        let what = args.join(" ");
+        let piece = "is a FIFO or a socket, not a file";
+        let result = output_within(&args, std::time::Duration::from_secs(30))
+            .and_then(|o| check(&what, &Error(piece), &o));
+        failures.extend(result.err());
+    }
+    for (program, piece) in cases {
+        let cfg = dir.join("net.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[network.topology]\nhosts = 3\n[nic.transport]\nprotocol = \"ndp\"\n\
+                 [[programs]]\nhosts = \"0\"\nprogram = \"{}\"\n[[programs]]\nhosts = \"2\"\nprogram = {:?}\n",
+                sdk("hello"),
+                program.display().to_string()
+            ),
+        )
+        .unwrap();
+        let runs = [
+            vec!["run".to_string(), program.display().to_string()],
+            vec!["net".to_string(), cfg.display().to_string()],
+        ];
+        for args in runs {
+            let what = args.join(" ");
+            let result = output_within(&args, std::time::Duration::from_secs(30)).and_then(|o| {
+                check(&what, &Error(piece), &o)?;
+                let err = String::from_utf8_lossy(&o.stderr);
+                if args[0] == "net" && !err.contains("programs[1].program") {
+                    return Err(format!("`{what}`: the key is not named: {err}"));
+                }
+                Ok(())
+            });
+            failures.extend(result.err());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

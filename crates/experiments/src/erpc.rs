@@ -22,6 +22,7 @@ pub fn experiments() -> Vec<Experiment> {
         id: "erpc",
         title: "eRPC-style RPCs on the traditional NIC: latency, rate, Raft",
         run: erpc,
+        fixed: crate::Fixed::NONE,
     }]
 }
 

@@ -29,6 +29,13 @@ pub enum ExperimentError {
     /// A transport could not be built from its parameters.
     #[error(transparent)]
     Transport(#[from] nanopu_transport::TransportConfigError),
+    /// The configuration changes settings the experiment does not use.
+    #[error("experiment {id} does not use {keys} of the configuration: {why}; leave them out")]
+    UnusedSettings {
+        id: &'static str,
+        keys: String,
+        why: &'static str,
+    },
     /// The host would not start a thread for experiment `id`.
     #[error("cannot start a thread for experiment {id}: {cause}")]
     Thread {

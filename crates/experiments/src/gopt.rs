@@ -15,6 +15,7 @@ pub fn experiments() -> Vec<Experiment> {
         id: "gopt",
         title: "G-Opt: batched lookups with prefetch and switching vs naive (G-Opt Fig. 8)",
         run: gopt,
+        fixed: crate::Fixed::NONE,
     }]
 }
 

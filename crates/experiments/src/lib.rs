@@ -22,6 +22,7 @@ mod prototype_flow;
 mod rdma;
 pub mod replication;
 mod scheduling;
+pub mod settings;
 mod table1;
 mod transport;
 
@@ -35,6 +36,7 @@ use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::Config as SimConfig;
 use nanopu_system::Config;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
+pub use settings::Fixed;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -133,6 +135,9 @@ pub struct Experiment {
     pub id: &'static str,
     pub title: &'static str,
     pub run: fn(&Runner) -> Result<ExperimentResult>,
+    /// The configuration settings it sets itself (a configuration that
+    /// changes them is refused: `settings`).
+    pub fixed: Fixed,
 }
 
 /// Every experiment, in report order.
@@ -499,6 +504,21 @@ pub fn run_experiments(
             })
             .collect::<Result<_>>()?
     };
+    // A setting an experiment does not use: refused when experiments are
+    // named, a note when the whole evaluation runs (each experiment uses
+    // what it can of the configuration).
+    for e in &chosen {
+        if report {
+            for (key, why) in e.unused_settings(&cfg) {
+                eprintln!(
+                    "note: {} does not use {key} of the configuration: {why}",
+                    e.id
+                );
+            }
+        } else {
+            e.check_config(&cfg)?;
+        }
+    }
     std::fs::create_dir_all(out).map_err(|cause| ExperimentError::CreateDir {
         path: out.to_path_buf(),
         cause,

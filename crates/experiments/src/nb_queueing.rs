@@ -22,6 +22,11 @@ pub fn experiments() -> Vec<Experiment> {
         id: "nb-queueing",
         title: "NEBULA Table I: load and queue depth at the SLO of an M/G/64 queue",
         run: nb_queueing,
+        fixed: crate::Fixed {
+            keys: &["node", "nic", "network"],
+            why: "it is a queueing model of a 64-core server (NEBULA §IV-C), which simulates no \
+                  machine",
+        },
     }]
 }
 

@@ -30,8 +30,17 @@ pub fn experiments() -> Vec<Experiment> {
         id: "nb-mica",
         title: "NEBULA: MICA under RSS, RPCValet, SRQ_emu, NEBULA_base, NEBULA (NEBULA Fig. 6-8, Table III)",
         run: nb_mica,
+        fixed: FIXED,
     }]
 }
+
+/// What `nb-mica` sets itself: the server, its link and, per design, the NIC.
+const FIXED: crate::Fixed = crate::Fixed {
+    keys: &["node", "network.link.gbps", "nic.kind"],
+    why: "it runs every design on the NEBULA-class server of configs/nebula-server.toml (16 \
+          cores, 16 MB LLC, 31 GB/s DRAM) behind a 120 Gb/s link, each design with its own NIC \
+          (NEBULA Table II, §VI)",
+};
 
 /// The server (NEBULA Table II, §VI), each value sourced in the file.
 const SERVER: &str = include_str!("../../../configs/nebula-server.toml");

@@ -128,11 +128,19 @@ fn machine_name(m: u16) -> &'static str {
     }
 }
 
-/// Reads and loads the ELF at `path` into `dram`. Only regular files of at
-/// most [`MAX_ELF_BYTES`] are read.
+/// Reads and loads the ELF at `path` into `dram` (see [`read_program`]).
 pub fn load_file(path: &Path, dram: &mut Dram) -> Result<Program, LoadError> {
-    let data = read_limited(path, MAX_ELF_BYTES)?;
+    let data = read_program(path)?;
     load_bytes(&path.display().to_string(), &data, dram)
+}
+
+/// Reads the program file at `path`: the one way every command (and the
+/// Python package) reads a guest program, so that each gets the same
+/// checks. Only regular files of at most [`MAX_ELF_BYTES`] are read: a
+/// device such as `/dev/zero` or a FIFO is refused before it is opened (a
+/// FIFO would block the open), a larger file before a byte is read.
+pub fn read_program(path: &Path) -> Result<Vec<u8>, LoadError> {
+    read_limited(path, MAX_ELF_BYTES)
 }
 
 /// Reads the regular file at `path`, refusing anything larger than `limit`.

@@ -63,6 +63,7 @@ pub fn experiment<'py>(
             known: known.join(", "),
         }));
     };
+    e.check_config(&cfg).map_err(config_error)?;
     let mut runner = Runner::new(cfg, scale, threads, seed);
     // The Python side draws the progress; the bar still counts points.
     runner.progress = indicatif::ProgressBar::hidden();

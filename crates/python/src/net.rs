@@ -7,23 +7,14 @@ use crate::errors::{config_error, simulation_error};
 use crate::progress::{SameThread, Ticker};
 use anyhow::anyhow;
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::{parse_hosts, Cluster, ClusterEnd, StopWhen};
-use nanopu_system::{memory, Config, SystemError};
+use nanopu_system::cluster::{Cluster, ClusterEnd, StopWhen};
+use nanopu_system::{memory, SystemError};
 use pyo3::prelude::*;
 use serde_json::json;
 use std::time::Instant;
 
 /// Simulated time between looks at signals.
 const SLICE: SimDuration = SimDuration::from_us(10);
-
-/// Hosts that run programs.
-fn nodes(cfg: &Config) -> usize {
-    let hosts = cfg.network.topology.hosts();
-    cfg.programs
-        .iter()
-        .map(|p| parse_hosts(&p.hosts, hosts).map_or(0, |v| v.len()))
-        .sum()
-}
 
 fn system_error(e: SystemError) -> PyErr {
     simulation_error(e)
@@ -81,14 +72,7 @@ pub fn net(
         .workload
         .generate(hosts, max_bytes)
         .map_err(config_error)?;
-    memory::check(
-        &format!(
-            "a network of {hosts} hosts with {} messages",
-            messages.len()
-        ),
-        memory::cluster_estimate(&cfg, &messages, nodes(&cfg)),
-    )
-    .map_err(config_error)?;
+    memory::check_cluster(&cfg, &messages).map_err(config_error)?;
     let mut c = Cluster::new(&cfg).map_err(system_error)?;
     for m in &messages {
         c.send(*m).map_err(system_error)?;

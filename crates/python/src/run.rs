@@ -61,6 +61,7 @@ pub fn run(
     progress: Option<PyObject>,
 ) -> PyResult<String> {
     let mut cfg = effective(config)?;
+    cfg.check_one_node("`nanopu.run`").map_err(config_error)?;
     if let Some(n) = cores {
         cfg.node.cores = n;
     }
@@ -157,6 +158,7 @@ pub fn load(
 ) -> PyResult<String> {
     let timeline = crate::net::open_timeline(timeline, timeline_sample)?;
     let mut cfg = effective(config)?;
+    cfg.check_one_node("`nanopu.load`").map_err(config_error)?;
     let node_ip = node_ip.map(|a| ipv4("node_ip", &a)).transpose()?;
     let client_ip = client_ip.map(|a| ipv4("client_ip", &a)).transpose()?;
     if let Some(n) = &nic {

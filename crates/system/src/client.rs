@@ -275,25 +275,115 @@ impl Default for LoadConfig {
 /// a few dozen messages), small enough that the state fits in memory.
 pub const MAX_WINDOW: u32 = 1 << 20;
 
-/// A load generator setting that cannot work; names the option.
+/// A value as a configuration file writes it (`"zeros"`, `{ fixed = { ns = 500.0 } }`).
+fn toml_text(v: &impl Serialize) -> String {
+    toml::Value::try_from(v).map_or_else(|e| e.to_string(), |v| v.to_string())
+}
+
+/// A setting of the load generator: an option of `nanopu run --load` and
+/// a key of a `[load]` table (`[clients.load]` in a network), so that an
+/// error names what the user wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadSetting {
+    MessageBytes,
+    Count,
+    Window,
+    RateMrps,
+    TickedRateMrps,
+    TickNs,
+    Pattern,
+    Expect,
+    Context,
+    StartNs,
+    Service,
+    ServiceByContext,
+    TimeoutNs,
+    App,
+}
+
+impl LoadSetting {
+    /// The option of `nanopu run --load` that sets it.
+    pub fn option(self) -> &'static str {
+        match self {
+            LoadSetting::MessageBytes => "--msg-bytes",
+            LoadSetting::Count => "--count",
+            LoadSetting::Window => "--window",
+            LoadSetting::RateMrps | LoadSetting::TickedRateMrps => "--rate-mrps",
+            LoadSetting::TickNs => "tick_ns",
+            LoadSetting::Pattern => "--pattern",
+            LoadSetting::Expect => "--expect",
+            LoadSetting::Context => "--contexts",
+            LoadSetting::StartNs => "--start-ns",
+            LoadSetting::Service => "--service",
+            LoadSetting::ServiceByContext => "service_by_context",
+            LoadSetting::TimeoutNs => "--timeout-ns",
+            LoadSetting::App => "--app",
+        }
+    }
+
+    /// Its key in a `[load]` table.
+    pub fn key(self) -> &'static str {
+        match self {
+            LoadSetting::MessageBytes => "message_bytes",
+            LoadSetting::Count => "count",
+            LoadSetting::Window => "mode.closed.window",
+            LoadSetting::RateMrps => "mode.open.rate_mrps",
+            LoadSetting::TickedRateMrps => "mode.open-ticked.rate_mrps",
+            LoadSetting::TickNs => "mode.open-ticked.tick_ns",
+            LoadSetting::Pattern => "pattern",
+            LoadSetting::Expect => "expect",
+            LoadSetting::Context => "context",
+            LoadSetting::StartNs => "start.at-ns",
+            LoadSetting::Service => "service",
+            LoadSetting::ServiceByContext => "service_by_context",
+            LoadSetting::TimeoutNs => "timeout_ns",
+            LoadSetting::App => "app",
+        }
+    }
+}
+
+/// A load generator setting that cannot work. Displayed with the option's
+/// name (`--count 0: ...`, as `nanopu run --load` takes it); [`Self::at_key`]
+/// names the configuration key instead.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LoadConfigError {
-    /// `option value` is out of its range.
-    #[error("{option} {value}: {reason}")]
+    /// `setting = value` is out of its range.
+    #[error("{} {value}: {reason}", setting.option())]
     Invalid {
-        option: &'static str,
+        setting: LoadSetting,
         value: String,
         reason: String,
     },
 }
 
+impl LoadConfigError {
+    /// The setting at fault.
+    pub fn setting(&self) -> LoadSetting {
+        match self {
+            LoadConfigError::Invalid { setting, .. } => *setting,
+        }
+    }
+
+    /// The error naming the key under `table` (`clients[0].load.count = 0:
+    /// must be at least 1`).
+    pub fn at_key(&self, table: &str) -> String {
+        match self {
+            LoadConfigError::Invalid {
+                setting,
+                value,
+                reason,
+            } => format!("{table}.{} = {value}: {reason}", setting.key()),
+        }
+    }
+}
+
 fn invalid(
-    option: &'static str,
+    setting: LoadSetting,
     value: impl ToString,
     reason: impl Into<String>,
 ) -> LoadConfigError {
     LoadConfigError::Invalid {
-        option,
+        setting,
         value: value.to_string(),
         reason: reason.into(),
     }
@@ -331,7 +421,7 @@ impl ServiceTime {
         for &t in times {
             if SimDuration::try_from_ns_f64(t).is_err() {
                 return Err(invalid(
-                    "--service",
+                    LoadSetting::Service,
                     format!("{self:?}"),
                     format!("time {t} ns must be finite, non-negative and at most about 5 hours"),
                 ));
@@ -340,7 +430,7 @@ impl ServiceTime {
         if let ServiceTime::BimodalNormal { min_ns, max_ns, .. } = *self {
             if max_ns < min_ns {
                 return Err(invalid(
-                    "--service",
+                    LoadSetting::Service,
                     format!("{self:?}"),
                     "bimodal-normal service times need min <= max",
                 ));
@@ -351,7 +441,7 @@ impl ServiceTime {
         {
             if !(0.0..=1.0).contains(&long_fraction) {
                 return Err(invalid(
-                    "--service",
+                    LoadSetting::Service,
                     format!("{self:?}"),
                     format!("the long fraction {long_fraction} must be in [0, 1]"),
                 ));
@@ -388,15 +478,27 @@ impl LoadConfig {
     }
 
     /// Checks the client's settings against the NIC it drives; the error
-    /// names the option.
+    /// names the setting (see [`LoadConfigError`]).
     pub fn validate(&self, nic: &NicConfig, link_gbps: u64) -> Result<(), LoadConfigError> {
         let max_message_bytes = nic.max_message_bytes;
         if let Some(app) = &self.app {
+            if let Some(setting) = self.unused_with_app() {
+                return Err(invalid(
+                    setting,
+                    self.describe(setting),
+                    format!(
+                        "not used with an application (app = {}): the application makes the \
+                         requests (their sizes, contexts, payloads and service times) and checks \
+                         the replies; leave it out",
+                        app.name()
+                    ),
+                ));
+            }
             app.validate()
-                .map_err(|e| invalid("--app", app.name(), e.to_string()))?;
+                .map_err(|e| invalid(LoadSetting::App, app.name(), e.to_string()))?;
             if app.max_request_bytes() as u32 > max_message_bytes {
                 return Err(invalid(
-                    "--app",
+                    LoadSetting::App,
                     app.name(),
                     format!(
                         "requests of {} B exceed the NIC's maximum message size {max_message_bytes} B (nic.max_message_bytes)",
@@ -404,93 +506,116 @@ impl LoadConfig {
                     ),
                 ));
             }
-        } else if self.pattern == Pattern::DotProduct
+        } else if (self.pattern == Pattern::DotProduct || self.expect == Expect::DotProduct)
             && (self.message_bytes < 32
                 || !self.message_bytes.is_multiple_of(16)
                 || self.expect != Expect::DotProduct)
         {
             return Err(invalid(
-                "--msg-bytes",
+                LoadSetting::MessageBytes,
                 self.message_bytes,
-                "dot-product requests need a length of 16 + 16n bytes (n >= 1), and --expect dot-product",
+                "dot-product requests need a length of 16 + 16n bytes (n >= 1), and dot-product replies expected (expect)",
             ));
         }
         if self.pattern == Pattern::Service && self.message_bytes != 16 {
             return Err(invalid(
-                "--msg-bytes",
+                LoadSetting::MessageBytes,
                 self.message_bytes,
                 "service requests are 16 bytes (number, cycles)",
             ));
         }
         if self.pattern == Pattern::LnicEval && self.message_bytes != 16 {
             return Err(invalid(
-                "--msg-bytes",
+                LoadSetting::MessageBytes,
                 self.message_bytes,
                 "lnic-eval requests are 16 bytes (service cycles, send cycle)",
             ));
         }
         if (self.pattern == Pattern::LnicEval) != (self.expect == Expect::LnicEval) {
             return Err(invalid(
-                "--expect",
-                format!("{:?}", self.expect),
-                "the lnic-eval pattern and --expect lnic-eval go together",
+                LoadSetting::Expect,
+                toml_text(&self.expect),
+                "the lnic-eval pattern and lnic-eval replies expected (expect) go together",
             ));
         }
         self.service.validate()?;
         for (_, s) in &self.service_by_context {
-            s.validate()?;
+            s.validate().map_err(|e| match e {
+                LoadConfigError::Invalid { value, reason, .. } => {
+                    invalid(LoadSetting::ServiceByContext, value, reason)
+                }
+            })?;
         }
         if self.app.is_some() {
             // The application sets the requests' lengths.
         } else if self.message_bytes < 8 && self.pattern != Pattern::Zeros {
             return Err(invalid(
-                "--msg-bytes",
+                LoadSetting::MessageBytes,
                 self.message_bytes,
-                "at least 8 bytes are needed to number requests (or use --pattern zeros)",
+                "at least 8 bytes are needed to number requests (or use the zeros pattern)",
             ));
         }
         if self.app.is_none() && self.message_bytes as u32 > max_message_bytes {
             return Err(invalid(
-                "--msg-bytes",
+                LoadSetting::MessageBytes,
                 self.message_bytes,
                 format!("exceeds the NIC's maximum message size {max_message_bytes} B (nic.max_message_bytes)"),
             ));
         }
+        if nic.transport.protocol != nanopu_transport::Protocol::None {
+            let unscheduled = nic.transport.bdp_packets as u32 * nic.mtu_payload_bytes;
+            if self.message_bytes as u32 > unscheduled {
+                return Err(invalid(
+                    LoadSetting::MessageBytes,
+                    self.message_bytes,
+                    format!(
+                        "with nic.transport.protocol = {}, the built-in client sends only what \
+                         fits in the unscheduled window ({unscheduled} bytes); it answers no PULL \
+                         or GRANT",
+                        nic.transport.protocol.name()
+                    ),
+                ));
+            }
+        }
         if self.count == 0 {
-            return Err(invalid("--count", 0, "must be at least 1"));
+            return Err(invalid(LoadSetting::Count, 0, "must be at least 1"));
         }
         if self.timeout_ns == 0 {
-            return Err(invalid("--timeout-ns", 0, "must be positive"));
+            return Err(invalid(LoadSetting::TimeoutNs, 0, "must be positive"));
         }
         if SimDuration::try_from_ns(self.timeout_ns).is_err() {
-            return Err(invalid("--timeout-ns", self.timeout_ns, TOO_LONG));
+            return Err(invalid(LoadSetting::TimeoutNs, self.timeout_ns, TOO_LONG));
         }
         if let Start::AtNs(ns) = self.start {
             if SimDuration::try_from_ns(ns).is_err() {
-                return Err(invalid("--start-ns", ns, TOO_LONG));
+                return Err(invalid(LoadSetting::StartNs, ns, TOO_LONG));
             }
         }
+        let rate = match self.mode {
+            LoadMode::OpenTicked { .. } => LoadSetting::TickedRateMrps,
+            _ => LoadSetting::RateMrps,
+        };
         match self.mode {
             LoadMode::Closed { window } if window == 0 || window > MAX_WINDOW => Err(invalid(
-                "--window",
+                LoadSetting::Window,
                 window,
                 format!("must be between 1 and {MAX_WINDOW} (the client keeps state for every outstanding request)"),
             )),
             LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. }
                 if !(rate_mrps > 0.0 && rate_mrps.is_finite()) =>
             {
-                Err(invalid("--rate-mrps", rate_mrps, "must be positive and finite"))
+                Err(invalid(rate, rate_mrps, "must be positive and finite"))
             }
             LoadMode::OpenTicked { tick_ns, .. }
                 if !(tick_ns > 0.0 && tick_ns < 1e9) =>
             {
-                Err(invalid("tick_ns", tick_ns, "must be positive and below one second"))
+                Err(invalid(LoadSetting::TickNs, tick_ns, "must be positive and below one second"))
             }
             LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. }
                 if rate_mrps > self.max_rate_mrps(nic, link_gbps) =>
             {
                 Err(invalid(
-                "--rate-mrps",
+                rate,
                 rate_mrps,
                 format!(
                     "more than the {} Gb/s link can carry: {:.1} Mrps of {}-byte requests",
@@ -501,6 +626,47 @@ impl LoadConfig {
             ))
             }
             _ => Ok(()),
+        }
+    }
+
+    /// A setting that differs from its default although an application
+    /// (`app`), which ignores it, drives the requests.
+    pub fn unused_with_app(&self) -> Option<LoadSetting> {
+        let d = LoadConfig::default();
+        [
+            (
+                self.message_bytes != d.message_bytes,
+                LoadSetting::MessageBytes,
+            ),
+            (self.pattern != d.pattern, LoadSetting::Pattern),
+            (self.expect != d.expect, LoadSetting::Expect),
+            (
+                self.context != d.context || !self.extra_contexts.is_empty(),
+                LoadSetting::Context,
+            ),
+            (self.service != d.service, LoadSetting::Service),
+            (
+                !self.service_by_context.is_empty(),
+                LoadSetting::ServiceByContext,
+            ),
+        ]
+        .into_iter()
+        .find_map(|(set, s)| set.then_some(s))
+    }
+
+    /// The value of `setting`, as an error shows it.
+    fn describe(&self, setting: LoadSetting) -> String {
+        match setting {
+            LoadSetting::MessageBytes => self.message_bytes.to_string(),
+            LoadSetting::Pattern => toml_text(&self.pattern),
+            LoadSetting::Expect => toml_text(&self.expect),
+            LoadSetting::Context => std::iter::once(self.context)
+                .chain(self.extra_contexts.iter().copied())
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            LoadSetting::Service => toml_text(&self.service),
+            _ => toml_text(&self.service_by_context),
         }
     }
 

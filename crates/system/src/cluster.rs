@@ -366,10 +366,9 @@ impl Cluster {
 
         // Who is what.
         let mut programs: Vec<Option<NodeSpec>> = vec![None; n];
-        for p in &cfg.programs {
-            let elf = std::fs::read(&p.program).map_err(|e| {
-                SystemError::Config(format!("program {}: {e}", p.program.display()))
-            })?;
+        for (i, p) in cfg.programs.iter().enumerate() {
+            let elf = nanopu_node::loader::read_program(&p.program)
+                .map_err(|e| SystemError::Config(format!("programs[{i}].program: {e}")))?;
             let elf = Rc::new(elf);
             let name = p.program.display().to_string();
             for h in parse_hosts(&p.hosts, n).map_err(SystemError::Config)? {
@@ -1530,18 +1529,6 @@ pub fn client_host(
 ) -> Result<ClientHost, SystemError> {
     load.validate(nic, link_gbps)
         .map_err(|e| SystemError::Config(e.to_string()))?;
-    if nic.transport.protocol != nanopu_transport::Protocol::None {
-        let unscheduled = nic.transport.bdp_packets as u32 * nic.mtu_payload_bytes;
-        if load.message_bytes as u32 > unscheduled {
-            return Err(SystemError::Config(format!(
-                "message_bytes = {}: with nic.transport.protocol = {}, the built-in client \
-                 sends only what fits in the unscheduled window ({unscheduled} bytes); it \
-                 answers no PULL or GRANT",
-                load.message_bytes,
-                nic.transport.protocol.name()
-            )));
-        }
-    }
     let mut c = Client::new(load, ip, server_ip, nic.mtu_payload_bytes, to_server);
     c.use_app(nanopu_apps::AppContext::SINGLE, Vec::new())
         .map_err(|e| SystemError::Config(e.to_string()))?;

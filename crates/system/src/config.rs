@@ -70,6 +70,8 @@ pub enum ConfigError {
     Read { path: String, error: std::io::Error },
     #[error("config file {path} is larger than the limit of {MAX_CONFIG_BYTES} bytes (1 MiB) for a configuration file")]
     TooLarge { path: String },
+    #[error("config file {path} is a FIFO or a socket, not a file: reading it could wait forever for a writer")]
+    NotAFile { path: String },
     /// A key is unknown, ill-typed or missing; the message names it and its line.
     #[error("{0}")]
     Syntax(String),
@@ -115,7 +117,14 @@ impl Config {
             ));
         }
         let cfg: Config = parse_partial(user, text)?;
-        cfg.validate()?;
+        cfg.validate().map_err(|e| match e {
+            // Messages of invalid values start with the key's path.
+            ConfigError::Invalid(m) => {
+                let path = m.split([' ', ':']).next().unwrap_or_default();
+                ConfigError::Invalid(format!("{m}{}", line_of_key(text, path)))
+            }
+            e => e,
+        })?;
         Ok(cfg)
     }
 
@@ -175,14 +184,48 @@ impl Config {
                     "clients[{i}].servers: {s} is not a host that runs a program"
                 )));
             }
+            c.load
+                .validate(&self.nic, self.network.link.gbps)
+                .map_err(|e| ConfigError::Invalid(e.at_key(&format!("clients[{i}].load"))))?;
         }
         Ok(())
+    }
+
+    /// Refuses what a run of one node (`nanopu run`, with or without
+    /// `--load`) would ignore: the hosts of a network (`[[programs]]`,
+    /// `[[clients]]`) and the built-in hosts' traffic (`[workload]`), which
+    /// only `nanopu net` builds. `command` names the run in the message.
+    pub fn check_one_node(&self, command: &str) -> Result<(), ConfigError> {
+        let ignored = [
+            (!self.programs.is_empty(), "[[programs]]"),
+            (!self.clients.is_empty(), "[[clients]]"),
+            (
+                !(self.workload.messages.is_empty()
+                    && self.workload.incast.is_empty()
+                    && self.workload.random.is_empty()),
+                "[workload]",
+            ),
+        ];
+        match ignored.iter().find(|(set, _)| *set) {
+            Some((_, table)) => Err(ConfigError::Invalid(format!(
+                "{table}: describes hosts of a network, which {command} does not build (it runs \
+                 one node, its program given on the command line); run the network with \
+                 `nanopu net FILE`, or leave {table} out"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The effective configuration as TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("configuration serializes")
     }
+}
+
+/// " (line N)" of the key at `key_path` (`load.count`) in the configuration
+/// file at `path`, if the file sets it; empty otherwise.
+pub fn line_in_file(path: &std::path::Path, key_path: &str) -> String {
+    read_limited(path).map_or(String::new(), |text| line_of_key(&text, key_path))
 }
 
 /// Reads a file of at most [`MAX_CONFIG_BYTES`] (a wrong path, a disk
@@ -194,6 +237,15 @@ fn read_limited(path: &std::path::Path) -> Result<String, ConfigError> {
         path: name.clone(),
         error,
     };
+    // Opening a FIFO waits for a writer, which may never come; devices
+    // (`/dev/zero`) are read up to the limit.
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+            return Err(ConfigError::NotAFile { path: name });
+        }
+    }
     let f = std::fs::File::open(path).map_err(read)?;
     let mut bytes = Vec::new();
     f.take(MAX_CONFIG_BYTES + 1)
@@ -218,7 +270,21 @@ where
     serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
         let path = e.path().to_string();
         let message = e.inner().message().trim().to_string();
-        ConfigError::Syntax(format!("{path}: {message}{}", line_of_key(text, &path)))
+        // An unknown key's line is the key's own, if serde's path stops at
+        // its table.
+        let unknown = message
+            .strip_prefix("unknown field `")
+            .and_then(|m| m.split('`').next())
+            .filter(|k| !path.ends_with(&format!(".{k}")))
+            .map(|k| match path.as_str() {
+                "" | "." => k.to_string(),
+                p => format!("{p}.{k}"),
+            });
+        let line = unknown
+            .map(|p| line_of_key(text, &p))
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| line_of_key(text, &path));
+        ConfigError::Syntax(format!("{path}: {message}{line}"))
     })
 }
 
@@ -247,21 +313,92 @@ fn merge(mut defaults: toml::Table, user: toml::Table) -> toml::Table {
     defaults
 }
 
-/// " (line N)" of the line that sets the last key of `path`, if one does.
+/// " (line N)" of the line that sets the key at `path` (`clients[1].load.count`,
+/// as serde names it), if the text sets it; for a table, the line of its
+/// header.
 fn line_of_key(text: &str, path: &str) -> String {
-    let key = path.rsplit('.').next().unwrap_or(path);
-    let key = key.split('[').next().unwrap_or(key);
-    if key.is_empty() || key == "?" {
-        return String::new();
+    key_span(text, path).map_or(String::new(), |start| {
+        format!(
+            " (line {})",
+            text[..start.min(text.len())].matches('\n').count() + 1
+        )
+    })
+}
+
+/// A step of a key path: a key, or an index into an array.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `a.b[2].c` as steps; `None` if it is not such a path (serde's `?`).
+fn steps(path: &str) -> Option<Vec<Step<'_>>> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+        if key.is_empty() || key == "?" {
+            return None;
+        }
+        out.push(Step::Key(key));
+        while let Some(r) = rest.strip_prefix('[') {
+            let (i, after) = r.split_once(']')?;
+            out.push(Step::Index(i.parse().ok()?));
+            rest = after;
+        }
     }
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-                || (l.starts_with('[') && l.trim_end_matches(']').ends_with(key))
-        })
-        .map_or(String::new(), |i| format!(" (line {})", i + 1))
+    Some(out)
+}
+
+/// Where the key at `path` starts in `text` (byte offset), found by
+/// walking the parsed document: each entry of an array of tables
+/// (`[[clients]]`) is a table of its own, so a key is found in its own
+/// entry, not at the first line that sets a key of the same name.
+fn key_span(text: &str, path: &str) -> Option<usize> {
+    use toml_edit::{Item, TableLike, Value};
+    /// Where the walk is: something with keys, an array of either kind, a leaf.
+    enum At<'a> {
+        Table(&'a dyn TableLike),
+        Tables(&'a toml_edit::ArrayOfTables),
+        Array(&'a toml_edit::Array),
+        Leaf,
+    }
+    fn of_item(item: &Item) -> At<'_> {
+        match item {
+            Item::ArrayOfTables(a) => At::Tables(a),
+            Item::Value(v) => of_value(v),
+            _ => item.as_table_like().map_or(At::Leaf, At::Table),
+        }
+    }
+    fn of_value(v: &Value) -> At<'_> {
+        match v {
+            Value::InlineTable(t) => At::Table(t),
+            Value::Array(a) => At::Array(a),
+            _ => At::Leaf,
+        }
+    }
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut at = of_item(doc.as_item());
+    let mut start = None;
+    for step in steps(path)? {
+        let span;
+        (at, span) = match (step, at) {
+            (Step::Key(k), At::Table(t)) => {
+                let (key, item) = t.get_key_value(k)?;
+                (of_item(item), key.span().or_else(|| item.span()))
+            }
+            (Step::Index(i), At::Tables(a)) => {
+                let t = a.get(i)?;
+                (At::Table(t), t.span())
+            }
+            (Step::Index(i), At::Array(a)) => {
+                let v = a.get(i)?;
+                (of_value(v), v.span())
+            }
+            _ => return None,
+        };
+        start = span.map(|r| r.start).or(start);
+    }
+    start
 }
 
 fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
@@ -378,6 +515,104 @@ mod tests {
         // the same variant still merges key by key
         let c = Config::parse("[load.mode.closed]\nwindow = 4\n").unwrap();
         assert_eq!(c.load.mode, crate::LoadMode::Closed { window: 4 });
+    }
+
+    #[test]
+    fn errors_in_arrays_of_tables_name_their_own_line() {
+        // A key set in an earlier entry too: the line is the entry's own.
+        let text = "[network.topology]\nhosts = 4\n\
+                    [[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[programs]]\nhosts = 1\nprogram = \"b.elf\"\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains("programs[1].hosts") && e.ends_with("(line 7)"),
+            "{e}"
+        );
+        let text = "[network.topology]\nhosts = 4\n\
+                    [[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[clients]]\nhosts = \"1\"\nserver = 0\n[clients.load]\ncount = 5\n\
+                    [[clients]]\nhosts = \"2\"\nserver = 0\n[clients.load]\ncount = 0\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains("clients[1].load.count = 0: must be at least 1") && e.ends_with("(line 15)"),
+            "{e}"
+        );
+        // An unknown key in the second entry.
+        let text = "[[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[programs]]\nhosts = \"1\"\nprogram = \"b.elf\"\nprogam = 1\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(e.contains("prog") && e.ends_with("(line 7)"), "{e}");
+        // Inline tables and arrays: the element's line.
+        let text = "[[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[clients]]\nhosts = \"1\"\nserver = 0\n\
+                    load = { count = 3, mode = { closed = { window = 0 } } }\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains("clients[0].load.mode.closed.window = 0") && e.ends_with("(line 7)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn load_generator_errors_name_the_key_not_an_option() {
+        let text = "[network.topology]\nhosts = 3\n\
+                    [[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[clients]]\nhosts = \"1-2\"\nserver = 0\n\
+                    [clients.load]\nmode = { open = { rate_mrps = -1.0 } }\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("clients[0].load.mode.open.rate_mrps = -1: must be positive")
+                && e.ends_with("(line 10)")
+                && !e.contains("--"),
+            "{e}"
+        );
+        // An application ignores the request's own settings: refused.
+        let text = "[network.topology]\nhosts = 3\n\
+                    [[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n\
+                    [[clients]]\nhosts = \"1\"\nserver = 0\n\
+                    [clients.load]\napp = { kind = \"mica\" }\nmessage_bytes = 64\n";
+        let e = Config::parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains("clients[0].load.message_bytes = 64: not used with an application")
+                && e.ends_with("(line 11)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn invalid_values_name_their_line() {
+        let e = Config::parse("[node]\n\ncores = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("node.cores = 0") && e.ends_with("(line 3)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn one_node_runs_refuse_the_hosts_of_a_network() {
+        assert!(Config::default().check_one_node("run").is_ok());
+        for (text, table) in [
+            (
+                "[[programs]]\nhosts = \"0\"\nprogram = \"a.elf\"\n",
+                "[[programs]]",
+            ),
+            (
+                "[[workload.messages]]\nfrom = 0\nto = 1\nlen = 64\nat_ns = 0\n",
+                "[workload]",
+            ),
+        ] {
+            let e = Config::parse(text)
+                .unwrap()
+                .check_one_node("`nanopu run`")
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(table) && e.contains("nanopu net"), "{e}");
+        }
+        // A seed alone is not traffic.
+        let c = Config::parse("[workload]\nseed = 3\n").unwrap();
+        assert!(c.check_one_node("run").is_ok());
     }
 
     #[test]
