@@ -144,17 +144,41 @@ impl TxFifo {
         }
     }
 
+    /// Words of the oldest message (header first).
+    fn head_words(&self) -> usize {
+        1 + (self.words[0] & LEN_MASK).div_ceil(8) as usize
+    }
+
     /// Moves the oldest complete message into `out`.
     fn take(&mut self, out: &mut Vec<u64>) -> Option<(u16, u64)> {
         if self.complete == 0 {
             return None;
         }
-        let header = self.words[0];
-        let words = 1 + (header & LEN_MASK).div_ceil(8) as usize;
+        let words = self.head_words();
         out.clear();
         out.extend(self.words.drain(..words));
         self.complete -= 1;
         self.messages.pop_front()
+    }
+
+    /// Copies the oldest complete message into `out`, leaving it.
+    fn peek(&self, out: &mut Vec<u64>) -> Option<(u16, u64)> {
+        if self.complete == 0 {
+            return None;
+        }
+        out.clear();
+        out.extend(self.words.range(..self.head_words()));
+        self.messages.front().copied()
+    }
+
+    /// Drops the oldest complete message.
+    fn pop(&mut self) {
+        if self.complete > 0 {
+            let words = self.head_words();
+            self.words.drain(..words);
+            self.complete -= 1;
+            self.messages.pop_front();
+        }
     }
 }
 
@@ -501,6 +525,32 @@ impl NetIf {
             .map(|(context, cycle)| TxMessage { context, cycle })
     }
 
+    /// NIC side: the message [`take_tx_message`](Self::take_tx_message)
+    /// would take, copied into `out`, left in its FIFO: a NIC with no room
+    /// for it leaves it there (and the core stalls once the FIFO is full).
+    pub fn peek_tx_message(&self, out: &mut Vec<u64>) -> Option<TxMessage> {
+        self.slots
+            .iter()
+            .map(|s| &s.tx)
+            .chain(std::iter::once(&self.unbound_tx))
+            .find_map(|tx| tx.peek(out))
+            .map(|(context, cycle)| TxMessage { context, cycle })
+    }
+
+    /// NIC side: takes the message [`peek_tx_message`](Self::peek_tx_message)
+    /// showed.
+    pub fn pop_tx_message(&mut self) {
+        if let Some(tx) = self
+            .slots
+            .iter_mut()
+            .map(|s| &mut s.tx)
+            .chain(std::iter::once(&mut self.unbound_tx))
+            .find(|tx| tx.complete > 0)
+        {
+            tx.pop();
+        }
+    }
+
     /// Whether the NIC has something to take: a complete message or a command.
     pub fn has_output(&self) -> bool {
         !self.outbox.is_empty() || self.tx_pending()
@@ -623,6 +673,27 @@ mod tests {
         assert!(n.take_tx_message(&mut out).is_some());
         assert_eq!(out, vec![0]);
         assert!(!n.tx_pending());
+    }
+
+    #[test]
+    fn a_message_the_nic_leaves_stays_and_fills_the_fifo() {
+        let mut n = netif();
+        let mut out = Vec::new();
+        // 2 KB + header fill the TX FIFO: one message of 257 words.
+        let header = (0x0a00_0001u64 << 32) | 2048;
+        for w in std::iter::once(header).chain(0..256) {
+            n.tx_check(w).unwrap();
+            n.tx_commit(w, 3);
+        }
+        let m = n.peek_tx_message(&mut out).unwrap();
+        assert_eq!((m.context, m.cycle, out.len()), (7, 3, 257));
+        // Left in the FIFO: the next write stalls.
+        assert_eq!(n.tx_check(8), Err(TxError::Full));
+        assert!(n.tx_pending());
+        n.pop_tx_message();
+        assert!(!n.tx_pending());
+        assert_eq!(n.tx_check(8), Ok(()));
+        assert_eq!(n.peek_tx_message(&mut out), None);
     }
 
     #[test]

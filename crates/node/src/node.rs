@@ -792,9 +792,11 @@ impl Node {
             None
         };
         // A message already delivered but not yet arrived wakes a poller or
-        // a core stalled on netRX when it arrives.
+        // a core stalled on netRX when it arrives; a core stalled on netTX
+        // goes on as soon as its NIC has taken a message from the FIFO.
         let message = match self.states[h] {
             HartState::Poll { .. } | HartState::RxEmpty => hart.net().next_rx_cycle(),
+            HartState::TxFull if hart.net().tx_check(0).is_ok() => Some(cycle),
             _ => None,
         };
         // A device status register the loop reads changes by itself.
@@ -1549,7 +1551,21 @@ impl Node {
     /// A message's words (header first) are in a scratch buffer the callee
     /// may take, leaving an empty one in its place.
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
+        self.offer_core_output(|core, out| {
+            f(core, out);
+            true
+        })
+    }
+
+    /// [`take_core_output`](Self::take_core_output) for a NIC with finite
+    /// transmit buffers: `f` returns whether it takes a message (and must
+    /// leave its words alone if not). A message not taken stays at the
+    /// head of its TX FIFO, the core's later messages behind it, and is
+    /// offered again at the next call; the core stalls on netTX once the
+    /// FIFO is full. Commands are always taken (`f`'s answer is ignored).
+    pub fn offer_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>) -> bool) {
         let mut words = std::mem::take(&mut self.tx_words);
+        let mut left = 0u64;
         for core in harts_in(std::mem::take(&mut self.may_have_output)) {
             let hart = &mut self.harts[core];
             if !hart.net().has_output() {
@@ -1560,8 +1576,8 @@ impl Node {
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
-            while let Some(m) = hart.net_mut().take_tx_message(&mut words) {
-                f(
+            while let Some(m) = hart.net().peek_tx_message(&mut words) {
+                let taken = f(
                     core,
                     CoreOutput::Message {
                         context: m.context,
@@ -1570,8 +1586,14 @@ impl Node {
                     },
                 );
                 words.clear();
+                if !taken {
+                    left |= 1 << core;
+                    break;
+                }
+                hart.net_mut().pop_tx_message();
             }
         }
+        self.may_have_output |= left;
         self.tx_words = words;
     }
 
