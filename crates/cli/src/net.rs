@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::{parse_hosts, Cluster};
+use nanopu_system::cluster::{parse_hosts, Cluster, ClusterEnd, StopWhen};
 use nanopu_system::memory;
 use nanopu_system::Config;
 use std::fmt::Write;
@@ -169,7 +169,17 @@ pub fn net(args: NetArgs) -> Result<u8> {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let end = c.run(SimTime::ZERO + until)?;
+    let stop = c.run_until(SimTime::ZERO + until, StopWhen::default())?;
+    // The nodes' cores may have run on after the last event.
+    let end = c.sim_time();
+    let stopped = if stop == ClusterEnd::TimeLimit || end >= SimTime::ZERO + until {
+        format!("at {} us (--until-us)", args.until_us)
+    } else {
+        format!(
+            "at {:.3} us, with nothing left to happen",
+            end.as_ns() / 1e3
+        )
+    };
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
     if let Some(note) = c.parallel_note() {
@@ -366,16 +376,14 @@ pub fn net(args: NetArgs) -> Result<u8> {
     } else if outstanding > 0 {
         writeln!(
             o,
-            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
+            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped {stopped}; exit {EXIT_INCOMPLETE}",
             messages.len(),
-            args.until_us
         )?;
         EXIT_INCOMPLETE
     } else if clients_waiting > 0 {
         writeln!(
             o,
-            "result: INCOMPLETE: {clients_waiting} load generator(s) still waiting for replies when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
-            args.until_us
+            "result: INCOMPLETE: {clients_waiting} load generator(s) still waiting for replies when the run stopped {stopped}; exit {EXIT_INCOMPLETE}",
         )?;
         EXIT_INCOMPLETE
     } else if messages.is_empty() && clients.is_empty() {

@@ -423,6 +423,8 @@ impl Node {
         if let Some(to) = program.tohost {
             // fromhost is optional for programs that only exit.
             let mut htif = Htif::new(to, program.fromhost.unwrap_or(to + 64));
+            htif.request_cycles = self.cfg.htif_request_cycles;
+            htif.bytes_per_cycle = self.cfg.htif_bytes_per_cycle;
             // argv[0]: prototype start-up code refuses an empty argument list.
             htif.args = vec![program.argv0()];
             self.bus
@@ -953,6 +955,12 @@ impl Node {
             }
         }
         first.map(|(_, h)| (h, second))
+    }
+
+    /// The cycle of the hart furthest ahead: how far the node's clock has
+    /// gone (harts that wait are moved on to where the run stopped).
+    pub fn latest_cycle(&self) -> u64 {
+        self.harts.iter().map(|h| h.cycle()).max().unwrap_or(0)
     }
 
     /// The cycle of the running hart furthest behind, if any hart runs.
@@ -1643,16 +1651,22 @@ impl Node {
             }
             Stop::RxEmpty => self.set_state(h, HartState::RxEmpty),
             Stop::TxFull => self.set_state(h, HartState::TxFull),
-            Stop::Yield => match self
-                .bus
-                .devices_mut()
-                .htif_mut()
-                .and_then(Htif::take_request)
-            {
-                Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
-                Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
-                _ => {}
-            },
+            Stop::Yield => {
+                let Some(htif) = self.bus.devices_mut().htif_mut() else {
+                    return Ok(());
+                };
+                // The hart waits for the host to serve what it asked.
+                let owed = htif.take_owed_cycles();
+                match htif.take_request() {
+                    Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
+                    Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
+                    _ => {}
+                }
+                if owed > 0 {
+                    let hart = &mut self.harts[h];
+                    hart.stall_until(hart.cycle().saturating_add(owed));
+                }
+            }
             Stop::Fault(f) => return Err(NodeError::Fault(f)),
         }
         Ok(())

@@ -165,7 +165,7 @@ pub fn net(
         "hosts": c.hosts(),
         "nodes": (0..c.hosts()).filter(|&h| c.node(h).is_some()).count(),
         "protocol": cfg.nic.transport.protocol.name(),
-        "sim_us": c.now.as_ns() / 1e3,
+        "sim_us": c.sim_time().as_ns() / 1e3,
         "wall_s": wall_s,
         "until_us": until_us,
         "events": c.events,

@@ -1123,9 +1123,11 @@ impl Client {
                 return false;
             }
         };
-        if info.dst_ip != 0 && info.dst_ip != self.ip {
-            // Not a reply: another host's (the wire of `run --load` is a
-            // cable, so the client sees it), broadcast, multicast, loopback.
+        if info.dst_ip != 0 && frame.get(..6) != Some(&frames::mac_of(self.ip).0[..]) {
+            // Not a reply: addressed to another host (the wire of `run
+            // --load` is a cable, so the client sees it), broadcast,
+            // multicast, loopback. A NIC goes by the Ethernet address (the
+            // paper's traditional loopback swaps only that).
             self.report.frames_not_for_client += 1;
             return false;
         }

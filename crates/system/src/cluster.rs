@@ -1026,6 +1026,17 @@ impl Cluster {
         Ok(end)
     }
 
+    /// The simulated time the run has reached: the latest clock of
+    /// anything in it, the last event handled or a node's cores (which
+    /// compute between events, and may run on long after the last one).
+    pub fn sim_time(&self) -> SimTime {
+        self.nodes
+            .iter()
+            .filter_map(|&h| self.hosts[h].as_node())
+            .map(|n| n.clock())
+            .fold(self.now, SimTime::max)
+    }
+
     /// Makes [`Cluster::run_until`] stop ([`ClusterEnd::Paused`]) between
     /// two turns once nothing can happen before `at`: no event is due and
     /// no node can send before it, but something may later (`None`: never
