@@ -426,7 +426,7 @@ impl NanoNic {
         for p in 0..len.div_ceil(mtu).max(1) {
             let payload = (len - p * mtu).min(mtu);
             let bits = nanopu_wire::frame::wire_bits(nanopu_wire::frame::HEADER_LEN + payload);
-            done = done + SimDuration::serialization(bits / 8, self.mac.link_gbps);
+            done += SimDuration::serialization(bits / 8, self.mac.link_gbps);
         }
         tx.wire_free = done;
         tx.release.push_back(done);

@@ -7,19 +7,8 @@
 use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::{Config, System, SystemEnd};
-use nanopu_testkit::bare_metal_elf;
+use nanopu_testkit::{bare_metal_elf, NET_TX_FLOOD};
 use nanopu_transport::Protocol;
-
-/// One-word messages to 10.0.0.3, a host nobody is at, as fast as the
-/// core writes them (two instructions a message, and the branch).
-const FLOOD: &str = "
-    li t0, 0x0a000003
-    slli t0, t0, 32
-    addi t0, t0, 8
-1:  mv x31, t0
-    mv x31, zero
-    j 1b
-";
 
 const RUN_US: u64 = 200;
 
@@ -28,7 +17,7 @@ const RUN_US: u64 = 200;
 fn flood(protocol: Protocol) -> (u64, u64, u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flood.elf");
-    std::fs::write(&path, bare_metal_elf("flood", FLOOD)).unwrap();
+    std::fs::write(&path, bare_metal_elf("flood", NET_TX_FLOOD)).unwrap();
     let mut cfg = Config::default();
     cfg.node.cores = 1;
     cfg.nic.transport.protocol = protocol;
