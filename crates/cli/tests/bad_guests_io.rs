@@ -1,107 +1,20 @@
 //! Guest programs that misbehave on their way out (issue 53): flood netTX,
 //! print without end, compute long inside a network, answer to the wrong
 //! address. Each ends with a clear result in bounded host time and memory:
-//! every run here is watched, killed past [`RSS_LIMIT_KB`] or
-//! [`TIME_LIMIT`], and its stdout counted, not kept.
+//! every run here is watched, killed past `watched::RSS_LIMIT_KB` or
+//! `watched::TIME_LIMIT`, and its stdout counted, not kept.
+
+mod watched;
 
 use nanopu_testkit::{bare_metal_elf, NET_TX_FLOOD};
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use watched::Ran;
 
-/// Far above what any of these runs needs (tens of MB), far below what
-/// the defects grew to (GBs).
-const RSS_LIMIT_KB: u64 = 500_000;
-const TIME_LIMIT: Duration = Duration::from_secs(120);
-
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stdout_bytes: u64,
-    stderr: String,
-    peak_rss_kb: u64,
-}
-
-impl Ran {
-    fn last_line(&self) -> &str {
-        let out = if self.stderr.trim().is_empty() {
-            &self.stdout
-        } else {
-            &self.stderr
-        };
-        out.trim_end().lines().last().unwrap_or("")
-    }
-}
-
-/// Keeps the first `keep` bytes of `r`, counts them all.
-fn drain(
-    mut r: impl Read + Send + 'static,
-    keep: usize,
-) -> std::thread::JoinHandle<(Vec<u8>, u64)> {
-    std::thread::spawn(move || {
-        let (mut kept, mut total, mut buf) = (Vec::new(), 0u64, vec![0u8; 1 << 16]);
-        while let Ok(n) = r.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-            let room = keep.saturating_sub(kept.len()).min(n);
-            kept.extend_from_slice(&buf[..room]);
-        }
-        (kept, total)
-    })
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_owned();
-            line.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
-}
-
-/// `nanopu ARGS`, watched: killed past the memory or time limit.
+/// `nanopu ARGS`, watched ([`watched::nanopu`]): it must end within the
+/// limits, without a panic.
 fn nanopu(args: &[&str]) -> Ran {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nanopu"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nanopu runs");
-    let out = drain(child.stdout.take().unwrap(), 1 << 20);
-    let err = drain(child.stderr.take().unwrap(), 1 << 20);
-    let start = Instant::now();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        peak = peak.max(rss_kb(child.id()));
-        if peak > RSS_LIMIT_KB || start.elapsed() > TIME_LIMIT {
-            child.kill().unwrap();
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let (stdout, stdout_bytes) = out.join().unwrap();
-    let (stderr, _) = err.join().unwrap();
-    let ran = Ran {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stdout_bytes,
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        peak_rss_kb: peak,
-    };
-    assert!(
-        ran.peak_rss_kb <= RSS_LIMIT_KB && start.elapsed() <= TIME_LIMIT,
-        "nanopu {args:?}: killed at {} KB after {:?}",
-        ran.peak_rss_kb,
-        start.elapsed()
-    );
+    let ran = watched::nanopu(args, &dir());
+    assert!(ran.killed.is_none(), "nanopu {args:?}: {:?}", ran.killed);
     assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
     ran
 }
