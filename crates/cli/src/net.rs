@@ -238,8 +238,8 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "replies": rpc.len(),
         "rpc_us": {"p50": percentile(&rpc, 50.0), "p99": percentile(&rpc, 99.0), "max": percentile(&rpc, 100.0)},
         "clients": clients.iter().map(|(h, r)| serde_json::json!({"host": h, "load": r})).collect::<Vec<_>>(),
-        "node_messages_sent": c.node_sends.len(),
-        "node_messages_delivered": c.node_deliveries.len(),
+        "node_messages_sent": c.node_messages_sent,
+        "node_messages_delivered": c.node_messages_delivered,
         "node_programs": ends.iter().map(|e| serde_json::json!({
             "host": e.host, "exit_code": e.exit.map(|c| c as i64), "console": e.console, "console_bytes_dropped": e.dropped,
         })).collect::<Vec<_>>(),
@@ -301,8 +301,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         writeln!(
             o,
             "nodes' cores: {} messages sent, {} received",
-            c.node_sends.len(),
-            c.node_deliveries.len()
+            c.node_messages_sent, c.node_messages_delivered
         )?;
     }
     if !args.no_console {

@@ -160,26 +160,6 @@ impl TxFifo {
         self.complete -= 1;
         self.messages.pop_front()
     }
-
-    /// Copies the oldest complete message into `out`, leaving it.
-    fn peek(&self, out: &mut Vec<u64>) -> Option<(u16, u64)> {
-        if self.complete == 0 {
-            return None;
-        }
-        out.clear();
-        out.extend(self.words.range(..self.head_words()));
-        self.messages.front().copied()
-    }
-
-    /// Drops the oldest complete message.
-    fn pop(&mut self) {
-        if self.complete > 0 {
-            let words = self.head_words();
-            self.words.drain(..words);
-            self.complete -= 1;
-            self.messages.pop_front();
-        }
-    }
 }
 
 /// One registered context's FIFOs (its priority and scheduling state are
@@ -526,29 +506,19 @@ impl NetIf {
     }
 
     /// NIC side: the message [`take_tx_message`](Self::take_tx_message)
-    /// would take, copied into `out`, left in its FIFO: a NIC with no room
-    /// for it leaves it there (and the core stalls once the FIFO is full).
-    pub fn peek_tx_message(&self, out: &mut Vec<u64>) -> Option<TxMessage> {
+    /// would take next, and its header, left in its FIFO: a NIC with no
+    /// room for it leaves it there (and the core stalls once the FIFO is
+    /// full).
+    pub fn next_tx_message(&self) -> Option<(TxMessage, u64)> {
         self.slots
             .iter()
             .map(|s| &s.tx)
             .chain(std::iter::once(&self.unbound_tx))
-            .find_map(|tx| tx.peek(out))
-            .map(|(context, cycle)| TxMessage { context, cycle })
-    }
-
-    /// NIC side: takes the message [`peek_tx_message`](Self::peek_tx_message)
-    /// showed.
-    pub fn pop_tx_message(&mut self) {
-        if let Some(tx) = self
-            .slots
-            .iter_mut()
-            .map(|s| &mut s.tx)
-            .chain(std::iter::once(&mut self.unbound_tx))
             .find(|tx| tx.complete > 0)
-        {
-            tx.pop();
-        }
+            .and_then(|tx| {
+                let &(context, cycle) = tx.messages.front()?;
+                Some((TxMessage { context, cycle }, tx.words[0]))
+            })
     }
 
     /// Whether the NIC has something to take: a complete message or a command.
@@ -685,15 +655,16 @@ mod tests {
             n.tx_check(w).unwrap();
             n.tx_commit(w, 3);
         }
-        let m = n.peek_tx_message(&mut out).unwrap();
-        assert_eq!((m.context, m.cycle, out.len()), (7, 3, 257));
+        let (m, h) = n.next_tx_message().unwrap();
+        assert_eq!((m.context, m.cycle, h), (7, 3, header));
         // Left in the FIFO: the next write stalls.
         assert_eq!(n.tx_check(8), Err(TxError::Full));
         assert!(n.tx_pending());
-        n.pop_tx_message();
+        assert_eq!(n.take_tx_message(&mut out), Some(m));
+        assert_eq!(out.len(), 257);
         assert!(!n.tx_pending());
         assert_eq!(n.tx_check(8), Ok(()));
-        assert_eq!(n.peek_tx_message(&mut out), None);
+        assert_eq!(n.next_tx_message(), None);
     }
 
     #[test]

@@ -136,6 +136,14 @@ pub const TX_SINK_KEEP: usize = 4096;
 pub enum CoreOutput<'a> {
     /// A command (`lniccmd`/`lnicucmd`), with its cycle.
     Command(nanopu_core::netif::CoreToNic),
+    /// A complete netTX message of `context` is next in a core's TX
+    /// FIFO, finished at `cycle`, with this header: answer whether to take
+    /// it now ([`Node::offer_core_output`]; `Message` follows if so).
+    Offer {
+        context: u16,
+        cycle: u64,
+        header: u64,
+    },
     /// A complete netTX message of `context` (header first), finished at
     /// `cycle`. Take the words with `std::mem::take` to keep them.
     Message {
@@ -1560,17 +1568,20 @@ impl Node {
     /// may take, leaving an empty one in its place.
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
         self.offer_core_output(|core, out| {
-            f(core, out);
+            if !matches!(out, CoreOutput::Offer { .. }) {
+                f(core, out);
+            }
             true
         })
     }
 
     /// [`take_core_output`](Self::take_core_output) for a NIC with finite
-    /// transmit buffers: `f` returns whether it takes a message (and must
-    /// leave its words alone if not). A message not taken stays at the
-    /// head of its TX FIFO, the core's later messages behind it, and is
-    /// offered again at the next call; the core stalls on netTX once the
-    /// FIFO is full. Commands are always taken (`f`'s answer is ignored).
+    /// transmit buffers: each message is first offered
+    /// ([`CoreOutput::Offer`]), and handed over ([`CoreOutput::Message`])
+    /// only if `f` answers true. A message not taken stays at the head of
+    /// its TX FIFO, the core's later messages behind it, and is offered
+    /// again at the next call; the core stalls on netTX once the FIFO is
+    /// full. Commands are always taken (`f`'s answer is ignored).
     pub fn offer_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>) -> bool) {
         let mut words = std::mem::take(&mut self.tx_words);
         let mut left = 0u64;
@@ -1584,8 +1595,18 @@ impl Node {
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
-            while let Some(m) = hart.net().peek_tx_message(&mut words) {
-                let taken = f(
+            while let Some((m, header)) = hart.net().next_tx_message() {
+                let offer = CoreOutput::Offer {
+                    context: m.context,
+                    cycle: m.cycle,
+                    header,
+                };
+                if !f(core, offer) {
+                    left |= 1 << core;
+                    break;
+                }
+                hart.net_mut().take_tx_message(&mut words);
+                f(
                     core,
                     CoreOutput::Message {
                         context: m.context,
@@ -1594,11 +1615,6 @@ impl Node {
                     },
                 );
                 words.clear();
-                if !taken {
-                    left |= 1 << core;
-                    break;
-                }
-                hart.net_mut().pop_tx_message();
             }
         }
         self.may_have_output |= left;

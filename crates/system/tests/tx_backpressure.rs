@@ -12,9 +12,8 @@ use nanopu_transport::Protocol;
 
 const RUN_US: u64 = 200;
 
-/// (messages the NIC took from the core, frames that reached the other end
-/// of the cable, instructions the core retired).
-fn flood(protocol: Protocol) -> (u64, u64, u64) {
+/// `flood` run for `us` microseconds behind a NIC running `protocol`.
+fn flooded(protocol: Protocol, us: u64) -> System {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("flood.elf");
     std::fs::write(&path, bare_metal_elf("flood", NET_TX_FLOOD)).unwrap();
@@ -23,8 +22,15 @@ fn flood(protocol: Protocol) -> (u64, u64, u64) {
     cfg.nic.transport.protocol = protocol;
     let node = Node::with_program(cfg.node.clone(), &path).unwrap();
     let mut s = System::new(node, &cfg, None).unwrap();
-    let end = s.run(SimTime::ZERO + SimDuration::from_us(RUN_US)).unwrap();
+    let end = s.run(SimTime::ZERO + SimDuration::from_us(us)).unwrap();
     assert_eq!(end, SystemEnd::TimeLimit);
+    s
+}
+
+/// (messages the NIC took from the core, frames that reached the other end
+/// of the cable, instructions the core retired).
+fn flood(protocol: Protocol) -> (u64, u64, u64) {
+    let s = flooded(protocol, RUN_US);
     let nic = s.nic_stats();
     (nic.tx_messages, s.frames_to_nowhere(), s.node().instret())
 }
@@ -71,4 +77,19 @@ fn a_net_tx_flood_with_a_reliable_transport_stays_bounded_too() {
         instret < 4 * (taken + 600),
         "{instret} instructions for {taken} messages"
     );
+}
+
+#[test]
+fn the_record_of_what_nodes_sent_stays_bounded() {
+    // About 290 K messages in 1 ms: the cluster keeps the latest, counts all.
+    let s = flooded(Protocol::None, 1000);
+    let c = s.cluster();
+    let kept = nanopu_system::cluster::NODE_MESSAGES_KEPT;
+    assert_eq!(c.node_sends.len(), kept);
+    assert!(
+        c.node_messages_sent > kept as u64,
+        "{}",
+        c.node_messages_sent
+    );
+    assert_eq!(c.node_messages_sent, s.nic_stats().tx_messages);
 }

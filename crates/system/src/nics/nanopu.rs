@@ -114,6 +114,7 @@ impl NanoPuNic {
             *blocked = false;
         }
         let mut retry = None;
+        let mut taken_at = SimTime::ZERO;
         cores.node.offer_core_output(|core, out| match out {
             CoreOutput::Command(cmd) => {
                 let (command, cycle) = match cmd {
@@ -130,11 +131,7 @@ impl NanoPuNic {
                 );
                 true
             }
-            CoreOutput::Message {
-                context,
-                cycle,
-                words,
-            } => {
+            CoreOutput::Offer { cycle, header, .. } => {
                 if *blocked {
                     return false;
                 }
@@ -145,17 +142,9 @@ impl NanoPuNic {
                     Some(now) => now,
                     None => written,
                 };
-                let len = (words.first().copied().unwrap_or(0) & 0xffff) as u16;
-                match nic.take_tx_buffer(len, at) {
+                match nic.take_tx_buffer((header & 0xffff) as u16, at) {
                     Ok(()) => {
-                        io.schedule(
-                            at,
-                            NanoPuEvent::CoreMessage {
-                                core,
-                                context,
-                                words: std::mem::replace(words, spare.pop().unwrap_or_default()),
-                            },
-                        );
+                        taken_at = at;
                         true
                     }
                     Err(full) => {
@@ -164,6 +153,17 @@ impl NanoPuNic {
                         false
                     }
                 }
+            }
+            CoreOutput::Message { context, words, .. } => {
+                io.schedule(
+                    taken_at,
+                    NanoPuEvent::CoreMessage {
+                        core,
+                        context,
+                        words: std::mem::replace(words, spare.pop().unwrap_or_default()),
+                    },
+                );
+                true
             }
         });
         // One retry pending at a time (an earlier one takes what it can
