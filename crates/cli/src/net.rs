@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::cluster::Cluster;
+use nanopu_system::cluster::{Cluster, ClusterEnd, StopWhen};
 use nanopu_system::memory;
 use nanopu_system::Config;
 use std::fmt::Write;
@@ -154,7 +154,17 @@ pub fn net(args: NetArgs) -> Result<u8> {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let end = c.run(SimTime::ZERO + until)?;
+    let stop = c.run_until(SimTime::ZERO + until, StopWhen::default())?;
+    // The nodes' cores may have run on after the last event.
+    let end = c.sim_time();
+    let stopped = if stop == ClusterEnd::TimeLimit || end >= SimTime::ZERO + until {
+        format!("at {} us (--until-us)", args.until_us)
+    } else {
+        format!(
+            "at {:.3} us, with nothing left to happen",
+            end.as_ns() / 1e3
+        )
+    };
     let wall = start.elapsed().as_secs_f64();
     progress.finish_and_clear();
     if let Some(note) = c.parallel_note() {
@@ -213,8 +223,8 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "replies": rpc.len(),
         "rpc_us": {"p50": percentile(&rpc, 50.0), "p99": percentile(&rpc, 99.0), "max": percentile(&rpc, 100.0)},
         "clients": clients.iter().map(|(h, r)| serde_json::json!({"host": h, "load": r})).collect::<Vec<_>>(),
-        "node_messages_sent": c.node_sends.len(),
-        "node_messages_delivered": c.node_deliveries.len(),
+        "node_messages_sent": c.node_messages_sent,
+        "node_messages_delivered": c.node_messages_delivered,
         "node_programs": ends.iter().map(|e| serde_json::json!({
             "host": e.host, "exit_code": e.exit.map(|c| c as i64), "console": e.console, "console_bytes_dropped": e.dropped,
         })).collect::<Vec<_>>(),
@@ -276,8 +286,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         writeln!(
             o,
             "nodes' cores: {} messages sent, {} received",
-            c.node_sends.len(),
-            c.node_deliveries.len()
+            c.node_messages_sent, c.node_messages_delivered
         )?;
     }
     if !args.no_console {
@@ -351,16 +360,14 @@ pub fn net(args: NetArgs) -> Result<u8> {
     } else if outstanding > 0 {
         writeln!(
             o,
-            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
+            "result: INCOMPLETE: {outstanding} of {} messages neither delivered nor failed when the run stopped {stopped}; exit {EXIT_INCOMPLETE}",
             messages.len(),
-            args.until_us
         )?;
         EXIT_INCOMPLETE
     } else if clients_waiting > 0 {
         writeln!(
             o,
-            "result: INCOMPLETE: {clients_waiting} load generator(s) still waiting for replies when the run stopped at {} us (--until-us); exit {EXIT_INCOMPLETE}",
-            args.until_us
+            "result: INCOMPLETE: {clients_waiting} load generator(s) still waiting for replies when the run stopped {stopped}; exit {EXIT_INCOMPLETE}",
         )?;
         EXIT_INCOMPLETE
     } else if messages.is_empty() && clients.is_empty() {

@@ -550,6 +550,13 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         report.unexpected_replies,
         report.lost,
     );
+    if report.frames_not_for_client > 0 {
+        eprintln!(
+            "note: {} frames from the node were no reply to the client (another address: the node's own, \
+             broadcast, multicast, loopback; or not a nanoPU data packet) and were dropped",
+            report.frames_not_for_client
+        );
+    }
     if let (Some(app), true) = (report.app, report.max_ns > 0.0) {
         eprintln!(
             "  {app}: response time at the client p50 {:.1} ns, p90 {:.1} ns, p99 {:.1} ns{}",
@@ -628,5 +635,16 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
         );
         return Ok(crate::net::EXIT_INCOMPLETE);
     }
+    if report.unexpected_replies > 0 {
+        eprintln!(
+            "result: FAILED: {} replies answered no request the client sent; exit 1",
+            report.unexpected_replies
+        );
+        return Ok(1);
+    }
+    eprintln!(
+        "result: ok: {} of {} requests answered correctly",
+        report.received, report.sent
+    );
     Ok(0)
 }

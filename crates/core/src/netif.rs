@@ -144,13 +144,17 @@ impl TxFifo {
         }
     }
 
+    /// Words of the oldest message (header first).
+    fn head_words(&self) -> usize {
+        1 + (self.words[0] & LEN_MASK).div_ceil(8) as usize
+    }
+
     /// Moves the oldest complete message into `out`.
     fn take(&mut self, out: &mut Vec<u64>) -> Option<(u16, u64)> {
         if self.complete == 0 {
             return None;
         }
-        let header = self.words[0];
-        let words = 1 + (header & LEN_MASK).div_ceil(8) as usize;
+        let words = self.head_words();
         out.clear();
         out.extend(self.words.drain(..words));
         self.complete -= 1;
@@ -501,6 +505,22 @@ impl NetIf {
             .map(|(context, cycle)| TxMessage { context, cycle })
     }
 
+    /// NIC side: the message [`take_tx_message`](Self::take_tx_message)
+    /// would take next, and its header, left in its FIFO: a NIC with no
+    /// room for it leaves it there (and the core stalls once the FIFO is
+    /// full).
+    pub fn next_tx_message(&self) -> Option<(TxMessage, u64)> {
+        self.slots
+            .iter()
+            .map(|s| &s.tx)
+            .chain(std::iter::once(&self.unbound_tx))
+            .find(|tx| tx.complete > 0)
+            .and_then(|tx| {
+                let &(context, cycle) = tx.messages.front()?;
+                Some((TxMessage { context, cycle }, tx.words[0]))
+            })
+    }
+
     /// Whether the NIC has something to take: a complete message or a command.
     pub fn has_output(&self) -> bool {
         !self.outbox.is_empty() || self.tx_pending()
@@ -623,6 +643,28 @@ mod tests {
         assert!(n.take_tx_message(&mut out).is_some());
         assert_eq!(out, vec![0]);
         assert!(!n.tx_pending());
+    }
+
+    #[test]
+    fn a_message_the_nic_leaves_stays_and_fills_the_fifo() {
+        let mut n = netif();
+        let mut out = Vec::new();
+        // 2 KB + header fill the TX FIFO: one message of 257 words.
+        let header = (0x0a00_0001u64 << 32) | 2048;
+        for w in std::iter::once(header).chain(0..256) {
+            n.tx_check(w).unwrap();
+            n.tx_commit(w, 3);
+        }
+        let (m, h) = n.next_tx_message().unwrap();
+        assert_eq!((m.context, m.cycle, h), (7, 3, header));
+        // Left in the FIFO: the next write stalls.
+        assert_eq!(n.tx_check(8), Err(TxError::Full));
+        assert!(n.tx_pending());
+        assert_eq!(n.take_tx_message(&mut out), Some(m));
+        assert_eq!(out.len(), 257);
+        assert!(!n.tx_pending());
+        assert_eq!(n.tx_check(8), Ok(()));
+        assert_eq!(n.next_tx_message(), None);
     }
 
     #[test]

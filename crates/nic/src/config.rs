@@ -59,6 +59,15 @@ fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -
     }
 }
 
+/// Message buffers of the NIC's transmit side. Source: the nanoPU
+/// prototype's packetization module has 128 message buffers (l-nic/lnic
+/// cbfa155, `LNIC.scala:60-61`, `MSG_BUFFER_COUNT`: 64 of 1 KB and 64 of
+/// 2 KB) and stops taking words from a core when none fits the message
+/// (`Packetize.scala:229-230`, "assert back pressure to the CPU if there
+/// are no available buffers"), which fills the core's TX queue and stalls
+/// its netTX writes.
+pub const DEFAULT_TX_BUFFERS: u32 = 128;
+
 /// Per-stage latencies and sizes of the NIC fast path (nanoPU Fig. 1 and 2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -98,6 +107,16 @@ pub struct NicConfig {
     /// Core's local TX FIFO to the NIC's global TX queue. Assumption: one
     /// NIC clock; the papers give no figure.
     pub tx_queue_ps: u64,
+    /// Messages the transmit side holds between the cores' TX FIFOs and
+    /// the wire (the global TX queue and packetization buffers): a message
+    /// takes one when the NIC takes it from a core and gives it back when
+    /// its last packet has left for the wire (the lossless program, which
+    /// keeps nothing) or when the transport's packetization module admits
+    /// it (a reliable program, whose own buffers, `transport.buffer_classes`,
+    /// hold it from there until it is acknowledged). With none free the NIC
+    /// leaves messages in the cores' TX FIFOs, and a core writing netTX
+    /// stalls once its FIFO is full. Source: [`DEFAULT_TX_BUFFERS`].
+    pub tx_buffers: u32,
     /// Packetization (message buffer to packets). Source: NanoTransport
     /// Table 1 (2.81 ns).
     pub packetize_ps: u64,
@@ -137,6 +156,7 @@ impl Default for NicConfig {
             transport_rx_ps: 0,
             core_dispatch_ps: 312,
             tx_queue_ps: 312,
+            tx_buffers: DEFAULT_TX_BUFFERS,
             packetize_ps: PACKETIZE_PS,
             egress_ps: NDP_LATENCIES.egress_ps,
             jbsq_depth: 2,
@@ -170,6 +190,13 @@ impl NicConfig {
         }
         if self.jbsq_depth == 0 {
             return Err(invalid("jbsq_depth", 0, "must be at least 1"));
+        }
+        if !(1..=1 << 16).contains(&self.tx_buffers) {
+            return Err(invalid(
+                "tx_buffers",
+                self.tx_buffers,
+                "must be between 1 and 65536",
+            ));
         }
         for (key, ps) in [
             ("mac_serial_rx_ps", self.mac_serial_rx_ps),

@@ -22,4 +22,4 @@ pub mod rdma_params;
 
 pub use config::{NicConfig, NicConfigError, NicKind};
 pub use message::{Message, PacketInfo};
-pub use nic::{CoreCommand, NanoNic, NicAction, NicEvent, NicStats};
+pub use nic::{CoreCommand, NanoNic, NicAction, NicEvent, NicStats, TxFull};

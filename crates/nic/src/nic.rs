@@ -29,6 +29,7 @@ use crate::mac::Mac;
 use crate::message::{Message, LEN_MASK};
 use crate::nic_timeline::NicTimeline;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_transport::program::Delivery;
 use nanopu_transport::program::TransportProgram;
 use nanopu_transport::protocols::lossless::Lossless;
 use nanopu_transport::{
@@ -112,6 +113,33 @@ pub struct NanoNic {
     pub stats: NicStats,
     /// Timeline probes (`--timeline`); `None` costs one branch per probe.
     timeline: Option<Box<NicTimeline>>,
+    /// The transmit buffers (`tx_buffers`) in use.
+    tx: TxBuffers,
+}
+
+/// The transmit side's message buffers (`NicConfig::tx_buffers`): which
+/// are taken, and until when.
+#[derive(Default)]
+struct TxBuffers {
+    /// With the lossless program: when each taken buffer is given back
+    /// (its message's last bit on the wire), in order.
+    release: std::collections::VecDeque<SimTime>,
+    /// With the lossless program: when the link has sent every frame of
+    /// the messages taken so far.
+    wire_free: SimTime,
+    /// With a reliable program: messages taken from the cores that have
+    /// not reached the transport yet.
+    in_transit: usize,
+}
+
+/// Why the NIC cannot take a message from a core now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxFull {
+    /// A buffer is given back at this time.
+    Until(SimTime),
+    /// A buffer is given back when the transport admits a waiting message
+    /// (after an acknowledgement or a timeout: one of the NIC's events).
+    UntilTransport,
 }
 
 impl NanoNic {
@@ -171,6 +199,7 @@ impl NanoNic {
             ip,
             stats: NicStats::default(),
             timeline: None,
+            tx: TxBuffers::default(),
         })
     }
 
@@ -360,6 +389,56 @@ impl NanoNic {
         }
     }
 
+    /// Takes a transmit buffer for a message of `len` bytes that a core
+    /// finished writing, at `at` (`NicConfig::tx_buffers`); the caller then
+    /// hands the message to [`NanoNic::message_from_core`] at `at`. With
+    /// none free, says when to ask again: the core's message stays in its
+    /// TX FIFO meanwhile.
+    pub fn take_tx_buffer(&mut self, len: u16, at: SimTime) -> Result<(), TxFull> {
+        let cap = self.cfg.tx_buffers as usize;
+        if self.transport.delivery() != Delivery::Lossless {
+            if self.transport.tx_waiting() + self.tx.in_transit >= cap {
+                return Err(TxFull::UntilTransport);
+            }
+            self.tx.in_transit += 1;
+            return Ok(());
+        }
+        let too_large = len as u32 > self.max_message_bytes();
+        let ready = self
+            .mac
+            .transmit_ready(at + ps(self.cfg.tx_queue_ps) + self.transport.whole_message_delay());
+        let tx = &mut self.tx;
+        while tx.release.front().is_some_and(|&t| t <= at) {
+            tx.release.pop_front();
+        }
+        if tx.release.len() >= cap {
+            return Err(TxFull::Until(tx.release[0]));
+        }
+        if too_large {
+            // Refused by `message_from_core`: nothing to send.
+            return Ok(());
+        }
+        // Its packets leave the egress pipeline together and the link
+        // sends them one after another, after what it already has.
+        let mtu = self.cfg.mtu_payload_bytes as usize;
+        let len = len as usize;
+        let mut done = tx.wire_free.max(ready);
+        for p in 0..len.div_ceil(mtu).max(1) {
+            let payload = (len - p * mtu).min(mtu);
+            let bits = nanopu_wire::frame::wire_bits(nanopu_wire::frame::HEADER_LEN + payload);
+            done += SimDuration::serialization(bits / 8, self.mac.link_gbps);
+        }
+        tx.wire_free = done;
+        tx.release.push_back(done);
+        Ok(())
+    }
+
+    /// A message that took a transmit buffer will not reach
+    /// [`NanoNic::message_from_core`] (a boot message kept off the wire).
+    pub fn tx_buffer_unused(&mut self) {
+        self.tx.in_transit = self.tx.in_transit.saturating_sub(1);
+    }
+
     /// A whole message `words` (TX header first: destination IP,
     /// destination context, length) written by `context` on `core`, its
     /// last word at `at`.
@@ -371,6 +450,7 @@ impl NanoNic {
         at: SimTime,
         out: &mut Vec<NicAction>,
     ) {
+        self.tx_buffer_unused();
         let header = words.first().copied().unwrap_or(0);
         let len = (header & LEN_MASK) as u16;
         if len as u32 > self.max_message_bytes() {

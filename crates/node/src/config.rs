@@ -60,6 +60,13 @@ pub struct NodeConfig {
     /// no figure.
     pub mmio_cycles: u32,
     pub mtime_hz: u64,
+    /// Core cycles an HTIF request (a syscall, a console character) holds
+    /// the hart that made it, besides its bytes
+    /// ([`crate::htif::DEFAULT_HTIF_REQUEST_CYCLES`]).
+    pub htif_request_cycles: u64,
+    /// Bytes an HTIF request's buffer moves per core cycle; 0 makes them
+    /// free ([`crate::htif::DEFAULT_HTIF_BYTES_PER_CYCLE`]).
+    pub htif_bytes_per_cycle: u64,
     pub quantum_cycles: u64,
     /// Slots of the decoded-instruction cache (a simulator parameter).
     pub decode_cache_entries: usize,
@@ -135,6 +142,8 @@ impl Default for NodeConfig {
             dram: DramTimingConfig::default(),
             mmio_cycles: DEFAULT_L2_HIT_CYCLES,
             mtime_hz: DEFAULT_MTIME_HZ,
+            htif_request_cycles: crate::htif::DEFAULT_HTIF_REQUEST_CYCLES,
+            htif_bytes_per_cycle: crate::htif::DEFAULT_HTIF_BYTES_PER_CYCLE,
             quantum_cycles: DEFAULT_QUANTUM_CYCLES,
             decode_cache_entries: 1 << 16,
             idle_skip: true,

@@ -1,9 +1,13 @@
 //! HTIF host I/O through the `tohost` / `fromhost` words (the riscv-tests
 //! and Spike convention, `nanopu-abi.md` "Build conventions").
 //!
-//! A store that changes `tohost` is served at once, during the store: the
-//! host is infinitely fast, so the guest's `while (fromhost == 0)` loop
-//! ends on its first test.
+//! A store that changes `tohost` is served at once, during the store, and
+//! the storing hart is then held for the time the prototype's front-end
+//! server takes ([`Htif::take_owed_cycles`]: a cost per request and per
+//! byte moved, [`DEFAULT_HTIF_REQUEST_CYCLES`],
+//! [`DEFAULT_HTIF_BYTES_PER_CYCLE`]), so the guest's `while (fromhost == 0)`
+//! loop ends on its first test and output costs simulated time, which
+//! `--max-cycles` bounds.
 
 use crate::device::{BusDevice, Dma, StoreEffect};
 use crate::dram::Dram;
@@ -20,6 +24,21 @@ const ENOMEM: i64 = 12;
 /// How much output a node keeps in [`Htif::output`] when it does not echo
 /// (tests and network hosts): 16 MiB, more than any test program prints.
 pub const OUTPUT_KEEP: usize = 16 << 20;
+
+/// Core cycles a request to the host costs besides its bytes. Source: the
+/// prototype's host (fesvr, through FireSim's serial bridge) serves HTIF
+/// only between steps of the target, 128 target cycles each in the
+/// nanoPU's FireSim runs (l-nic/chipyard `software/local_firesim` launch
+/// script: `+fesvr-step-size=128`); a syscall is five dependent accesses
+/// over the serial link (read `tohost`, read the syscall block, write its
+/// result, write `fromhost`, clear `tohost`), one step each: an
+/// assumption, 5 x 128.
+pub const DEFAULT_HTIF_REQUEST_CYCLES: u64 = 640;
+/// Bytes a request's buffer (`SYS_write`'s output, `SYS_read`'s input)
+/// moves per core cycle. Source: the serial link between the chip and
+/// fesvr is 32 bits wide (testchipip `SerialAdapter.SERIAL_TSI_WIDTH = 32`,
+/// "hardcoded in FESVR"), one word a cycle.
+pub const DEFAULT_HTIF_BYTES_PER_CYCLE: u64 = 4;
 
 /// What a `tohost` write asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +95,12 @@ pub struct Htif {
     pub unsupported: Vec<(u64, u64)>,
     /// The last request that needs the node's attention (exit or error).
     request: Option<HtifRequest>,
+    /// Core cycles a request costs besides its bytes.
+    pub request_cycles: u64,
+    /// Bytes a request's buffer moves per core cycle (0: free).
+    pub bytes_per_cycle: u64,
+    /// Cycles the requests served cost, not yet charged to the hart.
+    owed_cycles: u64,
 }
 
 /// A copy without the output `sink` (a writer cannot be copied: see
@@ -94,6 +119,9 @@ impl Clone for Htif {
             args: self.args.clone(),
             unsupported: self.unsupported.clone(),
             request: self.request.clone(),
+            request_cycles: self.request_cycles,
+            bytes_per_cycle: self.bytes_per_cycle,
+            owed_cycles: self.owed_cycles,
         }
     }
 }
@@ -112,7 +140,28 @@ impl Htif {
             args: Vec::new(),
             unsupported: Vec::new(),
             request: None,
+            request_cycles: DEFAULT_HTIF_REQUEST_CYCLES,
+            bytes_per_cycle: DEFAULT_HTIF_BYTES_PER_CYCLE,
+            owed_cycles: 0,
         }
+    }
+
+    /// The cycles the requests served since the last call cost the hart
+    /// that made them (taken).
+    pub fn take_owed_cycles(&mut self) -> u64 {
+        std::mem::take(&mut self.owed_cycles)
+    }
+
+    /// Charges one request that moved `bytes` bytes.
+    fn charge(&mut self, bytes: u64) {
+        let transfer = match self.bytes_per_cycle {
+            0 => 0,
+            b => bytes.div_ceil(b),
+        };
+        self.owed_cycles = self
+            .owed_cycles
+            .saturating_add(self.request_cycles)
+            .saturating_add(transfer);
     }
 
     /// The exit or error a `tohost` write asked for, if any (taken).
@@ -147,6 +196,7 @@ impl Htif {
         } else if device == 1 && command == 1 {
             // Console putchar (fesvr's "bcd" device).
             self.emit(&[value as u8]);
+            self.charge(1);
             HtifRequest::Served
         } else if device == 0 {
             self.syscall(dram, value & ((1 << 48) - 1))
@@ -192,11 +242,13 @@ impl Htif {
         };
         let w = |i: usize| u64::from_le_bytes(words[i * 8..i * 8 + 8].try_into().unwrap());
         let (num, a0, a1, a2) = (w(0), w(1), w(2), w(3));
+        let mut moved = 0;
         let ret: i64 = match num {
             SYS_EXIT => return HtifRequest::Exit(a0),
             SYS_WRITE if a0 == 1 || a0 == 2 => match dram.slice(a1, a2) {
                 Some(bytes) => {
                     self.emit(bytes);
+                    moved = a2;
                     a2 as i64
                 }
                 None => {
@@ -210,6 +262,7 @@ impl Htif {
                     Some(buf) => {
                         buf.copy_from_slice(&self.stdin[self.stdin_pos..self.stdin_pos + n]);
                         self.stdin_pos += n;
+                        moved = n as u64;
                         n as i64
                     }
                     None => return HtifRequest::Error(HtifError::ReadOutsideDram(a1)),
@@ -227,6 +280,7 @@ impl Htif {
         };
         let off = dram.offset(magic, 8).expect("checked above");
         dram.write(off, 8, ret as u64);
+        self.charge(moved);
         HtifRequest::Served
     }
 
@@ -327,6 +381,29 @@ mod tests {
         assert_eq!(get(&d, magic), 3);
         assert_eq!(get(&d, h.fromhost), 1);
         assert_eq!(get(&d, h.tohost), 0);
+    }
+
+    #[test]
+    fn requests_cost_time_per_request_and_per_byte() {
+        let (mut h, mut d) = setup();
+        let magic = BASE + 0x2000;
+        for (i, v) in [SYS_WRITE, 1, BASE + 0x3000, 1 << 16]
+            .into_iter()
+            .enumerate()
+        {
+            put(&mut d, magic + 8 * i as u64, v);
+        }
+        put(&mut d, h.tohost, magic);
+        assert_eq!(h.serve(&mut d), HtifRequest::Served);
+        assert_eq!(
+            h.take_owed_cycles(),
+            DEFAULT_HTIF_REQUEST_CYCLES + (1 << 16) / DEFAULT_HTIF_BYTES_PER_CYCLE
+        );
+        assert_eq!(h.take_owed_cycles(), 0);
+        // An exit costs nothing (the run ends).
+        put(&mut d, h.tohost, 1);
+        assert_eq!(h.serve(&mut d), HtifRequest::Exit(0));
+        assert_eq!(h.take_owed_cycles(), 0);
     }
 
     #[test]

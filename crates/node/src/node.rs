@@ -136,6 +136,14 @@ pub const TX_SINK_KEEP: usize = 4096;
 pub enum CoreOutput<'a> {
     /// A command (`lniccmd`/`lnicucmd`), with its cycle.
     Command(nanopu_core::netif::CoreToNic),
+    /// A complete netTX message of `context` is next in a core's TX
+    /// FIFO, finished at `cycle`, with this header: answer whether to take
+    /// it now ([`Node::offer_core_output`]; `Message` follows if so).
+    Offer {
+        context: u16,
+        cycle: u64,
+        header: u64,
+    },
     /// A complete netTX message of `context` (header first), finished at
     /// `cycle`. Take the words with `std::mem::take` to keep them.
     Message {
@@ -423,6 +431,8 @@ impl Node {
         if let Some(to) = program.tohost {
             // fromhost is optional for programs that only exit.
             let mut htif = Htif::new(to, program.fromhost.unwrap_or(to + 64));
+            htif.request_cycles = self.cfg.htif_request_cycles;
+            htif.bytes_per_cycle = self.cfg.htif_bytes_per_cycle;
             // argv[0]: prototype start-up code refuses an empty argument list.
             htif.args = vec![program.argv0()];
             self.bus
@@ -792,9 +802,11 @@ impl Node {
             None
         };
         // A message already delivered but not yet arrived wakes a poller or
-        // a core stalled on netRX when it arrives.
+        // a core stalled on netRX when it arrives; a core stalled on netTX
+        // goes on as soon as its NIC has taken a message from the FIFO.
         let message = match self.states[h] {
             HartState::Poll { .. } | HartState::RxEmpty => hart.net().next_rx_cycle(),
+            HartState::TxFull if hart.net().tx_check(0).is_ok() => Some(cycle),
             _ => None,
         };
         // A device status register the loop reads changes by itself.
@@ -951,6 +963,12 @@ impl Node {
             }
         }
         first.map(|(_, h)| (h, second))
+    }
+
+    /// The cycle of the hart furthest ahead: how far the node's clock has
+    /// gone (harts that wait are moved on to where the run stopped).
+    pub fn latest_cycle(&self) -> u64 {
+        self.harts.iter().map(|h| h.cycle()).max().unwrap_or(0)
     }
 
     /// The cycle of the running hart furthest behind, if any hart runs.
@@ -1549,7 +1567,24 @@ impl Node {
     /// A message's words (header first) are in a scratch buffer the callee
     /// may take, leaving an empty one in its place.
     pub fn take_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>)) {
+        self.offer_core_output(|core, out| {
+            if !matches!(out, CoreOutput::Offer { .. }) {
+                f(core, out);
+            }
+            true
+        })
+    }
+
+    /// [`take_core_output`](Self::take_core_output) for a NIC with finite
+    /// transmit buffers: each message is first offered
+    /// ([`CoreOutput::Offer`]), and handed over ([`CoreOutput::Message`])
+    /// only if `f` answers true. A message not taken stays at the head of
+    /// its TX FIFO, the core's later messages behind it, and is offered
+    /// again at the next call; the core stalls on netTX once the FIFO is
+    /// full. Commands are always taken (`f`'s answer is ignored).
+    pub fn offer_core_output(&mut self, mut f: impl FnMut(usize, CoreOutput<'_>) -> bool) {
         let mut words = std::mem::take(&mut self.tx_words);
+        let mut left = 0u64;
         for core in harts_in(std::mem::take(&mut self.may_have_output)) {
             let hart = &mut self.harts[core];
             if !hart.net().has_output() {
@@ -1560,7 +1595,17 @@ impl Node {
             while let Some(cmd) = hart.net_mut().outbox.pop_front() {
                 f(core, CoreOutput::Command(cmd));
             }
-            while let Some(m) = hart.net_mut().take_tx_message(&mut words) {
+            while let Some((m, header)) = hart.net().next_tx_message() {
+                let offer = CoreOutput::Offer {
+                    context: m.context,
+                    cycle: m.cycle,
+                    header,
+                };
+                if !f(core, offer) {
+                    left |= 1 << core;
+                    break;
+                }
+                hart.net_mut().take_tx_message(&mut words);
                 f(
                     core,
                     CoreOutput::Message {
@@ -1572,6 +1617,7 @@ impl Node {
                 words.clear();
             }
         }
+        self.may_have_output |= left;
         self.tx_words = words;
     }
 
@@ -1621,16 +1667,22 @@ impl Node {
             }
             Stop::RxEmpty => self.set_state(h, HartState::RxEmpty),
             Stop::TxFull => self.set_state(h, HartState::TxFull),
-            Stop::Yield => match self
-                .bus
-                .devices_mut()
-                .htif_mut()
-                .and_then(Htif::take_request)
-            {
-                Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
-                Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
-                _ => {}
-            },
+            Stop::Yield => {
+                let Some(htif) = self.bus.devices_mut().htif_mut() else {
+                    return Ok(());
+                };
+                // The hart waits for the host to serve what it asked.
+                let owed = htif.take_owed_cycles();
+                match htif.take_request() {
+                    Some(HtifRequest::Exit(code)) => self.exit = Some((code, h)),
+                    Some(HtifRequest::Error(e)) => return Err(NodeError::Htif(e)),
+                    _ => {}
+                }
+                if owed > 0 {
+                    let hart = &mut self.harts[h];
+                    hart.stall_until(hart.cycle().saturating_add(owed));
+                }
+            }
             Stop::Fault(f) => return Err(NodeError::Fault(f)),
         }
         Ok(())

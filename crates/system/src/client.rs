@@ -717,6 +717,11 @@ pub struct LoadReport {
     pub wrong_replies: u64,
     /// Replies that matched no outstanding request.
     pub unexpected_replies: u64,
+    /// Frames that reached the client but were no reply to it, dropped
+    /// as a host drops them: addressed to another host (the node itself,
+    /// broadcast, multicast, loopback, any other address), or not a
+    /// nanoPU data packet.
+    pub frames_not_for_client: u64,
     /// Requests that got no reply within the timeout.
     pub lost: u64,
     /// The first wrong reply, described.
@@ -1280,10 +1285,18 @@ impl Client {
             // The node's ACKs, PULLs and GRANTs for our requests.
             Err(frames::DropReason::NotForUs) if self.acknowledge => return false,
             Err(_) => {
-                self.report.unexpected_replies += 1;
+                self.report.frames_not_for_client += 1;
                 return false;
             }
         };
+        if info.dst_ip != 0 && frame.get(..6) != Some(&frames::mac_of(self.ip).0[..]) {
+            // Not a reply: addressed to another host (the wire of `run
+            // --load` is a cable, so the client sees it), broadcast,
+            // multicast, loopback. A NIC goes by the Ethernet address (the
+            // paper's traditional loopback swaps only that).
+            self.report.frames_not_for_client += 1;
+            return false;
+        }
         if self.acknowledge {
             self.ack(frame, last_bit_in, out);
         }

@@ -45,6 +45,7 @@ use nanopu_transport::{
 };
 use nanopu_wire::PcapWriter;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -130,6 +131,18 @@ pub struct NodeMessage {
     pub peer_ip: u32,
     pub len: u16,
     pub at: SimTime,
+}
+
+/// How many of the nodes' latest messages sent (and received) a cluster
+/// keeps: 8 MB of records each.
+pub const NODE_MESSAGES_KEPT: usize = 1 << 18;
+
+/// Appends `m` to `log`, dropping the oldest past [`NODE_MESSAGES_KEPT`].
+fn keep_latest(log: &mut VecDeque<NodeMessage>, m: NodeMessage) {
+    if log.len() == NODE_MESSAGES_KEPT {
+        log.pop_front();
+    }
+    log.push_back(m);
 }
 
 /// One message of a workload.
@@ -221,10 +234,14 @@ pub struct Cluster {
     /// Events handled (for speed figures).
     pub events: u64,
     pub now: SimTime,
-    /// What nodes' cores sent and received (nodes only).
-    pub node_sends: Vec<NodeMessage>,
-    pub node_deliveries: Vec<NodeMessage>,
-    /// When each node sent its boot message.
+    /// What nodes' cores sent and received (nodes only): the latest
+    /// [`NODE_MESSAGES_KEPT`] of each (a guest may send without end), and
+    /// how many there were in all.
+    pub node_sends: VecDeque<NodeMessage>,
+    pub node_deliveries: VecDeque<NodeMessage>,
+    pub node_messages_sent: u64,
+    pub node_messages_delivered: u64,
+    /// When each node sent its (first) boot message.
     pub booted: Vec<(usize, SimTime)>,
     /// Messages a NIC could not put into a core's RX FIFO.
     pub delivery_failures: u64,
@@ -545,8 +562,10 @@ impl Cluster {
             record_transmits: false,
             events: 0,
             now: SimTime::ZERO,
-            node_sends: Vec::new(),
-            node_deliveries: Vec::new(),
+            node_sends: VecDeque::new(),
+            node_deliveries: VecDeque::new(),
+            node_messages_sent: 0,
+            node_messages_delivered: 0,
             booted: Vec::new(),
             delivery_failures: 0,
             lookahead,
@@ -1025,6 +1044,17 @@ impl Cluster {
         Ok(end)
     }
 
+    /// The simulated time the run has reached: the latest clock of
+    /// anything in it, the last event handled or a node's cores (which
+    /// compute between events, and may run on long after the last one).
+    pub fn sim_time(&self) -> SimTime {
+        self.nodes
+            .iter()
+            .filter_map(|&h| self.hosts[h].as_node())
+            .map(|n| n.clock())
+            .fold(self.now, SimTime::max)
+    }
+
     /// Makes [`Cluster::run_until`] stop ([`ClusterEnd::Paused`]) between
     /// two turns once nothing can happen before `at`: no event is due and
     /// no node can send before it, but something may later (`None`: never
@@ -1338,6 +1368,10 @@ impl Cluster {
     fn note(&mut self, h: usize, note: NicNote, boot_on_wire: bool) {
         match note {
             NicNote::Booted { at } => {
+                // A node boots once; more boot messages change nothing.
+                if self.booted.iter().any(|&(b, _)| b == h) {
+                    return;
+                }
                 self.booted.push((h, at));
                 if !boot_on_wire {
                     // No route for 0.0.0.0: the wiring starts the load
@@ -1359,24 +1393,34 @@ impl Cluster {
                     }
                 }
             }
-            NicNote::Sent { dst_ip, len, at } => self.node_sends.push(NodeMessage {
-                host: h,
-                peer_ip: dst_ip,
-                len,
-                at,
-            }),
+            NicNote::Sent { dst_ip, len, at } => {
+                self.node_messages_sent += 1;
+                keep_latest(
+                    &mut self.node_sends,
+                    NodeMessage {
+                        host: h,
+                        peer_ip: dst_ip,
+                        len,
+                        at,
+                    },
+                );
+            }
             NicNote::Delivered {
                 src_ip,
                 len,
                 first_word,
                 at,
             } => {
-                self.node_deliveries.push(NodeMessage {
-                    host: h,
-                    peer_ip: src_ip,
-                    len,
-                    at,
-                });
+                self.node_messages_delivered += 1;
+                keep_latest(
+                    &mut self.node_deliveries,
+                    NodeMessage {
+                        host: h,
+                        peer_ip: src_ip,
+                        len,
+                        at,
+                    },
+                );
                 // A workload message from a built-in host to this node.
                 if let (true, Some(index)) = (len >= 8, first_word) {
                     let from_builtin = nanopu_network::host_of_ip(src_ip, self.hosts.len())

@@ -76,6 +76,11 @@ impl NodeHost {
             .map(|c| SimTime::from_cycle(c, self.period))
     }
 
+    /// How far the node's clock has gone: its hart furthest ahead.
+    pub fn clock(&self) -> SimTime {
+        SimTime::from_cycle(self.node.latest_cycle(), self.period)
+    }
+
     /// Whether the cores can still do something before `until`.
     pub fn can_run(&self, until: SimTime) -> bool {
         if self.node.exit().is_some() {

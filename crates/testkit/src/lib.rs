@@ -53,6 +53,18 @@ pub fn bare_metal(body: &str) -> String {
     )
 }
 
+/// A [`bare_metal`] body that floods netTX: one-word messages to 10.0.0.3
+/// (a host nobody is at), as fast as the core writes them (two netTX
+/// writes and a branch a message).
+pub const NET_TX_FLOOD: &str = "
+    li t0, 0x0a000003
+    slli t0, t0, 32
+    addi t0, t0, 8
+1:  mv x31, t0
+    mv x31, zero
+    j 1b
+";
+
 /// [`bare_metal`]`(body)` assembled and linked at 0x80000000 (data right
 /// after the text): the ELF image.
 pub fn bare_metal_elf(name: &str, body: &str) -> Vec<u8> {

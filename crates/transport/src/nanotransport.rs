@@ -804,6 +804,18 @@ impl NanoTransport {
         }
     }
 
+    /// From a message's arrival to its packets leaving the egress
+    /// pipeline, with the lossless program (see [`NanoTransport::send`]).
+    pub fn whole_message_delay(&self) -> SimDuration {
+        self.packetize_delay + self.egress_delay()
+    }
+
+    /// Messages waiting for a free message entry or buffer (the global TX
+    /// queue in front of the packetization module).
+    pub fn tx_waiting(&self) -> usize {
+        self.packetization.waiting.len()
+    }
+
     /// Whether `protocol` is a reliable program (acknowledges and
     /// retransmits), not the lossless one.
     pub fn is_program(protocol: Protocol) -> bool {

@@ -10,7 +10,7 @@ use super::{Cores, NicDesign, NicIo, NicNote};
 use nanopu_core::netif::CoreToNic;
 use nanopu_core::HtsNote;
 use nanopu_nic::nic_timeline::NicTimeline;
-use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent};
+use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent, TxFull};
 use nanopu_node::CoreOutput;
 use nanopu_sim::SimTime;
 use nanopu_timeline::{Timeline, Track};
@@ -30,6 +30,12 @@ pub struct NanoPuNic {
     spare_words: Vec<Vec<u64>>,
     /// The cores' scheduler tracks (`--timeline`).
     timeline: Option<Box<SchedulerTimeline>>,
+    /// The NIC left a core's message in its TX FIFO for want of a transmit
+    /// buffer: messages are taken again only from the time one is free
+    /// ([`NanoPuNic::retake`]), never at their own (earlier) cycle.
+    tx_blocked: bool,
+    /// When the earliest [`NanoPuEvent::TxBufferFree`] pending is due.
+    tx_retry_at: Option<SimTime>,
 }
 
 /// The thread schedulers' events as instants, one track per core.
@@ -70,6 +76,9 @@ pub enum NanoPuEvent {
         context: u16,
         words: Vec<u64>,
     },
+    /// A transmit buffer is free again: take the messages left in the
+    /// cores' TX FIFOs.
+    TxBufferFree,
 }
 
 impl NanoPuNic {
@@ -79,6 +88,91 @@ impl NanoPuNic {
             actions: Vec::new(),
             spare_words: Vec::new(),
             timeline: None,
+            tx_blocked: false,
+            tx_retry_at: None,
+        }
+    }
+
+    /// Takes what the cores handed over: every command, and the messages
+    /// the NIC has transmit buffers for, in order. A message finished at
+    /// cycle `c` is taken at `c`; with `now` (the NIC's present, every core
+    /// having run to it), messages left behind earlier are taken at `now`
+    /// if they were finished by then. The first message refused leaves
+    /// itself and all later ones where they are, and asks to be called
+    /// again when a buffer frees.
+    fn take_output(
+        &mut self,
+        now: Option<SimTime>,
+        cores: &mut Cores<'_>,
+        io: &mut NicIo<NanoPuEvent>,
+    ) {
+        let period = cores.period;
+        let spare = &mut self.spare_words;
+        let nic = &mut self.nic;
+        let blocked = &mut self.tx_blocked;
+        if now.is_some() {
+            *blocked = false;
+        }
+        let mut retry = None;
+        let mut taken_at = SimTime::ZERO;
+        cores.node.offer_core_output(|core, out| match out {
+            CoreOutput::Command(cmd) => {
+                let (command, cycle) = match cmd {
+                    CoreToNic::Registered { context, cycle, .. } => {
+                        (CoreCommand::Registered { context }, cycle)
+                    }
+                    CoreToNic::MessageDone { context, cycle } => {
+                        (CoreCommand::MessageDone { context }, cycle)
+                    }
+                };
+                io.schedule(
+                    SimTime::from_cycle(cycle, period),
+                    NanoPuEvent::FromCore { core, command },
+                );
+                true
+            }
+            CoreOutput::Offer { cycle, header, .. } => {
+                if *blocked {
+                    return false;
+                }
+                let written = SimTime::from_cycle(cycle, period);
+                let at = match now {
+                    // Written after `now`: `take_from_cores` takes it.
+                    Some(now) if written > now => return false,
+                    Some(now) => now,
+                    None => written,
+                };
+                match nic.take_tx_buffer((header & 0xffff) as u16, at) {
+                    Ok(()) => {
+                        taken_at = at;
+                        true
+                    }
+                    Err(full) => {
+                        *blocked = true;
+                        retry = Some(full);
+                        false
+                    }
+                }
+            }
+            CoreOutput::Message { context, words, .. } => {
+                io.schedule(
+                    taken_at,
+                    NanoPuEvent::CoreMessage {
+                        core,
+                        context,
+                        words: std::mem::replace(words, spare.pop().unwrap_or_default()),
+                    },
+                );
+                true
+            }
+        });
+        // One retry pending at a time (an earlier one takes what it can
+        // and asks again).
+        if let Some(TxFull::Until(t)) = retry {
+            if self.tx_retry_at.is_none_or(|r| r > t) {
+                self.tx_retry_at = Some(t);
+                io.schedule(t, NanoPuEvent::TxBufferFree);
+            }
         }
     }
 
@@ -143,6 +237,10 @@ impl NicDesign for NanoPuNic {
     ) {
         self.nic.frame_in(frame, first_bit, &mut self.actions);
         self.carry_out(cores, io);
+        if self.tx_blocked {
+            // An acknowledgement may have let the transport admit a message.
+            self.take_output(Some(first_bit), cores, io);
+        }
     }
 
     fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NanoPuEvent>) {
@@ -152,35 +250,7 @@ impl NicDesign for NanoPuNic {
                 tl.note(core, SimTime::from_cycle(cycle, period), note)
             });
         }
-        let spare = &mut self.spare_words;
-        cores.node.take_core_output(|core, out| match out {
-            CoreOutput::Command(cmd) => {
-                let (command, cycle) = match cmd {
-                    CoreToNic::Registered { context, cycle, .. } => {
-                        (CoreCommand::Registered { context }, cycle)
-                    }
-                    CoreToNic::MessageDone { context, cycle } => {
-                        (CoreCommand::MessageDone { context }, cycle)
-                    }
-                };
-                io.schedule(
-                    SimTime::from_cycle(cycle, period),
-                    NanoPuEvent::FromCore { core, command },
-                );
-            }
-            CoreOutput::Message {
-                context,
-                cycle,
-                words,
-            } => io.schedule(
-                SimTime::from_cycle(cycle, period),
-                NanoPuEvent::CoreMessage {
-                    core,
-                    context,
-                    words: std::mem::replace(words, spare.pop().unwrap_or_default()),
-                },
-            ),
-        });
+        self.take_output(None, cores, io);
     }
 
     fn handle(
@@ -205,6 +275,7 @@ impl NicDesign for NanoPuNic {
                 if dst_ip == 0 {
                     io.note(NicNote::Booted { at: now });
                     if !io.boot_on_wire {
+                        self.nic.tx_buffer_unused();
                         return;
                     }
                 } else {
@@ -220,8 +291,16 @@ impl NicDesign for NanoPuNic {
                     self.spare_words.push(words);
                 }
             }
+            NanoPuEvent::TxBufferFree => {
+                if self.tx_retry_at == Some(now) {
+                    self.tx_retry_at = None;
+                }
+            }
         }
         self.carry_out(cores, io);
+        if self.tx_blocked {
+            self.take_output(Some(now), cores, io);
+        }
     }
 
     fn stats(&self) -> serde_json::Value {
