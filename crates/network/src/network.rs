@@ -915,6 +915,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn worst_one_way_adds_a_full_queue_per_switch_port() {
+        let mut cfg = NetworkConfig::default();
+        cfg.switch.buffer_bytes = 64 * 1000;
+        cfg.switch.trim_queue_bytes = 64 * 24;
+        // One switch: one full queue of 1024 64-byte frames at 200 Gb/s,
+        // 3.36 ns each on the wire with preamble and gap.
+        let net = Network::new(&cfg).unwrap();
+        let extra = net.worst_one_way(0, 1, 1088).0 - net.idle_one_way(0, 1, 1088).0;
+        assert_eq!(extra, SimDuration::from_ps(1024 * 3_360).0);
+        // Leaf-spine, hosts on different leaves: three switch ports.
+        cfg.topology = crate::TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 2,
+        };
+        let net = Network::new(&cfg).unwrap();
+        let extra = net.worst_one_way(0, 3, 64).0 - net.idle_one_way(0, 3, 64).0;
+        assert_eq!(extra, SimDuration::from_ps(3 * 1024 * 3_360).0);
+        let extra = net.worst_one_way(0, 1, 64).0 - net.idle_one_way(0, 1, 64).0;
+        assert_eq!(extra, SimDuration::from_ps(1024 * 3_360).0, "same leaf");
+    }
+
+    #[test]
     fn events_are_small() {
         // A frame's Vec and a tag: events move frames, never copy them.
         assert!(std::mem::size_of::<NetEvent>() <= 32);
