@@ -208,6 +208,21 @@ impl Pair {
         }
     }
 
+    /// Host 0 sends a message of `len` bytes to host 1 at time zero.
+    fn send(&mut self, len: u16, seed: u64) {
+        let msg = nanopu_transport::OutMessage {
+            dst_ip: ip(1),
+            dst_port: 0,
+            src_port: 0,
+            len,
+            payload: pattern(len, seed),
+            tag: 0,
+        };
+        let mut a = Vec::new();
+        self.hosts[0].send_message(msg, SimTime::ZERO, &mut a);
+        self.take(0, a);
+    }
+
     /// Runs host `h`'s own events due by `until`, in time order.
     fn advance(&mut self, h: usize, until: SimTime) {
         loop {
@@ -248,17 +263,7 @@ fn a_duplicate_keeps_a_completed_message_remembered() {
             ..nanopu_transport::TransportConfig::with_protocol(protocol)
         };
         let mut p = Pair::new(&cfg);
-        let msg = nanopu_transport::OutMessage {
-            dst_ip: ip(1),
-            dst_port: 0,
-            src_port: 0,
-            len: 16,
-            payload: pattern(16, 1),
-            tag: 0,
-        };
-        let mut a = Vec::new();
-        p.hosts[0].send_message(msg, SimTime::ZERO, &mut a);
-        p.take(0, a);
+        p.send(16, 1);
         // Each copy the sender sends (the original, then one per timeout)
         // reaches the receiver 1 us later; nothing comes back.
         let mut copies = 0;
@@ -287,17 +292,7 @@ fn a_sender_gives_up_only_on_a_silent_receiver() {
     let cfg = nanopu_transport::TransportConfig::with_protocol(Protocol::Ndp);
     let mut p = Pair::new(&cfg);
     // 20 packets: 12 unscheduled, the rest pulled.
-    let msg = nanopu_transport::OutMessage {
-        dst_ip: ip(1),
-        dst_port: 0,
-        src_port: 0,
-        len: 20 * 1024,
-        payload: pattern(20 * 1024, 2),
-        tag: 0,
-    };
-    let mut a = Vec::new();
-    p.hosts[0].send_message(msg, SimTime::ZERO, &mut a);
-    p.take(0, a);
+    p.send(20 * 1024, 2);
     let (mut fwd, mut back) = (0, 0);
     let mut t = 0;
     while p.sent == 0 && p.failed == 0 && t < 3_000 {
@@ -325,17 +320,7 @@ fn a_sender_gives_up_only_on_a_silent_receiver() {
 
     // A receiver that never answers is given up on.
     let mut p = Pair::new(&cfg);
-    let msg = nanopu_transport::OutMessage {
-        dst_ip: ip(1),
-        dst_port: 0,
-        src_port: 0,
-        len: 8,
-        payload: pattern(8, 3),
-        tag: 0,
-    };
-    let mut a = Vec::new();
-    p.hosts[0].send_message(msg, SimTime::ZERO, &mut a);
-    p.take(0, a);
+    p.send(8, 3);
     p.advance(0, us(1_000));
     assert_eq!(p.failed, 1);
     // The original and `max_timeouts` retransmissions, given up at the
