@@ -219,6 +219,8 @@ pub fn net(args: NetArgs) -> Result<u8> {
     // The retransmission timeout the transports ran with (raised to the
     // network's worst round trip unless the configuration says otherwise).
     let rtx_timeout_ns = Cluster::covering_rtx_timeout(&cfg, c.network())
+        .ok()
+        .flatten()
         .map_or(cfg.nic.transport.rtx_timeout_ns, |x| {
             x.nic.transport.rtx_timeout_ns
         });

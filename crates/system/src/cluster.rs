@@ -364,7 +364,7 @@ impl Cluster {
         let net = Network::new(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         let n = net.hosts();
         let covered;
-        let cfg = match Self::covering_rtx_timeout(cfg, &net) {
+        let cfg = match Self::covering_rtx_timeout(cfg, &net)? {
             Some(c) => {
                 covered = c;
                 &covered
@@ -537,7 +537,9 @@ impl Cluster {
     /// full-sized data packet out and its acknowledgement back, every queue
     /// on the longest path full: [`Network::worst_one_way`]), when
     /// `nic.transport.rtx_timeout_covers_queues` asks for it and the
-    /// configured timeout is shorter; `None` if nothing changes.
+    /// configured timeout is shorter; `None` if nothing changes. An error
+    /// if the raised timeouts do not fit the simulated time base (buffers
+    /// of many gigabytes).
     ///
     /// Why: a timeout shorter than the time a packet can legitimately
     /// spend in queues fires on packets that are late, not lost; the
@@ -545,11 +547,14 @@ impl Cluster {
     /// after a few such timeouts abandons messages its receiver will still
     /// get (issue #55: with 1 MiB per port a leaf-spine path holds up to
     /// 165 us, the artifact's timeout is 10 us).
-    pub fn covering_rtx_timeout(cfg: &ClusterConfig, net: &Network) -> Option<ClusterConfig> {
+    pub fn covering_rtx_timeout(
+        cfg: &ClusterConfig,
+        net: &Network,
+    ) -> Result<Option<ClusterConfig>, SystemError> {
         let t = &cfg.nic.transport;
         let n = net.hosts();
         if !t.rtx_timeout_covers_queues || n < 2 {
-            return None;
+            return Ok(None);
         }
         // Host 0 and the last host are as far apart as any two hosts in
         // every topology (different leaves, different sides of a dumbbell).
@@ -558,11 +563,19 @@ impl Cluster {
             + net.worst_one_way(n - 1, 0, nanopu_wire::frame::HEADER_LEN);
         let rtt_ns = rtt.0.div_ceil(1_000_000);
         if rtt_ns <= t.rtx_timeout_ns {
-            return None;
+            return Ok(None);
         }
         let mut c = cfg.clone();
         c.nic.transport.rtx_timeout_ns = rtt_ns;
-        Some(c)
+        c.nic.transport.validate().map_err(|e| {
+            SystemError::Config(format!(
+                "network.switch.buffer_bytes = {}: the network's worst round trip ({rtt_ns} ns, every \
+                 queue full) as the transport's retransmission timeout makes its timers too long \
+                 ({e}); use smaller buffers or nic.transport.rtx_timeout_covers_queues = false",
+                cfg.network.switch.buffer_bytes
+            ))
+        })?;
+        Ok(Some(c))
     }
 
     /// A cluster of hosts built by hand on `net` (host `i` is attached
