@@ -223,13 +223,13 @@ fn every_protocol_delivers_exactly_once_through_light_faults() {
             let specs = workload(8, 100, seed, 300);
             assert!(specs.iter().any(|m| m.len == MAX_LEN));
             let c = run(&cfg, &specs);
-            // Plain Homa ignores trimmed headers: to it a packet crossing
-            // four faulty hops is lost ~28% of the time and an attempt
-            // (data there, ACK back) fails ~35% of the time, so one
-            // message in 100 running out of its six attempts (p ~ 0.2%
-            // each) is bad luck, not a bug: allowed once per run, never
-            // with the message also delivered. The other programs recover
-            // trims by NACKs and must lose nothing.
+            // Plain Homa resends nothing on a trimmed header (it answers
+            // BUSY, which keeps its sender trying, but the copy is gone):
+            // to it a packet crossing four faulty hops is lost ~28% of the
+            // time, so a message running out of its six attempts when the
+            // answers are lost too is rare bad luck, not a bug: allowed
+            // once per run, never with the message also delivered. The
+            // other programs recover trims by NACKs and must lose nothing.
             let allowed = if protocol == Protocol::Homa { 1 } else { 0 };
             let failed = check_run(&c, &specs, &what);
             assert!(failed <= allowed, "{what}: {failed} failed");
