@@ -180,12 +180,18 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "incast80_runs": incast.runs,
             "incast80_sim_us": incast.sim_ns / 1e3,
             "incast80_wall_s": incast.wall_s,
+            "incast80_packets_per_message": incast.packets_per_message(),
+            "incast80_retransmissions_per_message": incast.retransmissions_per_message(),
+            "incast80_timeouts_per_message": incast.timeouts_per_message(),
             "leafspine64_packets_per_s": leaf_spine.packets_per_s(),
             "leafspine64_sim_us_per_s": leaf_spine.sim_us_per_s(),
             "leafspine64_events_per_s": leaf_spine.events_per_s(),
             "leafspine64_messages": leaf_spine.messages,
             "leafspine64_sim_us": leaf_spine.sim_ns / 1e3,
             "leafspine64_wall_s": leaf_spine.wall_s,
+            "leafspine64_packets_per_message": leaf_spine.packets_per_message(),
+            "leafspine64_retransmissions_per_message": leaf_spine.retransmissions_per_message(),
+            "leafspine64_timeouts_per_message": leaf_spine.timeouts_per_message(),
             "incast1024_packets_per_s": incast_big.packets_per_s(),
             "incast1024_sim_us_per_s": incast_big.sim_us_per_s(),
             "incast1024_events_per_s": incast_big.events_per_s(),
@@ -193,6 +199,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "incast1024_runs": incast_big.runs,
             "incast1024_sim_us": incast_big.sim_ns / 1e3,
             "incast1024_wall_s": incast_big.wall_s,
+            "incast1024_packets_per_message": incast_big.packets_per_message(),
+            "incast1024_retransmissions_per_message": incast_big.retransmissions_per_message(),
+            "incast1024_timeouts_per_message": incast_big.timeouts_per_message(),
         });
         for n in &node16 {
             n.add_json(&mut j);
@@ -270,6 +279,10 @@ fn net_only(a: &BenchArgs) -> Result<()> {
             j[format!("{name}_events")] = json!(b.events);
             j[format!("{name}_runs")] = json!(b.runs);
             j[format!("{name}_wall_s")] = json!(b.wall_s);
+            j[format!("{name}_packets_per_message")] = json!(b.packets_per_message());
+            j[format!("{name}_retransmissions_per_message")] =
+                json!(b.retransmissions_per_message());
+            j[format!("{name}_timeouts_per_message")] = json!(b.timeouts_per_message());
         }
         write_json(path, &j)?;
     }
@@ -380,6 +393,9 @@ struct NetBench {
     messages: usize,
     /// Incasts, or windows of the leaf-spine workload.
     runs: u64,
+    /// The transports' retransmitted data packets and timeouts, all hosts.
+    retransmissions: u64,
+    timeouts: u64,
     /// Why the partitions ran on fewer threads than asked, if they did.
     note: Option<String>,
 }
@@ -394,6 +410,17 @@ impl NetBench {
     fn events_per_s(&self) -> f64 {
         self.events as f64 / self.wall_s
     }
+    /// Frames delivered per message: 2 is one data packet and its
+    /// acknowledgement for a one-packet message, nothing resent.
+    fn packets_per_message(&self) -> f64 {
+        self.frames as f64 / self.messages as f64
+    }
+    fn retransmissions_per_message(&self) -> f64 {
+        self.retransmissions as f64 / self.messages as f64
+    }
+    fn timeouts_per_message(&self) -> f64 {
+        self.timeouts as f64 / self.messages as f64
+    }
 
     fn print(&self, what: &str) -> Result<()> {
         crate::output::write_stdout(&format!(
@@ -405,6 +432,12 @@ impl NetBench {
             self.packets_per_s(),
             self.sim_us_per_s(),
             self.events_per_s()
+        ))?;
+        crate::output::write_stdout(&format!(
+            "  per message: {:.3} packets, {:.3} retransmissions, {:.3} timeouts\n",
+            self.packets_per_message(),
+            self.retransmissions_per_message(),
+            self.timeouts_per_message()
         ))?;
         if let Some(note) = &self.note {
             crate::output::write_stdout(&format!("  note: {note}\n"))?;
@@ -427,6 +460,9 @@ impl NetBench {
             bail!("{what}: deliveries that match no message of the workload");
         }
         self.frames = c.network_stats().delivered_frames;
+        let t = c.transport_stats();
+        self.retransmissions = t.tx_retransmissions;
+        self.timeouts = t.tx_timeouts;
         self.events = c.events;
         self.messages = c.records.len();
         self.note = c.parallel_note();

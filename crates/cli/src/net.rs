@@ -211,6 +211,14 @@ pub fn net(args: NetArgs) -> Result<u8> {
     let ns = c.network_stats();
     let ts = c.transport_stats();
     let packets = ns.delivered_frames;
+    // The retransmission timeout the transports ran with (raised to the
+    // network's worst round trip unless the configuration says otherwise).
+    let rtx_timeout_ns = Cluster::covering_rtx_timeout(&cfg, c.network())
+        .ok()
+        .flatten()
+        .map_or(cfg.nic.transport.rtx_timeout_ns, |x| {
+            x.nic.transport.rtx_timeout_ns
+        });
     let summary = serde_json::json!({
         "hosts": c.hosts(),
         "nodes": (0..c.hosts()).filter(|&h| c.node(h).is_some()).count(),
@@ -235,6 +243,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         "sim_us_per_host_s": end.as_ns() / 1e3 / wall,
         "network": ns,
         "transport": ts,
+        "rtx_timeout_ns": rtx_timeout_ns,
         "config": file,
     });
     let outstanding = messages.len().saturating_sub(delivered + failed);
@@ -323,12 +332,13 @@ pub fn net(args: NetArgs) -> Result<u8> {
     }
     writeln!(
         o,
-        "network: {} packets delivered, {} trimmed, {} dropped; transport: {} retransmissions, {} timeouts",
+        "network: {} packets delivered, {} trimmed, {} dropped; transport: {} retransmissions, {} timeouts (timeout {:.3} us)",
         packets,
         ns.total.trimmed,
         ns.total.dropped.total(),
         ts.tx_retransmissions,
-        ts.tx_timeouts
+        ts.tx_timeouts,
+        rtx_timeout_ns as f64 / 1e3
     )?;
     writeln!(
         o,
@@ -354,6 +364,13 @@ pub fn net(args: NetArgs) -> Result<u8> {
         writeln!(
             o,
             "result: FAILED: {failed} of {} messages failed (their senders gave up); exit 1",
+            messages.len()
+        )?;
+        1
+    } else if duplicates > 0 {
+        writeln!(
+            o,
+            "result: FAILED: {duplicates} of {} messages delivered more than once; exit 1",
             messages.len()
         )?;
         1

@@ -844,6 +844,44 @@ impl Network {
         }
     }
 
+    /// The longest a `len`-byte frame from host `a` can take to reach host
+    /// `b` without being dropped: [`Network::idle_one_way`] plus, at every
+    /// switch output on the path, a full queue ahead of it (the data buffer
+    /// and the trimmed-header allowance, as 64-byte frames, the most
+    /// framing a buffer can hold) draining at the port's rate. With the
+    /// default 1 MiB per port at 200 Gb/s that is 55 us per hop. A frame
+    /// that has not arrived by then was dropped. Assumption: strict
+    /// priorities are left out (a low band can wait longer while higher
+    /// bands keep arriving; no bound exists for that).
+    pub fn worst_one_way(&self, a: HostId, b: HostId, len: usize) -> SimDuration {
+        assert!(a < self.hosts() && b < self.hosts(), "hosts {a}, {b}");
+        let queue_bytes = self.cfg.switch.buffer_bytes + self.cfg.switch.trim_queue_bytes;
+        let min_frame = nanopu_wire::frame::HEADER_LEN as u64;
+        let frames = queue_bytes.div_ceil(min_frame);
+        let mut total = self.idle_one_way(a, b, len);
+        let mut p = a;
+        loop {
+            let port = &self.ports[p];
+            if port.owner.is_some() {
+                let drain = wire_time(min_frame as usize, port.gbps)
+                    .0
+                    .saturating_mul(frames);
+                total = total + SimDuration(drain);
+            }
+            match port.peer {
+                Endpoint::Host(_) => return total,
+                Endpoint::Switch(s) => {
+                    let local = match self.topo.route(s, b) {
+                        Some(LocalRoute::Port(x)) => x,
+                        Some(LocalRoute::Spread { first, .. }) => first,
+                        None => return total,
+                    };
+                    p = self.switches[s].first_port + local;
+                }
+            }
+        }
+    }
+
     /// Latency from the first bit of a `len`-byte frame leaving host `a` to
     /// its last bit reaching host `b`, on an idle network: one serialization
     /// (switches cut through), every link's propagation delay and every
@@ -875,6 +913,29 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn worst_one_way_adds_a_full_queue_per_switch_port() {
+        let mut cfg = NetworkConfig::default();
+        cfg.switch.buffer_bytes = 64 * 1000;
+        cfg.switch.trim_queue_bytes = 64 * 24;
+        // One switch: one full queue of 1024 64-byte frames at 200 Gb/s,
+        // 3.36 ns each on the wire with preamble and gap.
+        let net = Network::new(&cfg).unwrap();
+        let extra = net.worst_one_way(0, 1, 1088).0 - net.idle_one_way(0, 1, 1088).0;
+        assert_eq!(extra, SimDuration::from_ps(1024 * 3_360).0);
+        // Leaf-spine, hosts on different leaves: three switch ports.
+        cfg.topology = crate::TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 2,
+        };
+        let net = Network::new(&cfg).unwrap();
+        let extra = net.worst_one_way(0, 3, 64).0 - net.idle_one_way(0, 3, 64).0;
+        assert_eq!(extra, SimDuration::from_ps(3 * 1024 * 3_360).0);
+        let extra = net.worst_one_way(0, 1, 64).0 - net.idle_one_way(0, 1, 64).0;
+        assert_eq!(extra, SimDuration::from_ps(1024 * 3_360).0, "same leaf");
+    }
 
     #[test]
     fn events_are_small() {

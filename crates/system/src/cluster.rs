@@ -380,6 +380,14 @@ impl Cluster {
         let custom = |h: usize| program(h, &params);
         let net = Network::new(&cfg.network).map_err(|e| SystemError::Config(e.to_string()))?;
         let n = net.hosts();
+        let covered;
+        let cfg = match Self::covering_rtx_timeout(cfg, &net)? {
+            Some(c) => {
+                covered = c;
+                &covered
+            }
+            None => cfg,
+        };
 
         // Who is what.
         let mut programs: Vec<Option<NodeSpec>> = vec![None; n];
@@ -538,6 +546,52 @@ impl Cluster {
             }
         }
         Ok(c)
+    }
+
+    /// `cfg` with the transports' retransmission timeout raised to the
+    /// longest round trip `net` can impose without dropping a packet (a
+    /// full-sized data packet out and its acknowledgement back, every queue
+    /// on the longest path full: [`Network::worst_one_way`]), when
+    /// `nic.transport.rtx_timeout_covers_queues` asks for it and the
+    /// configured timeout is shorter; `None` if nothing changes. An error
+    /// if the raised timeouts do not fit the simulated time base (buffers
+    /// of many gigabytes).
+    ///
+    /// Why: a timeout shorter than the time a packet can legitimately
+    /// spend in queues fires on packets that are late, not lost; the
+    /// copies it sends join the same queues, and a sender that gives up
+    /// after a few such timeouts abandons messages its receiver will still
+    /// get (issue #55: with 1 MiB per port a leaf-spine path holds up to
+    /// 165 us, the artifact's timeout is 10 us).
+    pub fn covering_rtx_timeout(
+        cfg: &ClusterConfig,
+        net: &Network,
+    ) -> Result<Option<ClusterConfig>, SystemError> {
+        let t = &cfg.nic.transport;
+        let n = net.hosts();
+        if !t.rtx_timeout_covers_queues || n < 2 {
+            return Ok(None);
+        }
+        // Host 0 and the last host are as far apart as any two hosts in
+        // every topology (different leaves, different sides of a dumbbell).
+        let data = cfg.nic.mtu_payload_bytes as usize + nanopu_wire::frame::HEADER_LEN;
+        let rtt = net.worst_one_way(0, n - 1, data)
+            + net.worst_one_way(n - 1, 0, nanopu_wire::frame::HEADER_LEN);
+        let rtt_ns = rtt.0.div_ceil(1_000_000);
+        if rtt_ns <= t.rtx_timeout_ns {
+            return Ok(None);
+        }
+        let mut c = cfg.clone();
+        c.nic.transport.rtx_timeout_ns = rtt_ns;
+        c.nic.transport.validate().map_err(|e| {
+            SystemError::Config(format!(
+                "network.switch.buffer_bytes = {}: the network's worst round trip ({rtt_ns} ns, every \
+                 queue full) as the transport's retransmission timeout makes its timers too long \
+                 ({e}); use smaller buffers or nic.transport.rtx_timeout_covers_queues = false",
+                cfg.network.switch.buffer_bytes
+            ))
+        })?;
+        Ok(Some(c))
     }
 
     /// A cluster of hosts built by hand on `net` (host `i` is attached

@@ -187,7 +187,21 @@ pub struct TransportConfig {
     pub packetize_ps: u64,
     pub packet_generator_ps: u64,
     pub timer_check_ps: u64,
+    /// The sender's retransmission timeout: how long a message may go
+    /// without any word from its receiver (and without sending) before
+    /// its unacknowledged packets are resent. In a network of hosts it is
+    /// at least the network's worst round trip (see
+    /// `rtx_timeout_covers_queues`).
     pub rtx_timeout_ns: u64,
+    /// In a network of hosts (`nanopu net`, clusters), raise
+    /// `rtx_timeout_ns` to the longest round trip the network can impose
+    /// without dropping anything (every queue on the longest path full):
+    /// a shorter timeout fires on packets that are queued, not lost, and
+    /// its retransmissions add to the queue (issue #55). `false`: use
+    /// `rtx_timeout_ns` as given.
+    pub rtx_timeout_covers_queues: bool,
+    /// Consecutive timeouts without any word from the receiver (an ACK,
+    /// NACK, PULL or GRANT for the message) before the sender gives up.
     pub max_timeouts: u32,
     /// How long the reassembly module keeps a message's state after its last
     /// packet: an incomplete message is discarded, a completed one is
@@ -214,6 +228,7 @@ impl Default for TransportConfig {
             packet_generator_ps: PACKET_GENERATOR_PS,
             timer_check_ps: TIMER_CHECK_PS,
             rtx_timeout_ns: RTX_TIMEOUT_NS,
+            rtx_timeout_covers_queues: true,
             max_timeouts: MAX_TIMEOUTS,
             rx_timeout_ns: 0,
             max_tx_messages: MAX_TX_MESSAGES,

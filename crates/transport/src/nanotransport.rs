@@ -361,7 +361,7 @@ impl NanoTransport {
                     tx_msg_id,
                     ack_bitmap,
                 } => {
-                    if let Some(o) = self.packetization.delivered(tx_msg_id, ack_bitmap) {
+                    if let Some(o) = self.packetization.delivered(tx_msg_id, ack_bitmap, done) {
                         self.stats.tx_completed += 1;
                         out.push(TransportAction::Sent {
                             outcome: o,

@@ -197,8 +197,10 @@ struct TxMsg {
     /// `maxTxPktOffset` + 1: packets below it have been emitted.
     max_tx: u16,
     timeout_cnt: u32,
-    /// Packets delivered at the last timeout (progress by acknowledgement).
-    delivered_at_timeout: u32,
+    /// The receiver said something about the message (an ACK, NACK, PULL
+    /// or GRANT: a `DeliveredEvent` or `CreditTxEvent` for it) since the
+    /// last timeout: it is reachable.
+    heard: bool,
     tag: u64,
     /// In the arbiter's round-robin.
     in_ready: bool,
@@ -220,7 +222,7 @@ const EMPTY: TxMsg = TxMsg {
     credit: 0,
     max_tx: 0,
     timeout_cnt: 0,
-    delivered_at_timeout: 0,
+    heard: false,
     tag: 0,
     in_ready: false,
 };
@@ -425,8 +427,19 @@ impl Packetization {
         }
     }
 
-    /// `DeliveredEvent` (Algorithm 1). Returns the message if now complete.
-    pub fn delivered(&mut self, id: TxMsgId, ack_bitmap: u64) -> Option<TxOutcome> {
+    /// The receiver spoke about the message in `slot` at `now`: it is
+    /// reachable, and its timer restarts (a `ReScheduleEvent`, as every
+    /// data packet is for the reassembly timer). The timeout thus measures
+    /// silence, not the message's age: a receiver still acknowledging,
+    /// pulling or granting is never timed out (issue #55).
+    fn heard(&mut self, slot: usize, now: SimTime) {
+        self.msgs[slot].heard = true;
+        self.timers.reschedule(slot, now + self.rtx_timeout);
+    }
+
+    /// `DeliveredEvent` (Algorithm 1) at `now`. Returns the message if now
+    /// complete.
+    pub fn delivered(&mut self, id: TxMsgId, ack_bitmap: u64, now: SimTime) -> Option<TxOutcome> {
         let Some(slot) = self.slot_of(id) else {
             self.stale_events += 1;
             return None;
@@ -437,6 +450,7 @@ impl Packetization {
         if m.delivered == ones(m.packets) {
             return Some(self.clear(slot));
         }
+        self.heard(slot, now);
         None
     }
 
@@ -451,6 +465,7 @@ impl Packetization {
             self.stale_events += 1;
             return;
         };
+        self.heard(slot, now);
         let m = &mut self.msgs[slot];
         m.tx |= ev.rtx_bitmap & ones(m.packets) & !m.delivered & !m.pending;
         if let Some(c) = ev.new_credit {
@@ -499,26 +514,30 @@ impl Packetization {
     ) -> TimeoutOutcome {
         let max_timeouts = self.max_timeouts;
         let m = &mut self.msgs[slot];
-        if m.timeout_cnt >= max_timeouts {
-            return TimeoutOutcome::Failed(self.clear(slot));
-        }
         // Progress resets the count: a packet sent beyond `rtx_offset`
-        // (Algorithm 3), or, our addition, a packet newly acknowledged, so a
-        // message whose packets are all out but still being acknowledged is
-        // not given up.
-        let delivered = m.delivered.count_ones();
-        if m.max_tx > rtx_offset || delivered > m.delivered_at_timeout {
+        // (Algorithm 3), or, our addition, any word from the receiver about
+        // the message since the last timeout. Only a receiver that says
+        // nothing for `max_timeouts + 1` timeouts in a row is given up on:
+        // one still pulling or granting, however slowly, is reachable.
+        let progress = m.heard || m.max_tx > rtx_offset;
+        m.heard = false;
+        if progress {
             m.timeout_cnt = 0;
+        } else if m.timeout_cnt >= max_timeouts {
+            return TimeoutOutcome::Failed(self.clear(slot));
         } else {
             m.timeout_cnt += 1;
         }
-        m.delivered_at_timeout = delivered;
-        let mut rtx = !m.delivered & ones(rtx_offset) & !m.pending;
+        // Every packet sent is at least one timeout old (sending restarts
+        // the timer), so every one not acknowledged is resent, except those
+        // the receiver NACKed (in `txBitmap` beyond the credit): it knows of
+        // them and will pull them.
+        let mut rtx = !m.delivered & ones(m.max_tx) & !m.pending & !m.tx;
         if rtx == 0 && m.pending == 0 && m.max_tx > 0 {
-            // Everything sent was delivered but the message is incomplete:
-            // the credit to go on was lost. Probe with the last packet sent
-            // so the receiver answers with its current credit (our addition:
-            // Algorithm 3 would wait for the failure).
+            // Everything sent was delivered or NACKed but the message is
+            // incomplete: the credit to go on was lost. Probe with the last
+            // packet sent so the receiver answers with its current credit
+            // (our addition: Algorithm 3 would wait for the failure).
             rtx = 1u64 << (m.max_tx - 1);
         }
         self.emit(slot, rtx, now, packetize);
@@ -608,6 +627,11 @@ impl Packetization {
         } else {
             m.in_ready = false;
         }
+        // A packet leaves: the timer restarts, so that it expires one
+        // timeout after the last packet sent (not after the message waited
+        // behind others at the arbiter).
+        self.timers
+            .reschedule(slot as usize, now + self.rtx_timeout);
         Some(meta)
     }
 

@@ -6,7 +6,9 @@
 //! timer armed, reset by every packet), then completed (buffer freed when
 //! the message goes to the cores; the id and bitmap linger until the
 //! timer expires so that a retransmitted duplicate is recognised, re-acked
-//! and not delivered twice — a gap the paper leaves open), then free. An
+//! and not delivered twice — a gap the paper leaves open; every duplicate
+//! restarts the timer, so the state lives as long as its sender may still
+//! retransmit), then free. An
 //! incomplete message whose timer expires is discarded (§3.5). When every
 //! id is taken, a new message's packets are refused (`fail`) and its sender
 //! retries later: forgetting a completed message early could deliver a
@@ -282,14 +284,16 @@ impl Reassembly {
         let bit = 1u64 << req.pkt_offset;
         let receiving = matches!(m.state, RxState::Receiving { .. });
         let is_new_pkt = receiving && m.received & bit == 0;
-        if receiving {
-            if req.mark_received {
-                m.received |= bit;
-            }
-            // ReScheduleEvent: every packet of the message resets its timer.
-            if let Some(timeout) = self.timeout {
-                self.timers.reschedule(id as usize, now + timeout);
-            }
+        if receiving && req.mark_received {
+            m.received |= bit;
+        }
+        // ReScheduleEvent: every packet of the message resets its timer,
+        // a duplicate of a completed message too: its sender is still
+        // retransmitting (its acknowledgements have not all arrived), so
+        // the message must be remembered for as long again, or a later
+        // copy would be taken for a new message and delivered twice.
+        if let Some(timeout) = self.timeout {
+            self.timers.reschedule(id as usize, now + timeout);
         }
         let all = all_ones(m.packets);
         GetRxMsgInfoResp {

@@ -167,3 +167,167 @@ fn heavy_faults_never_break_exactly_once() {
     }
     assert!(failures < 3 * 20 * 30 / 10, "{failures} failures");
 }
+
+/// Two transports driven by hand: the sender's frames reach the receiver
+/// only when the test says so, and the receiver's answers only when the
+/// test says so (issue #55's cases, each reduced to its mechanism).
+struct Pair {
+    hosts: [nanopu_transport::NanoTransport; 2],
+    /// Frames each host sent, oldest first.
+    out: [Vec<Vec<u8>>; 2],
+    /// Timer events each host asked for.
+    timers: [Vec<(SimTime, nanopu_transport::TransportEvent)>; 2],
+    delivered: usize,
+    failed: usize,
+    sent: usize,
+}
+
+impl Pair {
+    fn new(cfg: &nanopu_transport::TransportConfig) -> Pair {
+        let t = |i| nanopu_transport::NanoTransport::new(cfg, ip(i), 1024, LINK).unwrap();
+        Pair {
+            hosts: [t(0), t(1)],
+            out: [Vec::new(), Vec::new()],
+            timers: [Vec::new(), Vec::new()],
+            delivered: 0,
+            failed: 0,
+            sent: 0,
+        }
+    }
+
+    fn take(&mut self, h: usize, actions: Vec<nanopu_transport::TransportAction>) {
+        use nanopu_transport::TransportAction as A;
+        for a in actions {
+            match a {
+                A::Deliver { .. } => self.delivered += 1,
+                A::Transmit { frame, .. } => self.out[h].push(frame),
+                A::Schedule { at, event } => self.timers[h].push((at, event)),
+                A::Sent { .. } => self.sent += 1,
+                A::Failed { .. } => self.failed += 1,
+            }
+        }
+    }
+
+    /// Host 0 sends a message of `len` bytes to host 1 at time zero.
+    fn send(&mut self, len: u16, seed: u64) {
+        let msg = nanopu_transport::OutMessage {
+            dst_ip: ip(1),
+            dst_port: 0,
+            src_port: 0,
+            len,
+            payload: pattern(len, seed),
+            tag: 0,
+        };
+        let mut a = Vec::new();
+        self.hosts[0].send_message(msg, SimTime::ZERO, &mut a);
+        self.take(0, a);
+    }
+
+    /// Runs host `h`'s own events due by `until`, in time order.
+    fn advance(&mut self, h: usize, until: SimTime) {
+        loop {
+            self.timers[h].sort_by_key(|&(t, _)| t);
+            if self.timers[h].first().is_none_or(|&(t, _)| t > until) {
+                return;
+            }
+            let (t, ev) = self.timers[h].remove(0);
+            let mut a = Vec::new();
+            self.hosts[h].handle(ev, t, &mut a);
+            self.take(h, a);
+        }
+    }
+
+    /// Frame `frame` reaches host `h` at `at` (its events up to then run first).
+    fn arrive(&mut self, h: usize, frame: &[u8], at: SimTime) {
+        self.advance(h, at);
+        let mut a = Vec::new();
+        self.hosts[h].packet_in(frame, at, &mut a);
+        self.take(h, a);
+    }
+}
+
+fn us(n: u64) -> SimTime {
+    SimTime::ZERO + SimDuration::from_ns(n * 1000)
+}
+
+/// The receiver keeps a completed message's state while its sender may
+/// still retransmit: every duplicate restarts the lingering timer. Here
+/// the receiver's ACKs are all lost and the state would expire (12 us)
+/// between two retransmissions (10 us apart); without the restart the
+/// third copy would be taken for a new message and delivered twice.
+#[test]
+fn a_duplicate_keeps_a_completed_message_remembered() {
+    for protocol in PROTOCOLS {
+        let cfg = nanopu_transport::TransportConfig {
+            rx_timeout_ns: 12_000,
+            ..nanopu_transport::TransportConfig::with_protocol(protocol)
+        };
+        let mut p = Pair::new(&cfg);
+        p.send(16, 1);
+        // Each copy the sender sends (the original, then one per timeout)
+        // reaches the receiver 1 us later; nothing comes back.
+        let mut copies = 0;
+        for t in 1..=45 {
+            p.advance(0, us(t));
+            while copies < p.out[0].len() {
+                let f = p.out[0][copies].clone();
+                copies += 1;
+                p.arrive(1, &f, us(t + 1));
+            }
+        }
+        assert!(copies >= 4, "{protocol:?}: {copies} copies");
+        assert_eq!(p.delivered, 1, "{protocol:?}: delivered once");
+        assert_eq!(p.hosts[1].stats.rx_messages, 1, "{protocol:?}");
+    }
+}
+
+/// A sender whose receiver keeps answering is never given up on, however
+/// long the message takes: here the receiver's answers reach the sender
+/// only every 30 us (three timeouts), and the sender keeps going until its
+/// message is delivered and acknowledged.
+/// Without an answer it gives up at its `max_timeouts + 1`-th timeout in a
+/// row, as before.
+#[test]
+fn a_sender_gives_up_only_on_a_silent_receiver() {
+    let cfg = nanopu_transport::TransportConfig::with_protocol(Protocol::Ndp);
+    let mut p = Pair::new(&cfg);
+    // 20 packets: 12 unscheduled, the rest pulled.
+    p.send(20 * 1024, 2);
+    let (mut fwd, mut back) = (0, 0);
+    let mut t = 0;
+    while p.sent == 0 && p.failed == 0 && t < 3_000 {
+        t += 1;
+        p.advance(0, us(t));
+        p.advance(1, us(t));
+        // Data goes through at once; the receiver's answers reach the
+        // sender in batches, every 30th microsecond (a reverse path that
+        // holds them for up to three timeouts).
+        while fwd < p.out[0].len() {
+            let f = p.out[0][fwd].clone();
+            fwd += 1;
+            p.arrive(1, &f, us(t));
+        }
+        if t % 30 == 0 {
+            while back < p.out[1].len() {
+                let f = p.out[1][back].clone();
+                back += 1;
+                p.arrive(0, &f, us(t));
+            }
+        }
+    }
+    assert_eq!((p.sent, p.failed, p.delivered), (1, 0, 1), "at {t} us");
+    assert!(p.hosts[0].stats.tx_timeouts > 0, "the answers came late");
+
+    // A receiver that never answers is given up on.
+    let mut p = Pair::new(&cfg);
+    p.send(8, 3);
+    p.advance(0, us(1_000));
+    assert_eq!(p.failed, 1);
+    // The original and `max_timeouts` retransmissions, given up at the
+    // timeout after.
+    assert_eq!(p.hosts[0].stats.tx_timeouts, cfg.max_timeouts as u64 + 1);
+    assert_eq!(
+        p.hosts[0].stats.tx_data_packets,
+        cfg.max_timeouts as u64 + 1
+    );
+}

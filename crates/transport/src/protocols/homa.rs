@@ -18,8 +18,12 @@
 //! control packet"; the packetization module needs acknowledgements to
 //! free a message), duplicates too, and a duplicate of a scheduled message
 //! is answered with its current grant (a lost GRANT must not stall it).
-//! Plain Homa ignores trimmed packets (it expects drops and relies on the
-//! sender's timeout); Homa-Tr NACKs them and the sender resends at once.
+//! Plain Homa resends nothing on a trimmed packet (it expects drops and
+//! relies on the sender's timeout); Homa-Tr NACKs them and the sender
+//! resends at once. A receiver with no room for a new message, and plain
+//! Homa's receiver of a trimmed packet, answer with a GRANT of nothing
+//! (Homa's BUSY): the sender's credit and priorities stay as they were,
+//! but it knows its receiver is alive and does not give up (issue #55).
 
 use super::{reply_to, CONTROL_PRIORITY};
 use crate::config::{StageLatencies, HOMA_LATENCIES};
@@ -27,7 +31,8 @@ use crate::metadata::{
     EgressHeaders, EgressMetadata, GetRxMsgInfoReq, IngressMetadata, PacketHeaders, RxMsgId,
 };
 use crate::program::{
-    CreditTx, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, TransportProgram,
+    CreditTx, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, Refusal,
+    TransportProgram,
 };
 use crate::scheduler::PriorityScheduler;
 use crate::state::{DualPortMemory, RawOp, Register};
@@ -81,9 +86,6 @@ impl Homa {
 
     fn data(&mut self, hdr: &PacketHeaders, x: &mut IngressExterns<'_>) -> IngressVerdict {
         let trimmed = hdr.flags.contains(Flags::CHOP);
-        if trimmed && !self.trimming {
-            return IngressVerdict::Drop;
-        }
         let info = x.get_rx_msg_info(GetRxMsgInfoReq {
             mark_received: !trimmed,
             src_ip: hdr.src_ip,
@@ -93,7 +95,14 @@ impl Homa {
             pkt_offset: hdr.pkt_offset,
         });
         if info.fail {
-            return IngressVerdict::Drop;
+            if info.inconsistent {
+                return IngressVerdict::Drop;
+            }
+            // No id or buffer for a new message: a GRANT of nothing (Homa's
+            // BUSY: alive, no room yet) keeps the sender from giving up; it
+            // sends again at its next timeout (issue #55).
+            x.ctrl_pkt_event(Self::busy(hdr));
+            return IngressVerdict::Refuse(Refusal::NoResources);
         }
         let id = info.rx_msg_id;
         let bdp = x.params().bdp_packets;
@@ -127,8 +136,19 @@ impl Homa {
             }
         }
         if trimmed {
-            // Homa-Tr: NACK, the sender resends at once (within its credit).
-            x.ctrl_pkt_event(reply_to(hdr, Flags::NACK, 0));
+            if self.trimming {
+                // Homa-Tr: NACK, the sender resends at once (within its
+                // credit).
+                x.ctrl_pkt_event(reply_to(hdr, Flags::NACK, 0));
+            } else {
+                // Plain Homa does not resend on a trimmed header (it
+                // recovers by the sender's timeout), but the header says
+                // the sender is trying (and, read-only, kept the message's
+                // state alive): a GRANT of nothing tells it the receiver
+                // is alive, so that it waits for its timeout instead of
+                // giving up.
+                x.ctrl_pkt_event(Self::busy(hdr));
+            }
             return IngressVerdict::Drop;
         }
         x.ctrl_pkt_event(reply_to(hdr, Flags::ACK, 0));
@@ -155,6 +175,12 @@ impl Homa {
             tx_msg_id: hdr.tx_msg_id,
             is_last_pkt: info.is_last_pkt,
         })
+    }
+
+    /// A GRANT of nothing answering `hdr` (Homa's BUSY): the receiver is
+    /// alive; the sender's credit and priorities are left alone.
+    fn busy(hdr: &PacketHeaders) -> EgressMetadata {
+        reply_to(hdr, Flags::GRANT, 0)
     }
 
     /// `grantScheduler.apply()`: among the best `overcommit` messages, the
@@ -210,8 +236,11 @@ impl TransportProgram for Homa {
             x.delivered_event(hdr.tx_msg_id, 1u64 << (hdr.pkt_offset & 63));
         }
         if hdr.flags.contains(Flags::GRANT) {
-            // RW on the dual-ported priority memory.
-            self.msg_prio.write(hdr.tx_msg_id as usize, hdr.priority);
+            // RW on the dual-ported priority memory (a GRANT of nothing, a
+            // BUSY, sets no priority).
+            if hdr.grant_offset > 0 {
+                self.msg_prio.write(hdr.tx_msg_id as usize, hdr.priority);
+            }
             x.credit_tx_event(CreditTx {
                 tx_msg_id: hdr.tx_msg_id,
                 rtx_bitmap: 0,

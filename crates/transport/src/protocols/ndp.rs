@@ -14,7 +14,8 @@ use super::{reply_to, CONTROL_PRIORITY};
 use crate::config::{StageLatencies, NDP_LATENCIES};
 use crate::metadata::{EgressMetadata, GetRxMsgInfoReq, IngressMetadata, PacketHeaders};
 use crate::program::{
-    CreditTx, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, TransportProgram,
+    CreditTx, IngressExterns, IngressVerdict, PacketGenerator, ProgramParams, Refusal,
+    TransportProgram,
 };
 use crate::state::{RawOp, Register};
 use nanopu_sim::SimTime;
@@ -49,8 +50,15 @@ impl Ndp {
             pkt_offset: hdr.pkt_offset,
         });
         if info.fail {
-            // No room: the sender's timeout recovers it.
-            return IngressVerdict::Drop;
+            if info.inconsistent {
+                return IngressVerdict::Drop;
+            }
+            // No id or buffer for a new message: answer with a NACK alone
+            // (no PULL: there is no state to pull with), so the sender
+            // knows its receiver is alive but busy, waits, and tries again
+            // at its next timeout rather than giving up (issue #55).
+            x.ctrl_pkt_event(reply_to(hdr, Flags::NACK, 0));
+            return IngressVerdict::Refuse(Refusal::NoResources);
         }
         let bdp = x.params().bdp_packets;
         let id = info.rx_msg_id as usize;
