@@ -8,6 +8,8 @@
 //! device map.
 
 pub mod buckets;
+pub mod dram_banked;
+pub mod dram_standard;
 pub mod dram_timing;
 pub mod llc;
 pub mod system;

@@ -2,6 +2,7 @@
 //! DRAM (`dram_timing.rs`), as the cores' refills and write-backs and the
 //! traditional NIC's DMA use it. `docs/memory.md` describes the model.
 
+use super::dram_banked::BankedStats;
 pub use super::dram_timing::Source;
 use super::dram_timing::{BandwidthSeries, DramTiming, SourceBytes};
 use super::llc::{Alloc, DmaAllocation, Llc, LlcStats};
@@ -43,6 +44,10 @@ pub struct MemoryStats {
     /// The series' window in ns.
     pub series_window_ns: f64,
     pub series: BandwidthSeries,
+    /// The banked DRAM model's counters (row hits, misses, conflicts,
+    /// write drains, refresh delays), when it is the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banked: Option<BankedStats>,
 }
 
 impl MemorySystem {
@@ -59,7 +64,7 @@ impl MemorySystem {
             hit_cycles: cfg.l2_hit_cycles as u64,
             dma_allocation: cfg.llc.dma_allocation,
             clock_mhz: cfg.core.clock_mhz,
-            peak_bytes_per_s: cfg.dram.peak_bytes_per_s(),
+            peak_bytes_per_s: cfg.dram.peak_bytes_per_s(cfg.core.clock_mhz),
         }
     }
 
@@ -213,6 +218,7 @@ impl MemorySystem {
             },
             series_window_ns: window_ns,
             series: self.dram.series.clone(),
+            banked: self.dram.banked_stats().cloned(),
         }
     }
 }
@@ -378,6 +384,44 @@ mod config_tests {
         assert!(error("[dram]\ninterleave_bytes = 32").contains("dram.interleave_bytes"));
         assert!(error("[dram]\nseries_window_ns = 150").contains("dram.series_window_ns"));
         assert!(error("dram_latency_ns = 0").contains("dram_latency_ns"));
+    }
+
+    #[test]
+    fn the_banked_model_is_chosen_by_configuration_and_checked() {
+        let cfg: NodeConfig = toml::from_str(
+            "[dram]\nmodel = \"banked\"\n[dram.banked]\nstandard = \"ddr3-fased\"\nranks = 2",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        let mut m = crate::memory::MemorySystem::new(&cfg);
+        // FASED's DDR3 at the core's clock: a closed-bank read is tRCD + CL
+        // + burst + back end = 14 + 14 + 4 + 2 core cycles.
+        assert_eq!(m.dram.latency_cycles(), 34);
+        let t = m.refill(0, 0x8000_0000, 100, nanopu_core::RefillKind::Load);
+        assert_eq!(t, 100 + 20 + 34);
+        let s = m.stats();
+        assert_eq!(s.banked.as_ref().unwrap().row_misses, 1);
+        // 64-bit DDR3 at 3.2 GHz, two transfers a clock.
+        assert_eq!(s.configured_peak_gb_s, 51.2);
+        assert!(error("[dram]\nmodel = \"banked\"\nchannels = 3").contains("dram.channels = 3"));
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nranks = 3")
+                .contains("dram.banked.ranks = 3")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nwrite_queue = 0")
+                .contains("dram.banked.write_queue")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\naddress_mapping = \"roro\"")
+                .contains("address_mapping")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nclock_mhz = 5")
+                .contains("dram.banked.clock_mhz")
+        );
+        let unknown = toml::from_str::<NodeConfig>("[dram]\nmodel = \"fast\"").unwrap_err();
+        assert!(unknown.to_string().contains("fast"), "{unknown}");
     }
 
     #[test]
