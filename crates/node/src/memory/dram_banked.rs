@@ -25,8 +25,8 @@
 //! still waiting for their column command issues it.
 //!
 //! Refresh: every rank refreshes every tREFI (staggered across ranks or
-//! all at once), taking tRFC; it closes the rank's rows, and no command
-//! reaches the rank meanwhile.
+//! all at once), precharging its banks (tRP) and then taking tRFC; it
+//! closes the rank's rows, and no command reaches the rank meanwhile.
 //!
 //! Nothing is allocated per access: the logs and buffers are fixed arrays.
 
@@ -598,8 +598,11 @@ impl BankedDram {
     fn issue(&mut self, p: Place, t: u64, write: bool) -> u64 {
         let bi = self.bank_index(p);
         let c = p.channel as usize;
-        let trfc = self.s.trfc as u64;
         let trp = self.s.trp as u64;
+        // A refresh first precharges the rank's banks (tRP), then takes
+        // tRFC (JEDEC: REF needs all banks idle; FASED's refresh unit and
+        // DRAMsim3 issue the precharges first).
+        let trfc = self.s.trfc as u64 + trp;
         let act_to_cas = (self.s.trcd - self.s.al.min(self.s.trcd)) as u64;
         let mut start = t;
         let mut waited = false;
@@ -900,7 +903,7 @@ mod tests {
     fn refresh_holds_the_rank_and_closes_its_rows() {
         let s = ddr3_fased();
         let mut d = BankedDram::new(&s, 1, s.address_mapping).unwrap();
-        let (trefi, trfc) = (s.trefi as u64, s.trfc as u64);
+        let (trefi, trfc) = (s.trefi as u64, (s.trfc + s.trp) as u64);
         // Rank 0 refreshes at tREFI (all ranks at once in FASED's model).
         d.read(0, trefi - 100); // opens row 0 of bank 0, rank 0
         let during = d.read(64, trefi + 10); // same row, during the refresh
