@@ -37,7 +37,7 @@ fn dramsim3_ini(s: &DramStandard) -> String {
     // FASED's DDR3 runs at the core's clock: the nanoPU prototype's 3.2 GHz.
     let mhz = s.clock_mhz.unwrap_or(3200) as f64;
     let protocol = if s.bankgroups > 1 { "DDR4" } else { "DDR3" };
-    let rank_mb = s.rows * s.row_bytes() * (s.bankgroups * s.banks_per_group) as u64 >> 20;
+    let rank_mb = (s.rows * s.row_bytes() * (s.bankgroups * s.banks_per_group) as u64) >> 20;
     format!(
         "[dram_structure]\nprotocol = {protocol}\nbankgroups = {}\nbanks_per_group = {}\n\
          rows = {}\ncolumns = {}\ndevice_width = 8\nBL = {}\n\n\
