@@ -231,6 +231,14 @@ struct Bank {
     next_cas: u64,
     /// Time of the bank's last command (to see whether a refresh came since).
     last: u64,
+    /// The row a conflict closed (`NO_ROW` if none), the time of that
+    /// precharge, and the earliest next column command to that row: a
+    /// request to it that can issue before the precharge is a row hit
+    /// (first ready), as an FR-FCFS scheduler serves hits queued ahead of
+    /// the precharge of a conflict.
+    prev_row: u32,
+    prev_pre: u64,
+    prev_next_cas: u64,
 }
 
 impl Default for Bank {
@@ -241,6 +249,9 @@ impl Default for Bank {
             next_pre: 0,
             next_cas: 0,
             last: 0,
+            prev_row: NO_ROW,
+            prev_pre: 0,
+            prev_next_cas: 0,
         }
     }
 }
@@ -628,16 +639,26 @@ impl BankedDram {
                     next_act = next_act.max(r + trfc);
                 }
             }
+            if open != NO_ROW && bank.prev_row == p.row {
+                // First ready: a hit to the row a committed conflict will
+                // close, if it can issue before that precharge.
+                let to_pre = self.to_pre(write);
+                let ready = start.max(bank.prev_next_cas);
+                if ready + to_pre <= bank.prev_pre {
+                    let x = self.cas_slot(c, p, write, ready);
+                    if x + to_pre <= bank.prev_pre && x < next {
+                        self.commit_hit_before_precharge(p, bi, x, write);
+                        return x;
+                    }
+                }
+            }
             let (act, cas_ready) = if open == p.row {
                 (None, start.max(bank.next_cas))
             } else {
-                let pre_done = if open == NO_ROW {
-                    start
-                } else {
-                    start.max(bank.next_pre) + trp
-                };
+                let pre = start.max(bank.next_pre);
+                let pre_done = if open == NO_ROW { start } else { pre + trp };
                 let a = self.act_slot(c, p, pre_done.max(next_act));
-                (Some(a), a + act_to_cas)
+                (Some((pre, a)), a + act_to_cas)
             };
             let cas = self.cas_slot(c, p, write, cas_ready);
             // A refresh between the first command and the column command
@@ -655,13 +676,50 @@ impl BankedDram {
         // Unreachable in practice (a refresh interval is far longer than an
         // access); serve it after the last refresh considered.
         let cas = self.cas_slot(c, p, write, start + act_to_cas);
-        self.commit(p, bi, NO_ROW, Some(start), cas, write);
+        self.commit(p, bi, NO_ROW, Some((start, start)), cas, write);
         cas
+    }
+
+    /// Clocks from a column command to the bank's next precharge.
+    #[inline]
+    fn to_pre(&self, write: bool) -> u64 {
+        let s = &self.s;
+        if write {
+            (s.al + s.cwl + s.burst_cycles() + s.twr) as u64
+        } else {
+            (s.al + s.trtp) as u64
+        }
+    }
+
+    /// Records a row hit to a bank's previous row ahead of the precharge
+    /// that closes it.
+    fn commit_hit_before_precharge(&mut self, p: Place, bi: usize, cas: u64, write: bool) {
+        self.stats.row_hits += 1;
+        let ch = &mut self.channels[p.channel as usize];
+        let bank = &mut ch.banks[bi];
+        bank.prev_next_cas = bank.prev_next_cas.max(cas + 1);
+        ch.cas.insert(
+            CasEntry {
+                time: cas,
+                rank: p.rank as u8,
+                bg: p.bg as u8,
+                write,
+            },
+            |e| e.time,
+        );
     }
 
     /// Records the commands of an access and counts what kind it was.
     #[inline]
-    fn commit(&mut self, p: Place, bi: usize, open: u32, act: Option<u64>, cas: u64, write: bool) {
+    fn commit(
+        &mut self,
+        p: Place,
+        bi: usize,
+        open: u32,
+        act: Option<(u64, u64)>,
+        cas: u64,
+        write: bool,
+    ) {
         let s = &self.s;
         match (act, open) {
             (None, _) => self.stats.row_hits += 1,
@@ -670,7 +728,14 @@ impl BankedDram {
         }
         let ch = &mut self.channels[p.channel as usize];
         let bank = &mut ch.banks[bi];
-        if let Some(a) = act {
+        if let Some((pre, a)) = act {
+            if open == NO_ROW {
+                bank.prev_row = NO_ROW;
+            } else {
+                bank.prev_row = open;
+                bank.prev_pre = pre;
+                bank.prev_next_cas = bank.next_cas;
+            }
             bank.open_row = p.row;
             bank.next_act = a + s.trc as u64;
             bank.next_pre = a + s.tras as u64;
@@ -682,9 +747,8 @@ impl BankedDram {
                 |e| e.time,
             );
         }
-        let b = s.burst_cycles() as u64;
         let to_pre = if write {
-            (s.al + s.cwl) as u64 + b + s.twr as u64
+            (s.al + s.cwl + s.burst_cycles() + s.twr) as u64
         } else {
             (s.al + s.trtp) as u64
         };
@@ -876,6 +940,25 @@ mod tests {
             (s.cwl + 4 + s.twtr_l) as u64,
             "write-to-read turnaround"
         );
+    }
+
+    #[test]
+    fn a_hit_to_the_row_a_conflict_will_close_goes_first() {
+        let s = ddr4_3200();
+        let mut d = ddr4();
+        d.read(at(0, 0, 5, 0), 0); // ACT row 5 at 0; its precharge waits for tRAS
+        let conflict = d.read(at(0, 0, 9, 0), 1);
+        // Row 5 is still open until the conflict's precharge at tRAS: a read
+        // of it arriving now is served first, as a hit, and the conflict
+        // keeps its time.
+        let hit = d.read(at(0, 0, 5, 1), 2);
+        assert!(hit < conflict, "{hit} {conflict}");
+        assert_eq!(hit, (s.trcd + s.tccd_l + s.cl + 4) as u64);
+        assert_eq!(d.stats.row_hits, 1);
+        // After the precharge, row 5 is a conflict again.
+        let late = d.read(at(0, 0, 5, 2), s.tras as u64 + 1);
+        assert!(late > conflict);
+        assert_eq!(d.stats.row_conflicts, 2);
     }
 
     #[test]
