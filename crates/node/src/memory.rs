@@ -11,6 +11,7 @@ pub mod buckets;
 pub mod dram_banked;
 pub mod dram_standard;
 pub mod dram_timing;
+pub mod fased_llc;
 pub mod llc;
 pub mod system;
 

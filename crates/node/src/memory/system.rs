@@ -5,6 +5,7 @@
 use super::dram_banked::BankedStats;
 pub use super::dram_timing::Source;
 use super::dram_timing::{BandwidthSeries, DramTiming, SourceBytes};
+use super::fased_llc::{FasedLlc, FasedLlcStats};
 use super::llc::{Alloc, DmaAllocation, Llc, LlcStats};
 use crate::config::NodeConfig;
 use nanopu_core::RefillKind;
@@ -18,6 +19,8 @@ pub const MAX_DMA_OUTSTANDING: usize = 64;
 #[derive(Clone)]
 pub struct MemorySystem {
     pub llc: Llc,
+    /// FASED's LLC model between the L2 and DRAM, when configured.
+    pub fased_llc: Option<FasedLlc>,
     pub dram: DramTiming,
     hit_cycles: u64,
     dma_allocation: DmaAllocation,
@@ -48,15 +51,20 @@ pub struct MemoryStats {
     /// write drains, refresh delays), when it is the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub banked: Option<BankedStats>,
+    /// FASED's LLC model's counters, when it is there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fased_llc: Option<FasedLlcStats>,
 }
 
 impl MemorySystem {
     /// Built from a validated configuration.
     pub fn new(cfg: &NodeConfig) -> MemorySystem {
+        let (dram, fased_llc) = cfg.memory_below_l2();
         MemorySystem {
             llc: Llc::new(&cfg.l2, &cfg.llc),
+            fased_llc: fased_llc.enabled.then(|| FasedLlc::new(&fased_llc)),
             dram: DramTiming::new(
-                &cfg.dram,
+                &dram,
                 cfg.cores,
                 cfg.dram_cycles() as u64,
                 cfg.core.clock_mhz,
@@ -64,7 +72,7 @@ impl MemorySystem {
             hit_cycles: cfg.l2_hit_cycles as u64,
             dma_allocation: cfg.llc.dma_allocation,
             clock_mhz: cfg.core.clock_mhz,
-            peak_bytes_per_s: cfg.dram.peak_bytes_per_s(cfg.core.clock_mhz),
+            peak_bytes_per_s: dram.peak_bytes_per_s(cfg.core.clock_mhz),
         }
     }
 
@@ -76,8 +84,42 @@ impl MemorySystem {
     #[inline]
     fn write_back(&mut self, victim: Option<u64>, cycle: u64) {
         if let Some(addr) = victim {
-            let line = self.line();
-            self.dram.write(addr, cycle, line, Source::LlcWriteback);
+            self.below_write(addr, cycle, Source::LlcWriteback);
+        }
+    }
+
+    /// A line read below the L2 (FASED's LLC model, if any, then DRAM):
+    /// the cycle it arrives.
+    #[inline]
+    fn below_read(&mut self, addr: u64, cycle: u64, source: Source) -> u64 {
+        self.below(addr, cycle, source, false)
+    }
+
+    /// A line written below the L2: the cycle it is acknowledged.
+    #[inline]
+    fn below_write(&mut self, addr: u64, cycle: u64, source: Source) -> u64 {
+        self.below(addr, cycle, source, true)
+    }
+
+    #[inline]
+    fn below(&mut self, addr: u64, cycle: u64, source: Source, write: bool) -> u64 {
+        let line = self.line();
+        let Some(f) = &mut self.fased_llc else {
+            return if write {
+                self.dram.write(addr, cycle, line, source)
+            } else {
+                self.dram.read(addr, cycle, line, source)
+            };
+        };
+        let a = f.access(addr, line, write);
+        let (hit_cycles, block) = (f.hit_cycles, f.block_bytes);
+        if let Some(wb) = a.writeback {
+            self.dram.write(wb, cycle, block, Source::LlcWriteback);
+        }
+        let t = cycle + hit_cycles;
+        match a.refill {
+            None => t,
+            Some(b) => self.dram.read(b, t, block, source),
         }
     }
 
@@ -95,12 +137,7 @@ impl MemorySystem {
             t + self.hit_cycles
         } else {
             let line = self.line();
-            self.dram.read(
-                addr & !(line - 1),
-                t + self.hit_cycles,
-                line,
-                Source::Core(hart),
-            )
+            self.below_read(addr & !(line - 1), t + self.hit_cycles, Source::Core(hart))
         }
     }
 
@@ -139,8 +176,7 @@ impl MemorySystem {
             let arrival = if o.hit {
                 t + self.hit_cycles
             } else {
-                let line = self.line();
-                self.dram.read(a, t + self.hit_cycles, line, Source::Nic)
+                self.below_read(a, t + self.hit_cycles, Source::Nic)
             };
             window[i % k] = arrival;
             done = done.max(arrival);
@@ -168,14 +204,14 @@ impl MemorySystem {
             };
             let finished = if alloc == Alloc::No {
                 self.llc.invalidate(a);
-                self.dram.write(a, t, line, Source::Nic)
+                self.below_write(a, t, Source::Nic)
             } else {
                 let o = self.llc.access(a, true, alloc);
                 self.write_back(o.writeback, t);
                 if o.hit || whole {
                     t + self.hit_cycles
                 } else {
-                    self.dram.read(a, t + self.hit_cycles, line, Source::Nic)
+                    self.below_read(a, t + self.hit_cycles, Source::Nic)
                 }
             };
             window[i % k] = finished;
@@ -219,6 +255,7 @@ impl MemorySystem {
             series_window_ns: window_ns,
             series: self.dram.series.clone(),
             banked: self.dram.banked_stats().cloned(),
+            fased_llc: self.fased_llc.as_ref().map(|f| f.stats.clone()),
         }
     }
 }
@@ -422,6 +459,32 @@ mod config_tests {
         );
         let unknown = toml::from_str::<NodeConfig>("[dram]\nmodel = \"fast\"").unwrap_err();
         assert!(unknown.to_string().contains("fast"), "{unknown}");
+    }
+
+    #[test]
+    fn the_firesim_lnic_preset_puts_fased_llc_and_ddr3_below_the_l2() {
+        let cfg: NodeConfig = toml::from_str("[memory]\npreset = \"firesim-lnic\"").unwrap();
+        cfg.validate().unwrap();
+        let mut m = crate::memory::MemorySystem::new(&cfg);
+        let load = nanopu_core::RefillKind::Load;
+        // L2 miss, FASED LLC miss: L2 hit latency, the LLC's 2 cycles, then
+        // DDR3 reads the 128-byte block (two bursts).
+        let first = m.refill(0, 0x8000_0000, 100, load) - 100;
+        assert!(first > 20 + 2 + 34, "{first}");
+        // The other half of the block: an L2 miss that hits the FASED LLC.
+        let second = m.refill(0, 0x8000_0040, 10_000, load) - 10_000;
+        assert_eq!(second, 20 + 2);
+        let s = m.stats();
+        let f = s.fased_llc.unwrap();
+        assert_eq!((f.read_misses, f.read_hits), (1, 1));
+        assert_eq!(s.dram_read_bytes, 128);
+        // The realistic preset: DDR4-3200, no LLC model.
+        let cfg: NodeConfig = toml::from_str("[memory]\npreset = \"ddr4-3200\"").unwrap();
+        let m = crate::memory::MemorySystem::new(&cfg);
+        assert!(m.fased_llc.is_none());
+        // 22 + 22 + 4 clocks at 1600 MHz: 96 core cycles at 3.2 GHz.
+        assert_eq!(m.dram.latency_cycles(), 96);
+        assert!(toml::from_str::<NodeConfig>("[memory]\npreset = \"ddr5\"").is_err());
     }
 
     #[test]
