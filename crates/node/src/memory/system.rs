@@ -103,13 +103,24 @@ impl MemorySystem {
 
     #[inline]
     fn below(&mut self, addr: u64, cycle: u64, source: Source, write: bool) -> u64 {
+        if self.fased_llc.is_some() {
+            return self.below_fased_llc(addr, cycle, source, write);
+        }
+        let line = self.line();
+        if write {
+            self.dram.write(addr, cycle, line, source)
+        } else {
+            self.dram.read(addr, cycle, line, source)
+        }
+    }
+
+    /// Through FASED's LLC model (kept out of line: the common path
+    /// without it stays small enough to inline into the harts' refill).
+    #[inline(never)]
+    fn below_fased_llc(&mut self, addr: u64, cycle: u64, source: Source, write: bool) -> u64 {
         let line = self.line();
         let Some(f) = &mut self.fased_llc else {
-            return if write {
-                self.dram.write(addr, cycle, line, source)
-            } else {
-                self.dram.read(addr, cycle, line, source)
-            };
+            return cycle;
         };
         let a = f.access(addr, line, write);
         let (hit_cycles, block) = (f.hit_cycles, f.block_bytes);
