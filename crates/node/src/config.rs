@@ -3,7 +3,9 @@
 
 use crate::clint::{CLINT_BASE, CLINT_SIZE};
 use crate::icenic::{IceNicConfig, IceNicConfigError, ICENIC_BASE, ICENIC_SIZE};
-use crate::memory::dram_timing::{DramTimingConfig, DramTimingConfigError};
+use crate::memory::dram_standard::StandardName;
+use crate::memory::dram_timing::{DramModel, DramTimingConfig, DramTimingConfigError};
+use crate::memory::fased_llc::{FasedLlcConfig, FasedLlcConfigError};
 use crate::memory::llc::{LlcConfig, LlcConfigError};
 use crate::rdma_doorbell::{RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
 use crate::uart::{UART_BASE, UART_SIZE};
@@ -54,6 +56,11 @@ pub struct NodeConfig {
     pub llc: LlcConfig,
     /// DRAM channels and bandwidth (`memory/dram_timing.rs`).
     pub dram: DramTimingConfig,
+    /// FASED's last-level-cache timing model below the L2
+    /// (`memory/fased_llc.rs`); off unless enabled or a preset asks for it.
+    pub fased_llc: FasedLlcConfig,
+    /// A named memory system (`[node.memory] preset`).
+    pub memory: MemoryPresetConfig,
     /// Round trip of an uncached access to a device register (CLINT, UART,
     /// the traditional NIC). Assumption: Rocket-chip's MMIO goes through the
     /// system and periphery buses, about as far as the L2; the paper gives
@@ -83,6 +90,32 @@ pub struct NodeConfig {
     /// The RDMA NIC's doorbell page (`rdma_doorbell.rs`), for nodes whose
     /// NIC is `rdma`; set by the wiring from the NIC kind.
     pub rdma_doorbell: bool,
+}
+
+/// `[node.memory]`: a named memory system below the L2, set in one key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryPresetConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<MemoryPreset>,
+}
+
+/// The named memory systems (`docs/memory.md`, "Presets").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryPreset {
+    /// What the nanoPU prototype's FireSim runs had below the L2: FASED's
+    /// 4 MiB LLC model in front of its quad-rank DDR3 FR-FCFS model, both
+    /// at the target's clock (`DDR3FRFCFSLLC4MB_FireSimLNICQuadRocketConfig`,
+    /// l-nic/firesim `deploy/workloads/lnic-evaluation/
+    /// config_build_recipes_lnic.ini` line 15; `config_hwdb_lnic.ini` line
+    /// 12: `customruntimeconfig=None`, so FASED's default runtime settings).
+    FiresimLnic,
+    /// A real DDR4-3200 channel at real nanoseconds, no LLC model.
+    #[serde(rename = "ddr4-3200")]
+    Ddr43200,
+    /// The fluid DRAM model (the default without a preset).
+    Fluid,
 }
 
 /// Base addresses of the node's devices (each window's size is the
@@ -140,6 +173,8 @@ impl Default for NodeConfig {
             dram_latency_ns: DEFAULT_DRAM_LATENCY_NS,
             llc: LlcConfig::default(),
             dram: DramTimingConfig::default(),
+            fased_llc: FasedLlcConfig::default(),
+            memory: MemoryPresetConfig::default(),
             mmio_cycles: DEFAULT_L2_HIT_CYCLES,
             mtime_hz: DEFAULT_MTIME_HZ,
             htif_request_cycles: crate::htif::DEFAULT_HTIF_REQUEST_CYCLES,
@@ -178,6 +213,8 @@ pub enum NodeConfigError {
     Llc(LlcConfigError),
     #[error(transparent)]
     Dram(DramTimingConfigError),
+    #[error(transparent)]
+    FasedLlc(FasedLlcConfigError),
     #[error("dram_latency_ns = {0}: must be between 1 and 100000")]
     DramLatency(u32),
     #[error("l2_hit_cycles = {0}: must be between 1 and 10000")]
@@ -230,9 +267,14 @@ impl NodeConfig {
         }
         self.l2.validate("l2").map_err(NodeConfigError::L2)?;
         self.llc.validate(&self.l2).map_err(NodeConfigError::Llc)?;
-        self.dram
-            .validate(self.l2.line_bytes, self.core.clock_mhz)
+        let (dram, fased_llc) = self.memory_below_l2();
+        dram.validate(self.l2.line_bytes, self.core.clock_mhz)
             .map_err(NodeConfigError::Dram)?;
+        if fased_llc.enabled {
+            fased_llc
+                .validate(self.l2.line_bytes)
+                .map_err(NodeConfigError::FasedLlc)?;
+        }
         if !(1..=100_000).contains(&self.dram_latency_ns) {
             return Err(NodeConfigError::DramLatency(self.dram_latency_ns));
         }
@@ -282,6 +324,35 @@ impl NodeConfig {
             }
         }
         Ok(())
+    }
+
+    /// The DRAM and FASED-LLC settings in effect: `[node.dram]` and
+    /// `[node.fased_llc]` as written, with a `[node.memory] preset`'s
+    /// choices on top (the model, the standard, the LLC model on or off;
+    /// the other keys stay as written).
+    pub fn memory_below_l2(&self) -> (DramTimingConfig, FasedLlcConfig) {
+        let mut dram = self.dram.clone();
+        let mut llc = self.fased_llc.clone();
+        match self.memory.preset {
+            None => {}
+            Some(MemoryPreset::Fluid) => {
+                dram.model = DramModel::Fluid;
+                llc.enabled = false;
+            }
+            Some(MemoryPreset::FiresimLnic) => {
+                dram.model = DramModel::Banked;
+                dram.banked.standard = StandardName::Ddr3Fased;
+                // FASED models one channel (one memory port of the target).
+                dram.channels = 1;
+                llc.enabled = true;
+            }
+            Some(MemoryPreset::Ddr43200) => {
+                dram.model = DramModel::Banked;
+                dram.banked.standard = StandardName::Ddr4_3200;
+                llc.enabled = false;
+            }
+        }
+        (dram, llc)
     }
 
     /// DRAM latency in core cycles (rounded up).

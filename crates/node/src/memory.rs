@@ -8,7 +8,10 @@
 //! device map.
 
 pub mod buckets;
+pub mod dram_banked;
+pub mod dram_standard;
 pub mod dram_timing;
+pub mod fased_llc;
 pub mod llc;
 pub mod system;
 

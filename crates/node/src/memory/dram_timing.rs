@@ -13,10 +13,14 @@
 //! with the channel's utilisation, then, once the bucket is full, the wait
 //! for a later bucket. Writes (LLC write-backs, NIC DMA writes that bypass
 //! the LLC) consume bandwidth the same way; nobody waits for a write-back.
-//! Not modelled: DRAM banks, rows and refresh, read/write turnaround,
-//! scheduling policies (FR-FCFS).
+//! This is the `fluid` model (the default): no banks, rows, refresh,
+//! read/write turnaround or scheduling. `model = "banked"` selects the DRAM
+//! with that structure instead (`dram_banked.rs`, standards in
+//! `dram_standard.rs`); the counters here serve both.
 
 use super::buckets::TimeBuckets;
+use super::dram_banked::{BankedDram, BankedStats, MAX_READ_QUEUE, MAX_WRITE_QUEUE};
+use super::dram_standard::{DramStandard, StandardName};
 use serde::{Deserialize, Serialize};
 
 /// Channels. Assumption: the nanoPU prototype's FireSim target has one
@@ -54,6 +58,92 @@ pub struct DramTimingConfig {
     pub bucket_ns: u32,
     /// First window of the bandwidth time series ([`DEFAULT_SERIES_WINDOW_NS`]).
     pub series_window_ns: u32,
+    /// Which DRAM model: `"fluid"` (the default: bandwidth buckets and an
+    /// unloaded latency, `[node] dram_latency_ns`) or `"banked"` (ranks,
+    /// banks, rows, refresh, FR-FCFS: `banked` below; `channels` still
+    /// counts the channels, the other keys above are the fluid model's).
+    pub model: DramModel,
+    /// The banked model's parameters.
+    pub banked: BankedDramConfig,
+}
+
+/// The DRAM model (`[node.dram] model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DramModel {
+    #[default]
+    Fluid,
+    Banked,
+}
+
+/// The banked DRAM's parameters (`[node.dram.banked]`): a standard, and
+/// what a user may change of it. Unset keys take the standard's values
+/// (`dram_standard.rs`, each with its source).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BankedDramConfig {
+    /// `"ddr3-fased"`, `"ddr4-2400"` or `"ddr4-3200"` (the default).
+    pub standard: StandardName,
+    /// Ranks per channel (a power of two, at most 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Command clock in MHz (the standard's; FASED's DDR3: the core's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<u32>,
+    /// Address map, DRAMsim3's notation (e.g. `"rochrababgco"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address_mapping: Option<String>,
+    /// Write buffer entries per channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_queue: Option<u32>,
+    /// The scheduler's window of reads per channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_queue: Option<u32>,
+}
+
+impl Default for BankedDramConfig {
+    fn default() -> Self {
+        BankedDramConfig {
+            standard: StandardName::Ddr4_3200,
+            ranks: None,
+            clock_mhz: None,
+            address_mapping: None,
+            write_queue: None,
+            read_queue: None,
+        }
+    }
+}
+
+impl BankedDramConfig {
+    /// The standard with this configuration's changes.
+    pub fn resolve(&self) -> DramStandard {
+        let mut s = self.standard.standard();
+        if let Some(r) = self.ranks {
+            s.ranks = r;
+        }
+        if let Some(c) = self.clock_mhz {
+            s.clock_mhz = Some(c);
+        }
+        if let Some(w) = self.write_queue {
+            s.write_queue = w;
+        }
+        if let Some(r) = self.read_queue {
+            s.read_queue = r;
+        }
+        s
+    }
+
+    /// The address mapping in use.
+    pub fn mapping(&self) -> &str {
+        self.address_mapping
+            .as_deref()
+            .unwrap_or(self.standard.standard().address_mapping)
+    }
+
+    /// The command clock in MHz, given the core's.
+    pub fn clock_mhz(&self, core_mhz: u32) -> u32 {
+        self.resolve().clock_mhz.unwrap_or(core_mhz)
+    }
 }
 
 impl Default for DramTimingConfig {
@@ -64,6 +154,8 @@ impl Default for DramTimingConfig {
             interleave_bytes: DEFAULT_INTERLEAVE_BYTES,
             bucket_ns: DEFAULT_BUCKET_NS,
             series_window_ns: DEFAULT_SERIES_WINDOW_NS,
+            model: DramModel::Fluid,
+            banked: BankedDramConfig::default(),
         }
     }
 }
@@ -81,6 +173,22 @@ pub enum DramTimingConfigError {
     Bucket { bucket_ns: u32 },
     #[error("dram.series_window_ns = {window}: must be a multiple of dram.bucket_ns ({bucket}) and at most 1000000000")]
     SeriesWindow { window: u32, bucket: u32 },
+    #[error("dram.channels = {0}: the banked model needs a power of two")]
+    BankedChannels(u32),
+    #[error("dram.banked.ranks = {0}: must be a power of two between 1 and 8")]
+    Ranks(u32),
+    #[error("dram.banked.clock_mhz = {0}: must be between 100 and 10000")]
+    ClockMhz(u32),
+    #[error("dram.banked.{key} = {value}: must be between 1 and {max}")]
+    Queue {
+        key: &'static str,
+        value: u32,
+        max: u32,
+    },
+    #[error("dram.banked.{0}")]
+    Mapping(super::dram_banked::AddressMappingError),
+    #[error("dram.banked: accesses of {access} bytes do not divide the l2 line ({line} bytes)")]
+    Access { access: u32, line: u32 },
 }
 
 impl DramTimingConfig {
@@ -113,6 +221,46 @@ impl DramTimingConfig {
                 bucket: self.bucket_ns,
             });
         }
+        if self.model == DramModel::Banked {
+            self.validate_banked(line_bytes)?;
+        }
+        Ok(())
+    }
+
+    fn validate_banked(&self, line_bytes: u32) -> Result<(), DramTimingConfigError> {
+        let b = &self.banked;
+        if !self.channels.is_power_of_two() {
+            return Err(DramTimingConfigError::BankedChannels(self.channels));
+        }
+        if let Some(r) = b.ranks {
+            if !r.is_power_of_two() || r > 8 {
+                return Err(DramTimingConfigError::Ranks(r));
+            }
+        }
+        if let Some(c) = b.clock_mhz {
+            if !(100..=10_000).contains(&c) {
+                return Err(DramTimingConfigError::ClockMhz(c));
+            }
+        }
+        for (key, value, max) in [
+            ("write_queue", b.write_queue, MAX_WRITE_QUEUE),
+            ("read_queue", b.read_queue, MAX_READ_QUEUE),
+        ] {
+            if let Some(v) = value {
+                if !(1..=max).contains(&v) {
+                    return Err(DramTimingConfigError::Queue { key, value: v, max });
+                }
+            }
+        }
+        let s = b.resolve();
+        let access = s.access_bytes();
+        if access > line_bytes || !line_bytes.is_multiple_of(access) {
+            return Err(DramTimingConfigError::Access {
+                access,
+                line: line_bytes,
+            });
+        }
+        BankedDram::new(&s, self.channels, b.mapping()).map_err(DramTimingConfigError::Mapping)?;
         Ok(())
     }
 
@@ -125,9 +273,16 @@ impl DramTimingConfig {
         self.bucket_ns as u64 * clock_mhz as u64 / 1000
     }
 
-    /// Peak bandwidth of all channels in bytes per second.
-    pub fn peak_bytes_per_s(&self) -> u64 {
-        self.channels as u64 * self.channel_mb_per_s as u64 * 1_000_000
+    /// Peak bandwidth of all channels in bytes per second (the banked
+    /// model's: its data bus at its clock, given the core's).
+    pub fn peak_bytes_per_s(&self, core_mhz: u32) -> u64 {
+        match self.model {
+            DramModel::Fluid => self.channels as u64 * self.channel_mb_per_s as u64 * 1_000_000,
+            DramModel::Banked => {
+                let s = self.banked.resolve();
+                self.channels as u64 * s.peak_bytes_per_s(self.banked.clock_mhz(core_mhz))
+            }
+        }
     }
 }
 
@@ -203,11 +358,60 @@ impl BandwidthSeries {
     }
 }
 
+/// The model behind the counters.
+#[derive(Clone)]
+enum Engine {
+    Fluid {
+        channels: Vec<TimeBuckets>,
+        interleave_shift: u32,
+    },
+    Banked {
+        dram: Box<BankedDram>,
+        /// Core cycles to DRAM clocks and back.
+        to_dram: Scale,
+        to_core: Scale,
+        /// Bytes of one DRAM access.
+        access: u64,
+    },
+}
+
+/// `ceil(v * mul / div)` with the fraction reduced, sparing the division
+/// when the clocks are equal or a power of two apart.
+#[derive(Clone, Copy)]
+struct Scale {
+    mul: u64,
+    div: u64,
+}
+
+impl Scale {
+    fn new(mul: u64, div: u64) -> Scale {
+        let (mut a, mut b) = (mul, div);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        Scale {
+            mul: mul / a,
+            div: div / a,
+        }
+    }
+
+    #[inline]
+    fn apply(self, v: u64) -> u64 {
+        let x = v * self.mul;
+        if self.div == 1 {
+            x
+        } else if self.div.is_power_of_two() {
+            (x + self.div - 1) >> self.div.trailing_zeros()
+        } else {
+            x.div_ceil(self.div)
+        }
+    }
+}
+
 /// The DRAM's timing state and counters.
 #[derive(Clone)]
 pub struct DramTiming {
-    channels: Vec<TimeBuckets>,
-    interleave_shift: u32,
+    engine: Engine,
     latency_cycles: u64,
     /// Per hart, then the NIC, then LLC write-backs.
     bytes: Vec<(u64, u64)>,
@@ -220,13 +424,40 @@ pub struct DramTiming {
 }
 
 impl DramTiming {
+    /// The DRAM of a validated configuration; `latency_cycles` is the fluid
+    /// model's unloaded latency (the banked model's follows from its timings).
     pub fn new(cfg: &DramTimingConfig, harts: usize, latency_cycles: u64, clock_mhz: u32) -> Self {
         let bucket_cycles = cfg.bucket_cycles(clock_mhz);
+        let (engine, latency_cycles) = match cfg.model {
+            DramModel::Fluid => (
+                Engine::Fluid {
+                    channels: (0..cfg.channels)
+                        .map(|_| TimeBuckets::new(bucket_cycles, cfg.bucket_capacity()))
+                        .collect(),
+                    interleave_shift: cfg.interleave_bytes.trailing_zeros(),
+                },
+                latency_cycles,
+            ),
+            DramModel::Banked => {
+                let s = cfg.banked.resolve();
+                let dram = BankedDram::new(&s, cfg.channels, cfg.banked.mapping())
+                    .expect("validated configuration");
+                let dram_mhz = cfg.banked.clock_mhz(clock_mhz) as u64;
+                let core_mhz = clock_mhz as u64;
+                let unloaded = (dram.unloaded_read_clocks() * core_mhz).div_ceil(dram_mhz);
+                (
+                    Engine::Banked {
+                        dram: Box::new(dram),
+                        to_dram: Scale::new(dram_mhz, core_mhz),
+                        to_core: Scale::new(core_mhz, dram_mhz),
+                        access: s.access_bytes() as u64,
+                    },
+                    unloaded,
+                )
+            }
+        };
         DramTiming {
-            channels: (0..cfg.channels)
-                .map(|_| TimeBuckets::new(bucket_cycles, cfg.bucket_capacity()))
-                .collect(),
-            interleave_shift: cfg.interleave_bytes.trailing_zeros(),
+            engine,
             latency_cycles,
             bytes: vec![(0, 0); harts + 2],
             series: BandwidthSeries::new(
@@ -238,8 +469,18 @@ impl DramTiming {
         }
     }
 
+    /// The unloaded read latency in core cycles (the banked model's: a read
+    /// of a closed bank on an idle channel).
     pub fn latency_cycles(&self) -> u64 {
         self.latency_cycles
+    }
+
+    /// The banked model's counters, if it is the model.
+    pub fn banked_stats(&self) -> Option<&BankedStats> {
+        match &self.engine {
+            Engine::Banked { dram, .. } => Some(&dram.stats),
+            Engine::Fluid { .. } => None,
+        }
     }
 
     fn slot(&self, source: Source) -> usize {
@@ -251,44 +492,79 @@ impl DramTiming {
         }
     }
 
-    /// Books `bytes` at `addr` on its channel at `cycle`; the wait.
-    #[inline]
-    fn transfer(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source, write: bool) -> u64 {
-        let ch = match self.channels.len() {
-            1 => 0,
-            n => ((addr >> self.interleave_shift) % n as u64) as usize,
-        };
-        let (wait, bucket) = self.channels[ch].book(cycle, bytes);
-        let bucket_start = bucket * self.channels[ch].bucket_cycles();
+    fn count(&mut self, source: Source, bytes: u64, write: bool) {
         let s = self.slot(source);
         if write {
             self.bytes[s].1 += bytes;
         } else {
             self.bytes[s].0 += bytes;
         }
-        // At the start of the bucket that carries it: windows are whole
-        // buckets, so a window never shows more than the bandwidth allows
-        // (plus the part of one request spilling into the next bucket).
-        self.series.add(bucket_start, bytes, write);
-        self.last_cycle = self.last_cycle.max(cycle + wait);
-        wait
+    }
+
+    /// Moves `bytes` at `addr` from `cycle`: the cycle a read's data arrives
+    /// or a write is acknowledged.
+    #[inline]
+    fn transfer(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source, write: bool) -> u64 {
+        self.count(source, bytes, write);
+        let done = match &mut self.engine {
+            Engine::Fluid {
+                channels,
+                interleave_shift,
+            } => {
+                let ch = match channels.len() {
+                    1 => 0,
+                    n => ((addr >> *interleave_shift) % n as u64) as usize,
+                };
+                let (wait, bucket) = channels[ch].book(cycle, bytes);
+                let bucket_start = bucket * channels[ch].bucket_cycles();
+                // At the start of the bucket that carries it: windows are whole
+                // buckets, so a window never shows more than the bandwidth allows
+                // (plus the part of one request spilling into the next bucket).
+                self.series.add(bucket_start, bytes, write);
+                self.last_cycle = self.last_cycle.max(cycle + wait);
+                return cycle + wait + self.latency_cycles;
+            }
+            Engine::Banked {
+                dram,
+                to_dram,
+                to_core,
+                access,
+            } => {
+                let t = to_dram.apply(cycle);
+                let mut done = t;
+                let mut a = addr & !(*access - 1);
+                let end = addr + bytes.max(1);
+                while a < end {
+                    let d = if write {
+                        dram.write(a, t)
+                    } else {
+                        dram.read(a, t)
+                    };
+                    done = done.max(d);
+                    a += *access;
+                }
+                to_core.apply(done)
+            }
+        };
+        self.series.add(cycle, bytes, write);
+        self.last_cycle = self.last_cycle.max(done);
+        done
     }
 
     /// A read of `bytes` at `addr` issued at `cycle`: the cycle its data arrives.
     #[inline]
     pub fn read(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source) -> u64 {
-        let wait = self.transfer(addr, cycle, bytes, source, false);
-        self.read_wait_cycles += wait;
+        let done = self.transfer(addr, cycle, bytes, source, false);
+        self.read_wait_cycles += (done - cycle).saturating_sub(self.latency_cycles);
         self.reads += 1;
-        cycle + wait + self.latency_cycles
+        done
     }
 
     /// A write of `bytes` at `addr` issued at `cycle`: the cycle it is done
     /// (acknowledged); write-backs ignore it.
     #[inline]
     pub fn write(&mut self, addr: u64, cycle: u64, bytes: u64, source: Source) -> u64 {
-        let wait = self.transfer(addr, cycle, bytes, source, true);
-        cycle + wait + self.latency_cycles
+        self.transfer(addr, cycle, bytes, source, true)
     }
 
     /// Bytes read and written per source: `core0`.., `nic`, `llc_writeback`.

@@ -2,8 +2,10 @@
 //! DRAM (`dram_timing.rs`), as the cores' refills and write-backs and the
 //! traditional NIC's DMA use it. `docs/memory.md` describes the model.
 
+use super::dram_banked::BankedStats;
 pub use super::dram_timing::Source;
 use super::dram_timing::{BandwidthSeries, DramTiming, SourceBytes};
+use super::fased_llc::{FasedLlc, FasedLlcStats};
 use super::llc::{Alloc, DmaAllocation, Llc, LlcStats};
 use crate::config::NodeConfig;
 use nanopu_core::RefillKind;
@@ -17,6 +19,8 @@ pub const MAX_DMA_OUTSTANDING: usize = 64;
 #[derive(Clone)]
 pub struct MemorySystem {
     pub llc: Llc,
+    /// FASED's LLC model between the L2 and DRAM, when configured.
+    pub fased_llc: Option<FasedLlc>,
     pub dram: DramTiming,
     hit_cycles: u64,
     dma_allocation: DmaAllocation,
@@ -43,15 +47,24 @@ pub struct MemoryStats {
     /// The series' window in ns.
     pub series_window_ns: f64,
     pub series: BandwidthSeries,
+    /// The banked DRAM model's counters (row hits, misses, conflicts,
+    /// write drains, refresh delays), when it is the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banked: Option<BankedStats>,
+    /// FASED's LLC model's counters, when it is there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fased_llc: Option<FasedLlcStats>,
 }
 
 impl MemorySystem {
     /// Built from a validated configuration.
     pub fn new(cfg: &NodeConfig) -> MemorySystem {
+        let (dram, fased_llc) = cfg.memory_below_l2();
         MemorySystem {
             llc: Llc::new(&cfg.l2, &cfg.llc),
+            fased_llc: fased_llc.enabled.then(|| FasedLlc::new(&fased_llc)),
             dram: DramTiming::new(
-                &cfg.dram,
+                &dram,
                 cfg.cores,
                 cfg.dram_cycles() as u64,
                 cfg.core.clock_mhz,
@@ -59,7 +72,7 @@ impl MemorySystem {
             hit_cycles: cfg.l2_hit_cycles as u64,
             dma_allocation: cfg.llc.dma_allocation,
             clock_mhz: cfg.core.clock_mhz,
-            peak_bytes_per_s: cfg.dram.peak_bytes_per_s(),
+            peak_bytes_per_s: dram.peak_bytes_per_s(cfg.core.clock_mhz),
         }
     }
 
@@ -71,8 +84,53 @@ impl MemorySystem {
     #[inline]
     fn write_back(&mut self, victim: Option<u64>, cycle: u64) {
         if let Some(addr) = victim {
-            let line = self.line();
-            self.dram.write(addr, cycle, line, Source::LlcWriteback);
+            self.below_write(addr, cycle, Source::LlcWriteback);
+        }
+    }
+
+    /// A line read below the L2 (FASED's LLC model, if any, then DRAM):
+    /// the cycle it arrives.
+    #[inline]
+    fn below_read(&mut self, addr: u64, cycle: u64, source: Source) -> u64 {
+        self.below(addr, cycle, source, false)
+    }
+
+    /// A line written below the L2: the cycle it is acknowledged.
+    #[inline]
+    fn below_write(&mut self, addr: u64, cycle: u64, source: Source) -> u64 {
+        self.below(addr, cycle, source, true)
+    }
+
+    #[inline]
+    fn below(&mut self, addr: u64, cycle: u64, source: Source, write: bool) -> u64 {
+        if self.fased_llc.is_some() {
+            return self.below_fased_llc(addr, cycle, source, write);
+        }
+        let line = self.line();
+        if write {
+            self.dram.write(addr, cycle, line, source)
+        } else {
+            self.dram.read(addr, cycle, line, source)
+        }
+    }
+
+    /// Through FASED's LLC model (kept out of line: the common path
+    /// without it stays small enough to inline into the harts' refill).
+    #[inline(never)]
+    fn below_fased_llc(&mut self, addr: u64, cycle: u64, source: Source, write: bool) -> u64 {
+        let line = self.line();
+        let Some(f) = &mut self.fased_llc else {
+            return cycle;
+        };
+        let a = f.access(addr, line, write);
+        let (hit_cycles, block) = (f.hit_cycles, f.block_bytes);
+        if let Some(wb) = a.writeback {
+            self.dram.write(wb, cycle, block, Source::LlcWriteback);
+        }
+        let t = cycle + hit_cycles;
+        match a.refill {
+            None => t,
+            Some(b) => self.dram.read(b, t, block, source),
         }
     }
 
@@ -90,12 +148,7 @@ impl MemorySystem {
             t + self.hit_cycles
         } else {
             let line = self.line();
-            self.dram.read(
-                addr & !(line - 1),
-                t + self.hit_cycles,
-                line,
-                Source::Core(hart),
-            )
+            self.below_read(addr & !(line - 1), t + self.hit_cycles, Source::Core(hart))
         }
     }
 
@@ -134,8 +187,7 @@ impl MemorySystem {
             let arrival = if o.hit {
                 t + self.hit_cycles
             } else {
-                let line = self.line();
-                self.dram.read(a, t + self.hit_cycles, line, Source::Nic)
+                self.below_read(a, t + self.hit_cycles, Source::Nic)
             };
             window[i % k] = arrival;
             done = done.max(arrival);
@@ -163,14 +215,14 @@ impl MemorySystem {
             };
             let finished = if alloc == Alloc::No {
                 self.llc.invalidate(a);
-                self.dram.write(a, t, line, Source::Nic)
+                self.below_write(a, t, Source::Nic)
             } else {
                 let o = self.llc.access(a, true, alloc);
                 self.write_back(o.writeback, t);
                 if o.hit || whole {
                     t + self.hit_cycles
                 } else {
-                    self.dram.read(a, t + self.hit_cycles, line, Source::Nic)
+                    self.below_read(a, t + self.hit_cycles, Source::Nic)
                 }
             };
             window[i % k] = finished;
@@ -213,6 +265,8 @@ impl MemorySystem {
             },
             series_window_ns: window_ns,
             series: self.dram.series.clone(),
+            banked: self.dram.banked_stats().cloned(),
+            fased_llc: self.fased_llc.as_ref().map(|f| f.stats.clone()),
         }
     }
 }
@@ -378,6 +432,70 @@ mod config_tests {
         assert!(error("[dram]\ninterleave_bytes = 32").contains("dram.interleave_bytes"));
         assert!(error("[dram]\nseries_window_ns = 150").contains("dram.series_window_ns"));
         assert!(error("dram_latency_ns = 0").contains("dram_latency_ns"));
+    }
+
+    #[test]
+    fn the_banked_model_is_chosen_by_configuration_and_checked() {
+        let cfg: NodeConfig = toml::from_str(
+            "[dram]\nmodel = \"banked\"\n[dram.banked]\nstandard = \"ddr3-fased\"\nranks = 2",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        let mut m = crate::memory::MemorySystem::new(&cfg);
+        // FASED's DDR3 at the core's clock: a closed-bank read is tRCD + CL
+        // + burst + back end = 14 + 14 + 4 + 2 core cycles.
+        assert_eq!(m.dram.latency_cycles(), 34);
+        let t = m.refill(0, 0x8000_0000, 100, nanopu_core::RefillKind::Load);
+        assert_eq!(t, 100 + 20 + 34);
+        let s = m.stats();
+        assert_eq!(s.banked.as_ref().unwrap().row_misses, 1);
+        // 64-bit DDR3 at 3.2 GHz, two transfers a clock.
+        assert_eq!(s.configured_peak_gb_s, 51.2);
+        assert!(error("[dram]\nmodel = \"banked\"\nchannels = 3").contains("dram.channels = 3"));
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nranks = 3")
+                .contains("dram.banked.ranks = 3")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nwrite_queue = 0")
+                .contains("dram.banked.write_queue")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\naddress_mapping = \"roro\"")
+                .contains("address_mapping")
+        );
+        assert!(
+            error("[dram]\nmodel = \"banked\"\n[dram.banked]\nclock_mhz = 5")
+                .contains("dram.banked.clock_mhz")
+        );
+        let unknown = toml::from_str::<NodeConfig>("[dram]\nmodel = \"fast\"").unwrap_err();
+        assert!(unknown.to_string().contains("fast"), "{unknown}");
+    }
+
+    #[test]
+    fn the_firesim_lnic_preset_puts_fased_llc_and_ddr3_below_the_l2() {
+        let cfg: NodeConfig = toml::from_str("[memory]\npreset = \"firesim-lnic\"").unwrap();
+        cfg.validate().unwrap();
+        let mut m = crate::memory::MemorySystem::new(&cfg);
+        let load = nanopu_core::RefillKind::Load;
+        // L2 miss, FASED LLC miss: L2 hit latency, the LLC's 2 cycles, then
+        // DDR3 reads the 128-byte block (two bursts).
+        let first = m.refill(0, 0x8000_0000, 100, load) - 100;
+        assert!(first > 20 + 2 + 34, "{first}");
+        // The other half of the block: an L2 miss that hits the FASED LLC.
+        let second = m.refill(0, 0x8000_0040, 10_000, load) - 10_000;
+        assert_eq!(second, 20 + 2);
+        let s = m.stats();
+        let f = s.fased_llc.unwrap();
+        assert_eq!((f.read_misses, f.read_hits), (1, 1));
+        assert_eq!(s.dram_read_bytes, 128);
+        // The realistic preset: DDR4-3200, no LLC model.
+        let cfg: NodeConfig = toml::from_str("[memory]\npreset = \"ddr4-3200\"").unwrap();
+        let m = crate::memory::MemorySystem::new(&cfg);
+        assert!(m.fased_llc.is_none());
+        // 22 + 22 + 4 clocks at 1600 MHz: 96 core cycles at 3.2 GHz.
+        assert_eq!(m.dram.latency_cycles(), 96);
+        assert!(toml::from_str::<NodeConfig>("[memory]\npreset = \"ddr5\"").is_err());
     }
 
     #[test]
