@@ -18,13 +18,13 @@ pub fn experiments() -> Vec<Experiment> {
             id: "mica",
             title: "MICA key-value store: traditional vs nanoPU naive vs nanoPU optimized (Fig. 9)",
             run: mica,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "setalg",
             title: "Set algebra: traditional NIC vs one nanoPU core vs four with JBSQ (Fig. 10)",
             run: setalg,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
     ]
 }

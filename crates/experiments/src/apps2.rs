@@ -24,37 +24,37 @@ pub fn experiments() -> Vec<Experiment> {
             id: "othello",
             title: "Othello player: fixed-depth alpha-beta search (Table 1)",
             run: othello,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "nn",
             title: "NN inference: a small integer network, nanoPU vs traditional NIC",
             run: nn,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "int",
             title: "INT processing: per-path latency and heavy hitters from telemetry reports (Table 1)",
             run: int,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "classifier",
             title: "Packet classifier: tuple-space search over 100K ClassBench-style rules (Table 1)",
             run: classifier,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "hdsearch",
             title: "HD search: exact k-nearest neighbours of 2,048 points in 64 dimensions (Table 1)",
             run: hdsearch,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
         Experiment {
             id: "nbody",
             title: "N-body: gravitational forces of a node's bodies on remote ones (Table 1)",
             run: nbody,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::DESIGN_CORES_AND_NIC,
         },
     ]
 }

@@ -18,6 +18,14 @@ impl Fixed {
     pub const NONE: Fixed = Fixed { keys: &[], why: "" };
 }
 
+/// The application experiments (`mica`, `setalg`, Table 1's part 2): each
+/// design of the comparison sets its own cores and NIC.
+pub const DESIGN_CORES_AND_NIC: Fixed = Fixed {
+    keys: &["node.cores", "nic.kind"],
+    why: "each design of the comparison sets its own number of cores and its NIC (one core for \
+          Table 1's rows)",
+};
+
 /// What no experiment uses: each makes the loads and hosts of its points.
 pub const NEVER_USED: Fixed = Fixed {
     keys: &["load", "workload", "programs", "clients"],
@@ -123,6 +131,15 @@ mod tests {
         // Seeds come from --seed; the nanoPU line uses the NIC's stages.
         let cfg = Config::parse("[load]\nseed = 5\n[nic]\nmac_serial_rx_ps = 1000\n").unwrap();
         assert!(e.check_config(&cfg).is_ok());
+    }
+
+    #[test]
+    fn application_experiments_refuse_cores_and_nic_they_set_per_design() {
+        for id in ["mica", "setalg", "othello", "hdsearch", "nbody"] {
+            let cfg = Config::parse("[node]\ncores = 8\n").unwrap();
+            let err = experiment(id).check_config(&cfg).unwrap_err().to_string();
+            assert!(err.contains("node.cores"), "{id}: {err}");
+        }
     }
 
     #[test]
