@@ -13,31 +13,31 @@ pub fn experiments() -> Vec<Experiment> {
             id: "w2w-8B",
             title: "Wire-to-wire latency of an 8 B message (Fig. 2)",
             run: w2w,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "loopback-latency-vs-size",
             title: "Loopback response time vs message size (Fig. 3)",
             run: latency_vs_size,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "loopback-tput-vs-size",
             title: "Loopback throughput vs message size (Fig. 4)",
             run: tput_vs_size,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "loopback-inc",
             title: "Loopback-with-increment throughput (Fig. 5)",
             run: loopback_inc,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "dot-product",
             title: "Dot-product throughput (Fig. 6)",
             run: dot_product,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
     ]
 }

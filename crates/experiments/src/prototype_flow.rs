@@ -26,7 +26,7 @@ pub fn experiments() -> Vec<Experiment> {
         id: "prototype-flow",
         title: "Figs. 7-8 through the prototype's evaluation flow (lnic-evaluation interface)",
         run: prototype_flow,
-        fixed: crate::Fixed::NONE,
+        fixed: crate::settings::NIC_PER_POINT,
     }]
 }
 

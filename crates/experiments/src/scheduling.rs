@@ -16,19 +16,19 @@ pub fn experiments() -> Vec<Experiment> {
             id: "hts-vs-tis",
             title: "Hardware vs timer-interrupt thread scheduling (Fig. 7)",
             run: hts_vs_tis,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "bounded",
             title: "Bounded message processing time (Fig. 8)",
             run: bounded,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
         Experiment {
             id: "jbsq-vs-rss",
             title: "JBSQ vs random core selection (§5.2.3)",
             run: jbsq_vs_rss,
-            fixed: crate::Fixed::NONE,
+            fixed: crate::settings::NIC_PER_POINT,
         },
     ]
 }

@@ -26,6 +26,13 @@ pub const DESIGN_CORES_AND_NIC: Fixed = Fixed {
           Table 1's rows)",
 };
 
+/// The node experiments whose points each name the NIC they run on (the
+/// nanoPU or the traditional NIC, as the figure compares them).
+pub const NIC_PER_POINT: Fixed = Fixed {
+    keys: &["nic.kind"],
+    why: "each point runs on the NIC the figure compares (the nanoPU NIC or the traditional one)",
+};
+
 /// What no experiment uses: each makes the loads and hosts of its points.
 pub const NEVER_USED: Fixed = Fixed {
     keys: &["load", "workload", "programs", "clients"],
@@ -152,5 +159,10 @@ mod tests {
         assert!(err.contains("load.count"), "{err}");
         let cfg = Config::parse("[node]\ncores = 2\n").unwrap();
         assert!(experiment("w2w-8B").check_config(&cfg).is_ok());
+        let cfg = Config::parse("[nic]\nkind = \"icenic\"\n").unwrap();
+        for id in ["w2w-8B", "hts-vs-tis", "prototype-flow"] {
+            let err = experiment(id).check_config(&cfg).unwrap_err().to_string();
+            assert!(err.contains("nic.kind"), "{id}: {err}");
+        }
     }
 }
