@@ -154,6 +154,18 @@ struct CasEntry {
     write: bool,
 }
 
+impl CasEntry {
+    /// A column command to place `p` at `time`.
+    fn at(p: Place, time: u64, write: bool) -> CasEntry {
+        CasEntry {
+            time,
+            rank: p.rank as u8,
+            bg: p.bg as u8,
+            write,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct ActEntry {
     time: u64,
@@ -698,15 +710,7 @@ impl BankedDram {
         let ch = &mut self.channels[p.channel as usize];
         let bank = &mut ch.banks[bi];
         bank.prev_next_cas = bank.prev_next_cas.max(cas + 1);
-        ch.cas.insert(
-            CasEntry {
-                time: cas,
-                rank: p.rank as u8,
-                bg: p.bg as u8,
-                write,
-            },
-            |e| e.time,
-        );
+        ch.cas.insert(CasEntry::at(p, cas, write), |e| e.time);
     }
 
     /// Records the commands of an access and counts what kind it was.
@@ -756,15 +760,7 @@ impl BankedDram {
         bank.next_act = bank.next_act.max(bank.next_pre + s.trp as u64);
         bank.next_cas = bank.next_cas.max(cas + 1);
         bank.last = bank.last.max(cas);
-        ch.cas.insert(
-            CasEntry {
-                time: cas,
-                rank: p.rank as u8,
-                bg: p.bg as u8,
-                write,
-            },
-            |e| e.time,
-        );
+        ch.cas.insert(CasEntry::at(p, cas, write), |e| e.time);
     }
 
     /// The earliest activate at or after `t` that keeps tRRD and tFAW with
