@@ -256,3 +256,21 @@ fn run_load_tells_replies_from_frames_addressed_elsewhere() {
         "{last}"
     );
 }
+
+#[test]
+fn a_node_still_computing_at_the_time_limit_is_not_called_stuck() {
+    // Counts down for several ms and never boots: at --max-sim-ms 1 its core
+    // is still running, so the run hit the time limit, not a deadlock.
+    let compute = program(
+        "compute_long",
+        "li t0, 20000000\n1: addi t0, t0, -1\nbnez t0, 1b\nli a0, 1\nla a1, tohost\nsd a0, 0(a1)\n2: j 2b\n",
+    );
+    let r = nanopu(&["run", &compute, "--load", "--max-sim-ms", "1"]);
+    assert_eq!(r.code, Some(125), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("within 1 ms of simulated time")
+            && !r.stderr.contains("stopped making progress"),
+        "{}",
+        r.stderr
+    );
+}

@@ -1084,9 +1084,16 @@ impl Cluster {
                         .is_some_and(|n| !n.deadlocked && n.can_run(until))
                 });
                 if !running {
+                    // A node that reached `until` still computing is not
+                    // idle: the time limit stopped it.
+                    let could_go_on = self.nodes.iter().any(|&h| {
+                        self.hosts[h]
+                            .as_node()
+                            .is_some_and(|n| !n.deadlocked && n.can_run(SimTime::MAX))
+                    });
                     break if let Some(end) = self.stopped(stop) {
                         end
-                    } else if self.queue.is_empty() {
+                    } else if self.queue.is_empty() && !could_go_on {
                         ClusterEnd::Idle
                     } else {
                         ClusterEnd::TimeLimit
