@@ -12,7 +12,7 @@ use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
 use nanopu_nic::frames;
 use nanopu_nic::Message;
 use nanopu_nic::NicConfig;
-use nanopu_sim::{SimDuration, SimTime};
+use nanopu_sim::{Io, SimDuration, SimTime};
 use nanopu_transport::metadata::GetRxMsgInfoReq;
 use nanopu_transport::reassembly::Reassembly;
 use nanopu_transport::{OutMessageRef, TransportConfig, WholeMessages};
@@ -858,16 +858,19 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("valid bounds")
 }
 
-/// What the client wants done.
-pub enum ClientAction {
-    /// Put `frame` on the link towards the node, ready at `ready`.
-    Send { frame: Vec<u8>, ready: SimTime },
-    /// Call [`Client::tick`] again at `at` (the next open-loop arrival).
-    Wake { at: SimTime },
-    /// Call [`Client::timeout`] with `key` at `at` (one timeout length
-    /// after now: deadlines come in time order).
-    Timeout { at: SimTime, key: u64 },
+/// The client's own timed events, handed back through [`Client::handle`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientEvent {
+    /// The next open-loop arrival ([`Client::tick`]).
+    Tick,
+    /// The deadline of request `key` ([`Client::timeout`]): one timeout
+    /// length after its send, so deadlines come in time order.
+    Timeout(u64),
 }
+
+/// What the client asks for: frames onto its link (ready at the time
+/// given), its own events.
+pub type ClientIo = Io<ClientEvent>;
 
 impl Client {
     pub fn new(
@@ -938,7 +941,7 @@ impl Client {
     }
 
     /// Starts sending at `now`.
-    pub fn start(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+    pub fn start(&mut self, now: SimTime, out: &mut ClientIo) {
         if self.started {
             return;
         }
@@ -959,8 +962,16 @@ impl Client {
         }
     }
 
+    /// An event the client scheduled comes due at `now`.
+    pub fn handle(&mut self, event: ClientEvent, now: SimTime, out: &mut ClientIo) {
+        match event {
+            ClientEvent::Tick => self.tick(now, out),
+            ClientEvent::Timeout(key) => self.timeout(key, now, out),
+        }
+    }
+
     /// An open-loop arrival at `now`.
-    pub fn tick(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+    pub fn tick(&mut self, now: SimTime, out: &mut ClientIo) {
         let (rate_mrps, tick_fs) = match self.cfg.mode {
             LoadMode::Closed { .. } => return,
             LoadMode::Open { rate_mrps } => (rate_mrps, 0),
@@ -977,9 +988,7 @@ impl Client {
                 // The next iteration at or after the gap, at least the next one.
                 gap = gap.div_ceil(tick_fs).max(1) * tick_fs;
             }
-            out.push(ClientAction::Wake {
-                at: now + SimDuration::from_fs(gap.max(1)),
-            });
+            out.schedule(now + SimDuration::from_fs(gap.max(1)), ClientEvent::Tick);
         }
     }
 
@@ -1098,7 +1107,7 @@ impl Client {
     }
 
     /// The application's next request (`seq` is its tag).
-    fn send_app_request(&mut self, seq: u64, now: SimTime, out: &mut Vec<ClientAction>) {
+    fn send_app_request(&mut self, seq: u64, now: SimTime, out: &mut ClientIo) {
         let app = self.app.as_mut().expect("called with an app");
         let req = app.next_request_at(seq, now.fs() / 1000, &mut self.rng);
         if req.server >= self.servers.len()
@@ -1140,13 +1149,7 @@ impl Client {
     }
 
     /// Puts the frames of application message `req` to `server` on the link.
-    fn send_frames(
-        &mut self,
-        server: u32,
-        req: &Request,
-        now: SimTime,
-        out: &mut Vec<ClientAction>,
-    ) {
+    fn send_frames(&mut self, server: u32, req: &Request, now: SimTime, out: &mut ClientIo) {
         let msg = OutMessageRef {
             dst_ip: server,
             dst_port: req.context,
@@ -1159,18 +1162,18 @@ impl Client {
     }
 
     /// Puts the frames of `msg` on the link at `now`, in spare buffers.
-    fn put_on_link(&mut self, msg: &OutMessageRef<'_>, now: SimTime, out: &mut Vec<ClientAction>) {
+    fn put_on_link(&mut self, msg: &OutMessageRef<'_>, now: SimTime, out: &mut ClientIo) {
         let spare = &mut self.spare_frames;
         self.packetizer.frames(
             self.ip,
             msg,
             || spare.pop().unwrap_or_default(),
-            |frame| out.push(ClientAction::Send { frame, ready: now }),
+            |frame| out.transmit(frame, now),
         );
     }
 
     /// Sends (or re-sends) application request `seq`, which is outstanding.
-    fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut Vec<ClientAction>) {
+    fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut ClientIo) {
         self.send_frames(self.servers[req.server].0, &req, now, out);
         if let Some(o) = self.outstanding.get_mut(&seq) {
             o.attempts += 1;
@@ -1179,10 +1182,10 @@ impl Client {
             o.context = req.context;
             o.request = Some(Box::new(req));
         }
-        out.push(ClientAction::Timeout {
-            at: now + SimDuration::from_ns(self.cfg.timeout_ns),
-            key: seq,
-        });
+        out.schedule(
+            now + SimDuration::from_ns(self.cfg.timeout_ns),
+            ClientEvent::Timeout(seq),
+        );
     }
 
     /// Bookkeeping of the request numbered `seq`, sent at `now`.
@@ -1199,7 +1202,7 @@ impl Client {
         }
     }
 
-    fn send_next(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+    fn send_next(&mut self, now: SimTime, out: &mut ClientIo) {
         if self.next_seq >= self.cfg.count {
             return;
         }
@@ -1255,10 +1258,10 @@ impl Client {
             },
         );
         self.note_send(seq, now);
-        out.push(ClientAction::Timeout {
-            at: now + SimDuration::from_ns(self.cfg.timeout_ns),
-            key,
-        });
+        out.schedule(
+            now + SimDuration::from_ns(self.cfg.timeout_ns),
+            ClientEvent::Timeout(key),
+        );
         self.report.sent += 1;
         let msg = OutMessageRef {
             dst_ip: self.server_ip,
@@ -1274,12 +1277,7 @@ impl Client {
 
     /// A frame from the node; `last_bit_in` is when its last bit arrived.
     /// Returns true if it was the program's boot message.
-    pub fn frame_in(
-        &mut self,
-        frame: &[u8],
-        last_bit_in: SimTime,
-        out: &mut Vec<ClientAction>,
-    ) -> bool {
+    pub fn frame_in(&mut self, frame: &[u8], last_bit_in: SimTime, out: &mut ClientIo) -> bool {
         let (info, payload) = match frames::decode(frame) {
             Ok(p) => p,
             // The node's ACKs, PULLs and GRANTs for our requests.
@@ -1347,7 +1345,7 @@ impl Client {
     }
 
     /// An ACK for the data packet `frame` (its header fields mirrored).
-    fn ack(&mut self, frame: &[u8], at: SimTime, out: &mut Vec<ClientAction>) {
+    fn ack(&mut self, frame: &[u8], at: SimTime, out: &mut ClientIo) {
         let Ok((r, _)) = nanopu_wire::FrameRepr::parse(frame) else {
             return;
         };
@@ -1366,14 +1364,11 @@ impl Client {
         ack.resize(repr.frame_len(), 0);
         if repr.emit(&[], &mut ack).is_ok() {
             self.acks_sent += 1;
-            out.push(ClientAction::Send {
-                frame: ack,
-                ready: at,
-            });
+            out.transmit(ack, at);
         }
     }
 
-    fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut Vec<ClientAction>) {
+    fn reply(&mut self, msg: Message, at: SimTime, last_frame: u64, out: &mut ClientIo) {
         let frame_bytes = std::mem::take(&mut self.reply_frame_bytes) + last_frame;
         let key = if let Some(app) = &self.app {
             app.reply_tag(&msg.payload, msg.len)
@@ -1461,7 +1456,7 @@ impl Client {
         server: usize,
         context: u16,
         now: SimTime,
-        out: &mut Vec<ClientAction>,
+        out: &mut ClientIo,
     ) {
         let mut request = *req.request.take().expect("an application request");
         if server >= self.servers.len() {
@@ -1513,7 +1508,7 @@ impl Client {
     }
 
     /// The timeout of request `key` at `now`: if still unanswered, it is lost.
-    pub fn timeout(&mut self, key: u64, now: SimTime, out: &mut Vec<ClientAction>) {
+    pub fn timeout(&mut self, key: u64, now: SimTime, out: &mut ClientIo) {
         let Some(req) = self.outstanding.get(&key) else {
             return;
         };

@@ -22,12 +22,12 @@
 //! neighbours that hold their partitions back, never for a round's
 //! slowest thread.
 
-use crate::cluster::{workload_payload, MessageRecord, MessageSpec};
-use crate::host::{BuiltinHost, Host};
+use crate::host::{top_up, BuiltinHost, Host, HostModel, HostNote, HostSink};
+use crate::records::{match_delivery, Matched, MessageRecord, MessageSpec};
 use crate::SystemError;
 use nanopu_network::{host_ip, Endpoint, NetAction, NetEvent, NetSink, Network, NetworkStats};
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
-use nanopu_transport::{OutMessage, TransportAction, TransportEvent};
+use nanopu_transport::TransportEvent;
 use std::cmp::Reverse;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -109,7 +109,6 @@ struct Partition {
     /// Events for another partition due inside the lookahead (zero unless
     /// the lookahead is wrong).
     early: u64,
-    actions: Vec<TransportAction>,
     spare_frames: Vec<Vec<u8>>,
     updates: Vec<(usize, Update)>,
     unknown_deliveries: u64,
@@ -208,7 +207,6 @@ impl Parallel {
                 sent: Vec::new(),
                 since: SimTime::ZERO,
                 early: 0,
-                actions: Vec::new(),
                 spare_frames: Vec::new(),
                 updates: Vec::new(),
                 unknown_deliveries: 0,
@@ -962,21 +960,12 @@ impl Partition {
 
     /// Hands spare frame buffers to host `h`'s transport.
     fn top_up(&mut self, hosts: &mut [&mut BuiltinHost], h: usize) {
-        let b = self.builtin(hosts, h);
-        if !b.transport.wants_frames() {
-            return;
-        }
-        if self.spare_frames.is_empty() {
+        let net = &mut self.net;
+        let b = &mut *hosts[h - self.hosts.start];
+        top_up(b, &mut self.spare_frames, |spare| {
             // Dropped frames' buffers too, before anyone allocates one.
-            self.net
-                .take_discarded(&mut self.spare_frames, SPARE_FRAMES);
-        }
-        while let Some(f) = self.spare_frames.pop() {
-            if let Some(f) = b.transport.recycle(f) {
-                self.spare_frames.push(f);
-                return;
-            }
-        }
+            net.take_discarded(spare, SPARE_FRAMES)
+        });
     }
 
     fn handle(&mut self, t: SimTime, ev: Ev, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
@@ -988,38 +977,33 @@ impl Partition {
             }
             Ev::AtHost(h, frame) => {
                 self.top_up(hosts, h);
-                let b = self.builtin(hosts, h);
-                let in_nic = b.mac.received(t, frame.len());
-                b.transport.packet_in(&frame, in_nic, &mut self.actions);
-                self.builtin_actions(h, hosts, sh);
+                self.builtin(hosts, h).frame_in(&frame, t);
+                self.carry_out(h, hosts, sh);
                 if self.spare_frames.len() < SPARE_FRAMES {
                     self.spare_frames.push(frame);
                 }
             }
             Ev::Transport(h, e) => {
                 self.top_up(hosts, h);
-                let b = self.builtin(hosts, h);
-                b.transport.handle(e, t, &mut self.actions);
-                self.builtin_actions(h, hosts, sh);
+                self.builtin(hosts, h).handle(e, t);
+                self.carry_out(h, hosts, sh);
             }
             Ev::Send(i) => {
                 let m = sh.specs[i];
                 self.top_up(hosts, m.from);
                 self.updates.push((i, Update::Sent(t)));
-                let b = self.builtin(hosts, m.from);
-                let payload = workload_payload(b.transport.payload_buffer(), i, m.len);
-                let msg = OutMessage {
-                    dst_ip: host_ip(m.to),
-                    dst_port: 0,
-                    src_port: 0,
-                    len: m.len,
-                    payload,
-                    tag: i as u64,
-                };
-                b.transport.send_message(msg, t, &mut self.actions);
-                self.builtin_actions(m.from, hosts, sh);
+                self.builtin(hosts, m.from)
+                    .send_workload(i, host_ip(m.to), m.len, t);
+                self.carry_out(m.from, hosts, sh);
             }
         }
+    }
+
+    /// What built-in host `h` asked for, carried out as the single loop
+    /// does (`Cluster::carry_out`).
+    fn carry_out(&mut self, h: usize, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
+        let b = &mut *hosts[h - self.hosts.start];
+        b.drain(&mut PartitionOut { h, p: self, sh });
     }
 
     /// The partition's network, and the sink its actions go to.
@@ -1038,61 +1022,63 @@ impl Partition {
             },
         )
     }
+}
 
-    /// What built-in host `h`'s transport asked for: its own events first,
-    /// then its frames onto the network (as the single loop's
-    /// `builtin_actions`).
-    fn builtin_actions(&mut self, h: usize, hosts: &mut [&mut BuiltinHost], sh: &Shared<'_>) {
-        let mut actions = std::mem::take(&mut self.actions);
-        for a in &actions {
-            if let TransportAction::Schedule { at, event } = *a {
-                self.queue.schedule(at, Ev::Transport(h, event));
-            }
-        }
-        for a in actions.drain(..) {
-            match a {
-                TransportAction::Deliver { msg, at } => {
-                    if msg.len < 8 {
-                        self.unmatched_deliveries.push((h, at));
-                    } else {
-                        self.match_delivery(h, msg.src_ip, msg.payload[0], at, sh);
-                    }
-                    self.builtin(hosts, h)
-                        .transport
-                        .recycle_payload(msg.payload);
-                }
-                TransportAction::Transmit { frame, at } => {
-                    let ready = self.builtin(hosts, h).mac.transmit_ready(at);
-                    let (net, mut sink) = self.split(sh);
-                    net.send(h, frame, ready, &mut sink);
-                }
-                TransportAction::Schedule { .. } | TransportAction::Sent { .. } => {}
-                TransportAction::Failed { outcome, .. } => {
-                    let i = outcome.tag as usize;
-                    if i < sh.specs.len() {
-                        self.updates.push((i, Update::Failed));
-                    }
-                }
-            }
-        }
-        self.actions = actions;
+/// Where a partition's built-in host hands its requests ([`HostSink`]).
+struct PartitionOut<'a, 's> {
+    h: usize,
+    p: &'a mut Partition,
+    sh: &'a Shared<'s>,
+}
+
+impl HostSink<TransportEvent> for PartitionOut<'_, '_> {
+    #[inline]
+    fn schedule(&mut self, at: SimTime, event: TransportEvent) {
+        self.p.queue.schedule(at, Ev::Transport(self.h, event));
     }
 
-    /// As the single loop's `match_delivery`: the message itself, or the
-    /// reply to it.
-    fn match_delivery(&mut self, host: usize, src: u32, index: u64, at: SimTime, sh: &Shared<'_>) {
-        let i = index as usize;
-        let Some(spec) = sh.specs.get(i) else {
-            self.unknown_deliveries += 1;
-            return;
-        };
-        if spec.to == host && src == host_ip(spec.from) {
-            self.updates.push((i, Update::Delivered(at)));
-        } else if spec.from == host && src == host_ip(spec.to) {
-            self.updates.push((i, Update::Reply(at)));
-        } else {
-            self.unknown_deliveries += 1;
+    #[inline]
+    fn reserve(&mut self) -> Reserved {
+        self.p.queue.reserve()
+    }
+
+    #[inline]
+    fn schedule_reserved(&mut self, at: SimTime, key: Reserved, event: TransportEvent) {
+        self.p
+            .queue
+            .schedule_reserved(at, key, Ev::Transport(self.h, event));
+    }
+
+    fn note(&mut self, note: HostNote) {
+        let (h, p) = (self.h, &mut *self.p);
+        match note {
+            HostNote::Delivered {
+                src_ip,
+                index: Some(index),
+                at,
+            } => match match_delivery(self.sh.specs, h, src_ip, index) {
+                Matched::Delivered(i) => p.updates.push((i, Update::Delivered(at))),
+                Matched::Reply(i) => p.updates.push((i, Update::Reply(at))),
+                Matched::Unknown => p.unknown_deliveries += 1,
+            },
+            HostNote::Delivered {
+                index: None, at, ..
+            } => p.unmatched_deliveries.push((h, at)),
+            HostNote::Failed { tag } => {
+                let i = tag as usize;
+                if i < self.sh.specs.len() {
+                    p.updates.push((i, Update::Failed));
+                }
+            }
+            // Nodes' notes: a partition has built-in hosts only.
+            _ => {}
         }
+    }
+
+    #[inline]
+    fn transmit(&mut self, frame: Vec<u8>, ready: SimTime) {
+        let (net, mut sink) = self.p.split(self.sh);
+        net.send(self.h, frame, ready, &mut sink);
     }
 }
 
