@@ -81,13 +81,18 @@ impl HostNote {
 /// network), in the order a host hands them over: its own events first,
 /// then its notes, then its frames.
 pub trait HostSink<E> {
-    /// Hand `event` back to the host at `at`.
-    fn schedule(&mut self, at: SimTime, event: E);
     /// The next place in the event order, taken now for an event
     /// scheduled later ([`HostSink::schedule_reserved`]).
     fn reserve(&mut self) -> Reserved;
     /// Hand `event` back at `at`, in the place `key` of the event order.
     fn schedule_reserved(&mut self, at: SimTime, key: Reserved, event: E);
+    /// Hand `event` back to the host at `at` (in the next place of the
+    /// event order).
+    #[inline]
+    fn schedule(&mut self, at: SimTime, event: E) {
+        let key = self.reserve();
+        self.schedule_reserved(at, key, event);
+    }
     fn note(&mut self, note: HostNote);
     /// A frame left the host's transport or NIC at `at` (recorded when
     /// transmit times are: `Cluster::record_transmits`).
@@ -652,10 +657,6 @@ pub enum Host {
 struct Wrap<'a, S, F>(&'a mut S, F);
 
 impl<E, S: HostSink<HostEvent>, F: Fn(E) -> HostEvent> HostSink<E> for Wrap<'_, S, F> {
-    #[inline]
-    fn schedule(&mut self, at: SimTime, event: E) {
-        self.0.schedule(at, (self.1)(event))
-    }
     #[inline]
     fn reserve(&mut self) -> Reserved {
         self.0.reserve()

@@ -761,11 +761,6 @@ impl Out<'_> {
 
 impl HostSink<HostEvent> for Out<'_> {
     #[inline]
-    fn schedule(&mut self, at: SimTime, event: HostEvent) {
-        self.c.queue.schedule(at, Ev::Host(self.h as u32, event));
-    }
-
-    #[inline]
     fn reserve(&mut self) -> Reserved {
         self.c.queue.reserve()
     }
