@@ -18,7 +18,7 @@ use crate::host_set::parse_hosts;
 use crate::nics::NicKind;
 use crate::workload::Workload;
 use nanopu_network::NetworkConfig;
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_node::NodeConfig;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -14,7 +14,7 @@
 
 use crate::client::{Client, ClientEvent, ClientIo, Start};
 use crate::nics::{Cores, NicIo, NicNote, NodeNic, NodeNicEvent};
-use nanopu_nic::mac::Mac;
+use nanopu_nics::mac::Mac;
 use nanopu_node::{Node, NodeError};
 use nanopu_sim::{Reserved, SimDuration, SimTime};
 use nanopu_transport::{NanoTransport, OutMessage, TransportAction, TransportEvent};

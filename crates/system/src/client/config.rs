@@ -3,7 +3,7 @@
 //! checks that name the setting a user got wrong.
 
 use nanopu_apps::AppConfig;
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::SimDuration;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
