@@ -15,11 +15,13 @@ use crate::nics::NodeNic;
 use nanopu_network::{host_ip, LinkConfig, Network, NetworkConfig, TopologyConfig};
 use nanopu_nics::nanopu::{NanoNic, NicStats};
 use nanopu_nics::NicKind;
-use nanopu_node::{Node, NodeError};
+use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::TxLink;
 use std::net::Ipv4Addr;
 use std::path::Path;
+
+pub use crate::error::SystemError;
 
 /// The node's default IPv4 address (10.0.0.1); it is host 0.
 pub const NODE_IP: u32 = host_ip(NODE);
@@ -30,24 +32,6 @@ pub const CLIENT_IP: u32 = host_ip(CLIENT);
 const NODE: usize = 0;
 /// The client's host number.
 const CLIENT: usize = 1;
-
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SystemError {
-    #[error(transparent)]
-    Node(#[from] NodeError),
-    /// A node of a network failed (a guest fault, ...).
-    #[error("host {host} (a node): {error}")]
-    Host { host: usize, error: NodeError },
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    #[error("cannot write the packet trace: {0}")]
-    Pcap(std::io::Error),
-    #[error(
-        "the simulation stopped making progress: no event is pending and every core waits\n{0}"
-    )]
-    Stalled(String),
-}
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,12 +6,12 @@
 use super::{Cluster, ClusterConfig};
 use crate::client::{Client, LoadConfig};
 use crate::config::ClientSpec;
+use crate::error::SystemError;
 use crate::host::{BuiltinHost, ClientHost, Host, NodeHost};
 use crate::host_set::{host_args, parse_hosts};
 use crate::nics::icenic::IceNicPort;
 use crate::nics::nanopu::NanoPuNic;
 use crate::nics::{CustomNic, NicKind, NodeNic};
-use crate::SystemError;
 use nanopu_network::{host_ip, Network, TopologyConfig};
 use nanopu_nics::mac::Mac;
 use nanopu_nics::nanopu::{NanoNic, NicConfig};

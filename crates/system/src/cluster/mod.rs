@@ -35,10 +35,10 @@ pub use crate::host_set::{host_args, parse_hosts};
 pub use crate::records::{MessageRecord, MessageSpec, NodeMessage, NODE_MESSAGES_KEPT};
 pub use build::{client_host, mac, node_nic};
 
+use crate::error::SystemError;
 use crate::host::{top_up, ClientHostEvent, Host, HostEvent, HostModel, HostNote, HostSink};
 use crate::partition::{Outcome, Parallel};
 use crate::records::{keep_latest, match_delivery, Matched};
-use crate::SystemError;
 use nanopu_network::{host_ip, NetAction, NetEvent, NetSink, Network};
 use nanopu_node::Node;
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};

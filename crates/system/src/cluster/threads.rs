@@ -2,8 +2,8 @@
 //! ([`crate::partition`]): the settings and what to say about them.
 
 use super::Cluster;
+use crate::error::SystemError;
 use crate::partition::{Parallel, MIN_THREADED_LOOKAHEAD};
-use crate::SystemError;
 use nanopu_sim::SimDuration;
 
 impl Cluster {

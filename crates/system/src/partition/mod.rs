@@ -22,9 +22,9 @@
 //! neighbours that hold their partitions back, never for a round's
 //! slowest thread.
 
+use crate::error::SystemError;
 use crate::host::{top_up, BuiltinHost, Host, HostModel, HostNote, HostSink};
 use crate::records::{match_delivery, Matched, MessageRecord, MessageSpec};
-use crate::SystemError;
 use nanopu_network::{host_ip, NetAction, NetEvent, NetSink, Network, NetworkStats};
 use nanopu_sim::{EventQueue, Reserved, SimDuration, SimTime};
 use nanopu_transport::TransportEvent;
