@@ -824,3 +824,93 @@ impl Host {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{LoadConfig, LoadMode};
+
+    /// What a host handed over, in order.
+    #[derive(Debug, PartialEq)]
+    enum Call {
+        Reserve(u64),
+        Schedule(SimTime, u64, ClientHostEvent),
+        Transmit(SimTime),
+    }
+
+    /// A sink that takes places in the event order from a queue, and
+    /// names them by the order they were taken in.
+    #[derive(Default)]
+    struct Recorder {
+        queue: nanopu_sim::EventQueue<()>,
+        places: Vec<Reserved>,
+        calls: Vec<Call>,
+    }
+
+    impl HostSink<ClientHostEvent> for Recorder {
+        fn reserve(&mut self) -> Reserved {
+            let key = self.queue.reserve();
+            self.calls.push(Call::Reserve(self.places.len() as u64));
+            self.places.push(key);
+            key
+        }
+        fn schedule_reserved(&mut self, at: SimTime, key: Reserved, event: ClientHostEvent) {
+            let place = self
+                .places
+                .iter()
+                .position(|&k| k == key)
+                .expect("reserved");
+            self.calls.push(Call::Schedule(at, place as u64, event));
+        }
+        fn note(&mut self, _: HostNote) {}
+        fn transmit(&mut self, _: Vec<u8>, ready: SimTime) {
+            self.calls.push(Call::Transmit(ready));
+        }
+    }
+
+    #[test]
+    fn a_load_generator_arms_only_its_earliest_timeout_in_its_reserved_place() {
+        let cfg = LoadConfig {
+            mode: LoadMode::Closed { window: 3 },
+            timeout_ns: 1_000,
+            ..LoadConfig::default()
+        };
+        let client = Client::new(cfg, 2, 1, 1024, SimDuration::ZERO);
+        let mut host = ClientHost::new(Some(client), 0, 100);
+        let t0 = SimTime::ZERO;
+        let deadline = t0 + SimDuration::from_ns(1_000);
+        host.handle(ClientHostEvent::Start, t0);
+        let mut out = Recorder::default();
+        host.drain(&mut out);
+        // Three requests: three places taken, the first deadline alone in
+        // the queue (its events first, then its frames).
+        assert_eq!(
+            out.calls,
+            vec![
+                Call::Reserve(0),
+                Call::Schedule(deadline, 0, ClientHostEvent::Timeout),
+                Call::Reserve(1),
+                Call::Reserve(2),
+                Call::Transmit(t0),
+                Call::Transmit(t0),
+                Call::Transmit(t0),
+            ]
+        );
+        // The first deadline passes unanswered: the second is armed in the
+        // place it was given at its send, the request sent in its stead
+        // takes a new place behind the others.
+        out.calls.clear();
+        host.handle(ClientHostEvent::Timeout, deadline);
+        host.drain(&mut out);
+        assert_eq!(
+            out.calls,
+            vec![
+                Call::Schedule(deadline, 1, ClientHostEvent::Timeout),
+                Call::Reserve(3),
+                Call::Transmit(deadline),
+            ]
+        );
+        assert_eq!(host.client.as_ref().unwrap().report.lost, 1);
+        assert!(!host.untouched());
+    }
+}
