@@ -76,7 +76,7 @@
 //! at the moment of the request (TX) or arrival (RX): software may touch a
 //! buffer only after its completion.
 
-use crate::device::{BusDevice, StoreEffect};
+use crate::bus_device::{BusDevice, DmaWritten, StoreEffect};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -143,8 +143,11 @@ pub const DEFAULT_IPV4: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IceNicConfig {
-    /// Attach the device at [`ICENIC_BASE`]; off by default (a nanoPU node
-    /// has no traditional NIC).
+    /// Whether the node's NIC is the IceNIC. The front ends set it from
+    /// `[nic] kind`, and files that name it keep loading; the device itself
+    /// is attached by the IceNIC design (`NicDesign::attach`, at
+    /// [`ICENIC_BASE`] or `[node.devices] icenic`), never by the node from
+    /// this key; the system refuses it `true` beside another NIC kind.
     pub enabled: bool,
     /// The node's IPv4 address; the MAC address is 02:00 followed by it (as
     /// `nanopu_nic::frames::mac_of`).
@@ -280,7 +283,7 @@ pub struct IceNicStats {
     pub tx_discarded: u64,
 }
 
-pub use crate::device::Dma;
+pub use crate::bus_device::Dma;
 
 /// Where a received frame was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -663,6 +666,21 @@ impl BusDevice for IceNic {
 
     fn next_change_after(&self, cycle: u64) -> Option<u64> {
         IceNic::next_change_after(self, cycle)
+    }
+
+    fn has_output(&self) -> bool {
+        self.has_tx()
+    }
+
+    fn discard_output_beyond(&mut self, keep: usize) {
+        self.discard_tx_beyond(keep)
+    }
+
+    fn take_dma_written(&mut self) -> Option<DmaWritten> {
+        self.pop_placement().map(|p| DmaWritten {
+            addr: p.addr,
+            len: p.len,
+        })
     }
 }
 

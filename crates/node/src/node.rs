@@ -69,17 +69,15 @@
 //! the node runs only up to the next network event
 //! (`docs/parallel-network.md`).
 
-use crate::clint::{Clint, CLINT_SIZE};
+use crate::bus_device::NicDevice;
+use crate::clint::{Clint, CLINT_BASE, CLINT_SIZE};
 use crate::config::{NodeConfig, NodeConfigError, DRAM_BASE};
 use crate::device::{Device, DeviceMap, OverlapError};
 use crate::dram::Dram;
 use crate::htif::{Htif, HtifError, HtifRequest};
-use crate::icenic::{IceNic, ICENIC_SIZE};
 use crate::loader::{load_file, LoadError, Program};
 use crate::memory::{MemoryStats, MemorySystem, NodeBus};
-use crate::nebula_queues::{NebulaQueues, NEBULA_SIZE};
-use crate::rdma_doorbell::{RdmaDoorbell, RDMA_DOORBELL_SIZE};
-use crate::uart::{Uart, UART_SIZE};
+use crate::uart::{Uart, UART_BASE, UART_SIZE};
 use nanopu_core::{DecodeCache, GuestFault, Hart, HartStats, NetIf, Observer, Stop, TextTrace};
 use std::cell::Cell;
 use std::path::Path;
@@ -252,10 +250,10 @@ pub struct Node {
     /// Messages the cores sent while no NIC is attached.
     sent: TxSink,
     /// A NIC takes the cores' messages and commands (it drains them with
-    /// [`Node::take_core_output`] between runs, and the traditional NIC's
-    /// frames with [`Node::icenic_take_tx`]); otherwise the node collects
-    /// the messages in `sent` and keeps only the last [`TX_SINK_KEEP`]
-    /// IceNIC frames.
+    /// [`Node::take_core_output`] between runs, and its devices' output
+    /// through [`Node::device_mut`]); otherwise the node collects the
+    /// messages in `sent` and its devices keep only the last
+    /// [`TX_SINK_KEEP`] items of output.
     nic_attached: bool,
     /// Set from outside (a Ctrl-C handler) to stop the run: looked at
     /// between slices and every [`STOP_CHECK_CYCLES`] inside one, never per
@@ -321,6 +319,27 @@ pub struct Node {
     reference: bool,
 }
 
+/// Refuses a device window `[base, base + size)` that overlaps DRAM (DRAM
+/// is tried first on every access: the device would never be reached).
+fn clear_of_dram(
+    name: &'static str,
+    base: u64,
+    size: u64,
+    dram: &Dram,
+) -> Result<(), OverlapError> {
+    let end = base.saturating_add(size);
+    let (lo, hi) = (dram.base(), dram.base() + dram.size());
+    if base < hi && lo < end {
+        return Err(OverlapError {
+            name,
+            base,
+            end,
+            other: format!("overlaps DRAM [{lo:#x}, {hi:#x})"),
+        });
+    }
+    Ok(())
+}
+
 /// The earliest wake-up `(cycle, hart)` among the sleepers with a valid
 /// memo, as `(their mask, memo generation, answer)`.
 type WakeCache = (u64, u64, Option<(u64, usize)>);
@@ -346,24 +365,14 @@ impl Node {
             cause,
         })?;
         let clock_hz = cfg.core.clock_mhz as u64 * 1_000_000;
-        let at = &cfg.devices;
         let mut devices = DeviceMap::default();
         let clint = Clint::new(cfg.cores, clock_hz, cfg.mtime_hz);
-        devices.attach("clint", at.clint, CLINT_SIZE, Device::Clint(clint))?;
-        devices.attach("uart", at.uart, UART_SIZE, Device::Uart(Uart::default()))?;
-        if cfg.icenic.enabled {
-            let nic = Box::new(IceNic::new(cfg.icenic.clone()));
-            devices.attach("icenic", at.icenic, ICENIC_SIZE, Device::IceNic(nic))?;
-        }
-        if cfg.rdma_doorbell {
-            let d = Box::default();
-            devices.attach(
-                "rdma_doorbell",
-                at.rdma_doorbell,
-                RDMA_DOORBELL_SIZE,
-                Device::RdmaDoorbell(d),
-            )?;
-        }
+        let base = cfg.devices.base("clint", CLINT_BASE);
+        clear_of_dram("clint", base, CLINT_SIZE, &dram)?;
+        devices.attach("clint", base, CLINT_SIZE, Device::Clint(clint))?;
+        let base = cfg.devices.base("uart", UART_BASE);
+        clear_of_dram("uart", base, UART_SIZE, &dram)?;
+        devices.attach("uart", base, UART_SIZE, Device::Uart(Uart::default()))?;
         let bus = NodeBus::new(
             cfg.cores,
             dram,
@@ -566,10 +575,6 @@ impl Node {
         self.sent.messages.pop_front()
     }
 
-    /// A NIC takes the cores' messages and commands from now on (with
-    /// [`take_core_output`](Self::take_core_output) and
-    /// [`icenic_take_tx`](Self::icenic_take_tx)), and the run returns as
-    /// soon as there is some.
     /// With `on`, schedules by the plain rule, without the shortcuts the
     /// module documentation lists: every sleeping hart is checked
     /// ([`can_wake`](Self::can_wake): `mip`, thread scheduler, wake
@@ -587,6 +592,10 @@ impl Node {
         u64::MAX >> (64 - self.harts.len())
     }
 
+    /// A NIC takes the cores' messages and commands from now on (with
+    /// [`take_core_output`](Self::take_core_output), and its devices'
+    /// output through [`device_mut`](Self::device_mut)), and the run
+    /// returns as soon as there is some ([`crate::BusDevice::has_output`]).
     pub fn attach_nic(&mut self) {
         self.nic_attached = true;
     }
@@ -1251,9 +1260,9 @@ impl Node {
         if !self.nic_attached {
             self.harts[h].net_mut().outbox.clear();
             self.collect_sent(h);
-            if let Some(nic) = self.bus.devices_mut().icenic_mut() {
-                nic.discard_tx_beyond(TX_SINK_KEEP);
-            }
+            self.bus
+                .devices_mut()
+                .discard_nic_output_beyond(TX_SINK_KEEP);
         }
         self.after_stop(h, stop, observed)
     }
@@ -1308,46 +1317,69 @@ impl Node {
             return Ok(SliceEnd::Return);
         }
         if self.nic_attached
-            && (self.harts[h].net().has_output()
-                || self.bus.devices().icenic().is_some_and(IceNic::has_tx)
-                || self
-                    .bus
-                    .devices()
-                    .nebula_queues()
-                    .is_some_and(NebulaQueues::has_commands)
-                || self
-                    .bus
-                    .devices()
-                    .rdma_doorbell()
-                    .is_some_and(RdmaDoorbell::has_pending))
+            && (self.harts[h].net().has_output() || self.bus.devices().nic_output())
         {
-            // The NIC (or the link, for the traditional NIC's frames)
-            // must see this before time moves on.
+            // The NIC (or the link, for a DMA NIC's frames) must see this
+            // before time moves on.
             return Ok(SliceEnd::Return);
         }
         Ok(SliceEnd::Next)
     }
 
-    /// A frame for the traditional NIC (IceNIC) whose last bit reached it at
-    /// core cycle `last_bit_cycle`: written by DMA into the oldest posted
-    /// receive buffer (DRAM and the L2), or held in IceNIC's RX packet buffer
-    /// until a buffer is posted; the lines written are invalidated in every
-    /// core's L1 D-cache. Returns false if the frame was dropped (the packet
-    /// buffer full, see [`crate::IceNicStats`]) or the node has no IceNIC.
-    pub fn icenic_frame_in(&mut self, frame: &[u8], last_bit_cycle: u64) -> bool {
+    /// Attaches a NIC design's host-side device at `[base, base + size)`
+    /// as `name` (the `[node.devices]` key that moves it, and the name
+    /// `docs/devices.md` lists it under); a NIC design does, when it is
+    /// built for this node (`NicDesign::attach`). Refused if the window
+    /// overlaps DRAM or another device's.
+    pub fn attach_device<D: NicDevice>(
+        &mut self,
+        name: &'static str,
+        base: u64,
+        size: u64,
+        device: D,
+    ) -> Result<(), OverlapError> {
         self.forget_wakes();
-        let accepted = self.bus.icenic_frame_in(frame, last_bit_cycle);
-        self.icenic_finish_writes();
-        accepted
+        clear_of_dram(name, base, size, self.bus.dram())?;
+        let device: Box<dyn NicDevice> = Box::new(device);
+        self.bus
+            .devices_mut()
+            .attach(name, base, size, Device::Nic(device))
     }
 
-    /// The cores' side of the traditional NIC's frame writes: their L1
-    /// D-cache lines over the written bytes are invalidated.
-    fn icenic_finish_writes(&mut self) {
+    /// The NIC device of type `T` a NIC design attached, if any.
+    pub fn device<T: 'static>(&self) -> Option<&T> {
+        self.bus.devices().device()
+    }
+
+    /// The NIC device of type `T`, to change it (the sleepers' wake memos
+    /// are dropped: look with [`device`](Self::device) first when there is
+    /// usually nothing to do).
+    pub fn device_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.forget_wakes();
+        self.bus.devices_mut().device_mut()
+    }
+
+    /// `f` on the NIC device of type `T` with the node's DMA port (a frame
+    /// that a DMA NIC writes into memory); `None` if there is no such
+    /// device. What the device wrote is then taken out of the cores' L1
+    /// D-caches and their reservations on it broken.
+    pub fn with_device_dma<T: 'static, R>(
+        &mut self,
+        f: impl FnOnce(&mut T, crate::bus_device::Dma<'_>) -> R,
+    ) -> Option<R> {
+        self.forget_wakes();
+        let r = self.bus.with_device_dma(f);
+        self.finish_dma_writes();
+        r
+    }
+
+    /// The cores' side of the devices' DMA writes: their L1 D-cache lines
+    /// over the written bytes are invalidated.
+    fn finish_dma_writes(&mut self) {
         let line = self.cfg.core.l1d.line_bytes as u64;
-        while let Some(placed) = self.bus.icenic_pop_placement() {
-            let end = placed.addr + placed.len;
-            let mut a = placed.addr & !(line - 1);
+        while let Some(written) = self.bus.take_dma_written() {
+            let end = written.addr + written.len;
+            let mut a = written.addr & !(line - 1);
             while a < end {
                 for hart in &mut self.harts {
                     hart.invalidate_l1d_line(a);
@@ -1355,72 +1387,6 @@ impl Node {
                 a += line;
             }
         }
-    }
-
-    /// The oldest frame the traditional NIC has read for the wire, with the
-    /// core cycle at which it is ready to leave (its DMA read complete).
-    /// Frames come out in the order their send requests were issued.
-    pub fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
-        // Most calls find none: then nothing changes, and the sleepers'
-        // memos hold.
-        if !self.bus.devices().icenic().is_some_and(IceNic::has_tx) {
-            return None;
-        }
-        self.forget_wakes();
-        self.bus.devices_mut().icenic_mut()?.take_tx()
-    }
-
-    /// The traditional NIC, if the node has one.
-    pub fn icenic(&self) -> Option<&IceNic> {
-        self.bus.devices().icenic()
-    }
-
-    pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
-        self.forget_wakes();
-        self.bus.devices_mut().icenic_mut()
-    }
-
-    /// Attaches NEBULA's NIC queues (`nebula_queues.rs`) at `base`; a NIC
-    /// design does, when it is built for this node.
-    pub fn attach_nebula_queues(
-        &mut self,
-        base: u64,
-        queues: NebulaQueues,
-    ) -> Result<(), crate::device::OverlapError> {
-        self.forget_wakes();
-        self.bus.devices_mut().attach(
-            "nebula",
-            base,
-            NEBULA_SIZE,
-            Device::NebulaQueues(Box::new(queues)),
-        )
-    }
-
-    pub fn nebula_queues(&self) -> Option<&NebulaQueues> {
-        self.bus.devices().nebula_queues()
-    }
-
-    /// NIC side of NEBULA's queues: the oldest command a core gave (see
-    /// [`NebulaQueues::take_command`]). Like
-    /// [`icenic_take_tx`](Self::icenic_take_tx), the sleepers' memos are
-    /// dropped only when there is one to take.
-    pub fn take_nebula_command(
-        &mut self,
-    ) -> Option<(usize, u64, crate::nebula_queues::NebulaCommand)> {
-        if !self
-            .bus
-            .devices()
-            .nebula_queues()
-            .is_some_and(NebulaQueues::has_commands)
-        {
-            return None;
-        }
-        self.nebula_queues_mut()?.take_command()
-    }
-
-    pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
-        self.forget_wakes();
-        self.bus.devices_mut().nebula_queues_mut()
     }
 
     /// NIC-to-core steering (NEBULA §V-E): the lines of `[addr, addr + len)`
@@ -1456,28 +1422,6 @@ impl Node {
         }
         self.steer_victims = victims;
         Some(done)
-    }
-
-    /// NIC side of the RDMA doorbell page: the oldest doorbell a core rang
-    /// (see [`RdmaDoorbell::take`]). Like
-    /// [`icenic_take_tx`](Self::icenic_take_tx), the sleepers' memos are
-    /// dropped only when there is one to take.
-    pub fn take_rdma_doorbell(&mut self) -> Option<(u64, u64)> {
-        if !self
-            .bus
-            .devices()
-            .rdma_doorbell()
-            .is_some_and(RdmaDoorbell::has_pending)
-        {
-            return None;
-        }
-        self.rdma_doorbell_mut()?.take()
-    }
-
-    /// The RDMA NIC's doorbell page, if the node has one.
-    pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
-        self.forget_wakes();
-        self.bus.devices_mut().rdma_doorbell_mut()
     }
 
     /// A device's DMA read of `out.len()` bytes at `addr`, issued at core
@@ -1630,7 +1574,7 @@ impl Node {
     fn after_stop(&mut self, h: usize, stop: Stop, observed: bool) -> Result<(), NodeError> {
         if stop == Stop::Yield {
             // A receive buffer posted may have taken a held frame.
-            self.icenic_finish_writes();
+            self.finish_dma_writes();
         }
         match stop {
             Stop::Limit => {}

@@ -15,7 +15,7 @@
 //! | `0x10` | load 8 B | `LAST_ERROR`: the code of the last one (`verbs.h` `VERBS_ERR_*`) |
 //! | `0x18` | load 8 B | `DROPPED`: doorbells refused because the queue was full |
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use crate::bus_device::{BusDevice, Dma, StoreEffect};
 use std::collections::VecDeque;
 
 /// Default base: after the IceNIC's window, clear of the prototype's map.
@@ -105,6 +105,10 @@ impl BusDevice for RdmaDoorbell {
         self.pending.push_back((cycle, value));
         // The NIC must see the doorbell before time moves on.
         Some(StoreEffect::Yield)
+    }
+
+    fn has_output(&self) -> bool {
+        self.has_pending()
     }
 }
 

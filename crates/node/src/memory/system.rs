@@ -271,6 +271,17 @@ impl MemorySystem {
     }
 }
 
+/// A device's DMA goes through the LLC and DRAM as the IceNIC's does.
+impl crate::bus_device::DmaTiming for MemorySystem {
+    fn dma_read(&mut self, addr: u64, len: u64, cycle: u64, outstanding: usize) -> u64 {
+        MemorySystem::dma_read(self, addr, len, cycle, outstanding)
+    }
+
+    fn dma_write(&mut self, addr: u64, len: u64, cycle: u64, outstanding: usize) -> u64 {
+        MemorySystem::dma_write(self, addr, len, cycle, outstanding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
