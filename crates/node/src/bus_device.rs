@@ -8,6 +8,10 @@
 use crate::dram::Dram;
 use std::any::Any;
 
+/// Most line requests a DMA engine may have outstanding (the bound of a
+/// device's setting, as `IceNicConfig::dma_outstanding_lines`).
+pub const MAX_DMA_OUTSTANDING: usize = 64;
+
 /// The timing side of DMA: the shared L2 (the LLC) and DRAM bandwidth a
 /// device's line reads and writes go through. The node's memory system
 /// (`memory/system.rs`) implements it; DMA is rare next to the harts'

@@ -1,7 +1,7 @@
 //! Parameters of a node: cores, memory hierarchy, timer, and the core and
 //! network-interface models. Every default is a named value with its source.
 
-use crate::icenic::{IceNicConfig, IceNicConfigError};
+use crate::icenic::config::{IceNicConfig, IceNicConfigError};
 use crate::memory::dram_standard::StandardName;
 use crate::memory::dram_timing::{DramModel, DramTimingConfig, DramTimingConfigError};
 use crate::memory::fased_llc::{FasedLlcConfig, FasedLlcConfigError};

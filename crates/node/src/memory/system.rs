@@ -11,9 +11,7 @@ use crate::config::NodeConfig;
 use nanopu_core::RefillKind;
 use serde::Serialize;
 
-/// Most line requests a DMA engine may have outstanding (the bound of
-/// `IceNicConfig::dma_outstanding_lines`).
-pub const MAX_DMA_OUTSTANDING: usize = 64;
+pub use crate::bus_device::MAX_DMA_OUTSTANDING;
 
 /// The LLC and DRAM of a node.
 #[derive(Clone)]
