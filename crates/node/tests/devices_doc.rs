@@ -1,6 +1,6 @@
 //! `docs/devices.md` lists every device a node can have: this fails if the
 //! node attaches one the table does not name (the NIC designs' devices are
-//! checked by `crates/system/tests/devices_doc.rs`).
+//! checked by `crates/nics/tests/devices_doc.rs`).
 
 mod common;
 

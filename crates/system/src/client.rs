@@ -9,9 +9,9 @@
 
 use hdrhistogram::Histogram;
 use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
-use nanopu_nic::frames;
-use nanopu_nic::Message;
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::frames;
+use nanopu_nics::nanopu::Message;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::metadata::GetRxMsgInfoReq;
 use nanopu_transport::reassembly::Reassembly;

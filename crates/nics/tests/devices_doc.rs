@@ -3,13 +3,13 @@
 //! design attaches a device the table does not name, or the table names
 //! one nothing attaches any more.
 
-use nanopu_nic::mac::Mac;
+use nanopu_nics::icenic::IceNicPort;
+use nanopu_nics::mac::Mac;
+use nanopu_nics::nebula::{NebulaConfig, NebulaDesign, NebulaNic};
+use nanopu_nics::rdma::RdmaNic;
+use nanopu_nics::NicDesign;
 use nanopu_node::{Node, NodeConfig};
 use nanopu_sim::SimDuration;
-use nanopu_system::nics::icenic::IceNicPort;
-use nanopu_system::nics::nebula::{NebulaConfig, NebulaDesign, NebulaNic};
-use nanopu_system::nics::rdma::RdmaNic;
-use nanopu_system::nics::NicDesign;
 use std::collections::BTreeSet;
 
 /// The names in the second column of the devices table of `docs/devices.md`.

@@ -7,8 +7,8 @@
 //!
 //! It is also the worked example of `docs/adding-a-nic.md`.
 
-use super::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
-use nanopu_nic::mac::Mac;
+use crate::mac::Mac;
+use crate::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
 use nanopu_node::icenic::{ICENIC_BASE, ICENIC_SIZE};
 use nanopu_node::{CoreOutput, IceNic, Node, OverlapError};
 use nanopu_sim::SimTime;
