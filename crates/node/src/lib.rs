@@ -13,9 +13,7 @@ pub mod htif;
 pub mod icenic;
 pub mod loader;
 pub mod memory;
-pub mod nebula_queues;
 pub mod node;
-pub mod rdma_doorbell;
 pub mod uart;
 
 pub use bus_device::{BusDevice, Dma, DmaTiming, DmaWritten, NicDevice, StoreEffect};

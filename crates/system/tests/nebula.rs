@@ -108,9 +108,9 @@ fn nacked_requests_are_retried_and_answered() {
 
 mod steering {
     use nanopu_nics::mac::Mac;
-    use nanopu_node::nebula_queues::NebulaQueues;
     use nanopu_node::{Node, NodeConfig};
     use nanopu_sim::{SimDuration, SimTime};
+    use nanopu_system::nics::nebula::queues::NebulaQueues;
     use nanopu_system::nics::nebula::{wire, NebulaConfig, NebulaDesign, NebulaNic};
     use nanopu_system::nics::{Cores, NicDesign, NicIo};
     use nanopu_wire::Flags;

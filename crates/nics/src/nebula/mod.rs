@@ -11,7 +11,7 @@
 //! | NEBULA | JBSQ(2) | shared, [`buffers::BufferManager`] | payload into the core's L1 |
 //!
 //! Cores see the NIC through its memory-mapped queues
-//! (`nanopu_node::nebula_queues`, `sdk/include/nebula.h`): `wait_for_RPC`
+//! (`queues.rs`, `sdk/include/nebula.h`): `wait_for_RPC`
 //! polls the core's completion queue, `free_buffer` and `RPC_send` are
 //! commands. The NIC writes every payload into memory through the node's
 //! memory system (LLC, DRAM, `[node.llc] dma_allocation`), so where the
@@ -23,16 +23,17 @@
 
 pub mod buffers;
 pub mod dispatch;
+pub mod queues;
 
 use crate::mac::Mac;
 use crate::{Cores, NicDesign, NicIo};
 use buffers::BufferManager;
 use dispatch::{Dispatcher, Policy};
-use nanopu_node::nebula_queues::{CqEntry, NebulaCommand, NebulaQueues, NEBULA_BASE, NEBULA_SIZE};
 use nanopu_node::Node;
 use nanopu_node::OverlapError;
 use nanopu_sim::SimTime;
 use nanopu_wire::Flags;
+use queues::{CqEntry, NebulaCommand, NebulaQueues, NEBULA_BASE, NEBULA_SIZE};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -3,13 +3,13 @@
 //! documentation of [`super`].
 
 use super::client::{Posts, VerbsClient};
+use super::doorbell::{RdmaDoorbell, RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
 use super::packet::{self, opcode, syndrome, Header};
 use super::params::RdmaParams;
 use super::pcie::{Pcie, PcieStats};
 use super::verbs::{error_code, op, status, Cqe, Transport, Wqe, CQE_BYTES, WQE_BYTES};
 use crate::mac::Mac;
 use crate::{Cores, NicDesign, NicIo};
-use nanopu_node::rdma_doorbell::{RdmaDoorbell, RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
 use nanopu_node::{Node, OverlapError};
 use nanopu_sim::{SimDuration, SimTime};
 use serde::Serialize;

@@ -15,7 +15,7 @@ use crate::nics::{NicDesign, NodeNic};
 use nanopu_apps::mica::{MicaClient, MicaConfig};
 use nanopu_apps::{App, AppContext, AppRng, Request, Verdict};
 use nanopu_nics::mac::Mac;
-use nanopu_node::nebula_queues::NebulaQueues;
+use nanopu_nics::nebula::queues::NebulaQueues;
 use nanopu_node::{Node, NodeConfig, NodeError};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::Flags;

@@ -32,7 +32,7 @@
 //! function of the reading core's cycle, so a core polling the count
 //! sleeps exactly until the next entry appears.
 
-use crate::bus_device::{BusDevice, Dma, StoreEffect};
+use nanopu_node::{BusDevice, Dma, StoreEffect};
 use std::collections::VecDeque;
 
 /// Where the window sits (a free spot of the prototype's map, above the
