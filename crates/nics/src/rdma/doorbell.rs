@@ -5,7 +5,7 @@
 //! "the driver prepares a WQE in the host's memory and rings a doorbell on
 //! the RNIC via Programmed IO"); the NIC then reads the WQE by DMA. The
 //! device itself is a mailbox: it keeps each doorbell with the core cycle
-//! of the store, and the NIC design (`super::engine`) takes
+//! of the store, and the NIC design (`engine.rs`) takes
 //! them, models the PCIe crossing and does the rest.
 //!
 //! | offset | access | register |
