@@ -39,7 +39,7 @@ pub mod nanopu;
 pub mod nebula;
 pub mod rdma;
 
-use nanopu_node::Node;
+use nanopu_node::{Node, OverlapError};
 use nanopu_sim::{Io, SimDuration, SimTime};
 use nanopu_transport::NanoTransport;
 
@@ -50,6 +50,14 @@ pub trait NicDesign {
     /// The design's own timed events, handed back through
     /// [`NicDesign::handle`] at the time they were scheduled for.
     type Event;
+
+    /// Attaches the design's host-side device(s) to `node`'s bus
+    /// ([`Node::attach_device`]: a register window the cores reach by MMIO),
+    /// once, when the design is built for the node. A design the cores
+    /// reach only through the register file (the nanoPU NIC) attaches none.
+    fn attach(&self, _node: &mut Node) -> Result<(), OverlapError> {
+        Ok(())
+    }
 
     /// `frame`'s first bit reaches the NIC at `first_bit`.
     fn frame_in(
@@ -220,6 +228,9 @@ pub enum NodeNicEvent {
 
 impl NicDesign for CustomNic {
     type Event = u64;
+    fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        (**self).attach(node)
+    }
     fn frame_in(&mut self, f: &[u8], t: SimTime, c: &mut Cores<'_>, io: &mut NicIo<u64>) {
         (**self).frame_in(f, t, c, io)
     }
@@ -258,6 +269,17 @@ macro_rules! each_design {
 }
 
 impl NodeNic {
+    /// See [`NicDesign::attach`].
+    pub fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        match self {
+            NodeNic::Nanopu(w) => w.nic.attach(node),
+            NodeNic::Icenic(w) => w.nic.attach(node),
+            NodeNic::Custom(w) => w.nic.attach(node),
+            NodeNic::Nebula(w) => w.nic.attach(node),
+            NodeNic::Rdma(w) => w.nic.attach(node),
+        }
+    }
+
     pub fn nanopu(nic: nanopu::NanoPuNic) -> NodeNic {
         NodeNic::Nanopu(Box::new(Wrapped::new(nic)))
     }

@@ -287,7 +287,7 @@ impl NodeHost {
     /// The NIC's counters, with the traditional NIC's device counters.
     pub fn nic_stats(&self) -> serde_json::Value {
         let mut v = self.nic.stats();
-        if let Some(dev) = self.node.icenic() {
+        if let Some(dev) = self.node.device::<nanopu_node::IceNic>() {
             v["device"] = serde_json::to_value(&dev.stats).expect("counters serialize");
         }
         v

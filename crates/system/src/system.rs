@@ -90,22 +90,19 @@ impl System {
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-        if cfg.nic.kind == NicKind::Icenic {
-            match node.icenic() {
-                None => {
-                    return Err(SystemError::Config(
-                        "nic.kind = icenic needs the node's IceNIC device (node.icenic.enabled = true)"
-                            .into(),
-                    ))
-                }
-                Some(n) if n.cfg.ipv4 != node_ip => {
-                    return Err(SystemError::Config(format!(
-                        "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
-                        n.cfg.ipv4
-                    )))
-                }
-                Some(_) => {}
-            }
+        // The IceNIC's device is the IceNIC design's to attach (below);
+        // the key that once attached it must agree with the design.
+        if node.cfg().icenic.enabled && cfg.nic.kind != NicKind::Icenic {
+            return Err(SystemError::Config(format!(
+                "node.icenic.enabled = true but nic.kind = {}: the IceNIC is the NIC of nic.kind = icenic",
+                cfg.nic.kind.name()
+            )));
+        }
+        if cfg.nic.kind == NicKind::Icenic && node.cfg().icenic.ipv4 != node_ip {
+            return Err(SystemError::Config(format!(
+                "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
+                node.cfg().icenic.ipv4
+            )));
         }
         let gbps = cfg.network.link.gbps;
         let propagation_ps = load.as_ref().map_or(0, |l| l.link_propagation_ps);
@@ -125,6 +122,8 @@ impl System {
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
         let nic = node_nic(cfg.nic.kind, &cfg.nic, node_ip.to_bits(), link, None)?;
+        nic.attach(&mut node)
+            .map_err(|e| SystemError::Config(format!("cannot attach the NIC's device: {e}")))?;
         let core_mhz = node.cfg().core.clock_mhz;
         let mut node = NodeHost::new(node, nic);
         node.io.boot_on_wire = true;

@@ -138,7 +138,6 @@ impl Cluster {
                 // program learns its own address: the host's, not the
                 // single-node default every host would otherwise share.
                 node_cfg.icenic.ipv4 = std::net::Ipv4Addr::from(host_ip(h));
-                node_cfg.rdma_doorbell = kind == NicKind::Rdma;
                 let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
                 if !args.is_empty() {
@@ -157,6 +156,10 @@ impl Cluster {
                     Some(nic) => NodeNic::custom(nic),
                     None => node_nic(kind, &cfg.nic, host_ip(h), link, custom(h))?,
                 };
+                nic.attach(&mut node).map_err(|e| SystemError::Host {
+                    host: h,
+                    error: e.into(),
+                })?;
                 let mut host = NodeHost::new(node, nic);
                 host.io.boot_on_wire = boot_on_wire;
                 hosts.push(Host::Node(Box::new(host)));

@@ -11,10 +11,11 @@
 
 use super::{NebulaConfig, NebulaDesign, NebulaError, NebulaNic};
 use crate::host::NodeHost;
-use crate::nics::NodeNic;
+use crate::nics::{NicDesign, NodeNic};
 use nanopu_apps::mica::{MicaClient, MicaConfig};
 use nanopu_apps::{App, AppContext, AppRng, Request, Verdict};
 use nanopu_nics::mac::Mac;
+use nanopu_nics::nebula::queues::NebulaQueues;
 use nanopu_node::{Node, NodeConfig, NodeError};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::Flags;
@@ -451,7 +452,7 @@ impl BootedMica {
                 .d
                 .host
                 .node
-                .nebula_queues()
+                .device::<NebulaQueues>()
                 .is_some_and(|q| !q.has_commands())
     }
 
@@ -576,6 +577,7 @@ pub fn boot_mica(load: &MicaLoad) -> Result<BootedMica, LoadError> {
     }
     let mac = mac_of(load);
     let nic = NebulaNic::new(load.design, load.nic.clone(), mac, SERVER_IP, &mut node)?;
+    nic.attach(&mut node).map_err(NebulaError::Attach)?;
     let mut d = Driver::new(
         NodeHost::new(node, NodeNic::nebula(nic)),
         (0, SimTime::ZERO, SimTime::ZERO, load.link_gbps),
@@ -586,7 +588,7 @@ pub fn boot_mica(load: &MicaLoad) -> Result<BootedMica, LoadError> {
     while d
         .host
         .node
-        .nebula_queues()
+        .device::<NebulaQueues>()
         .and_then(|q| q.buffer_base())
         .is_none()
     {
