@@ -12,22 +12,9 @@ use nanopu_node::{Node, NodeConfig};
 use nanopu_sim::SimDuration;
 use std::collections::BTreeSet;
 
-/// The names in the second column of the devices table of `docs/devices.md`.
+/// The devices `docs/devices.md` lists.
 fn documented() -> BTreeSet<String> {
-    let path = nanopu_testkit::repo().join("docs/devices.md");
-    let doc = std::fs::read_to_string(path).expect("docs/devices.md");
-    let mut rows = doc
-        .lines()
-        .skip_while(|l| !l.starts_with("| device | name |"));
-    rows.next()
-        .expect("the devices table has a `| device | name |` header");
-    rows.skip(1)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let name = l.split('|').nth(2).expect("a name column").trim();
-            name.trim_matches('`').to_string()
-        })
-        .collect()
+    nanopu_testkit::documented_devices().into_iter().collect()
 }
 
 fn mac() -> Mac {
