@@ -33,6 +33,9 @@
 use super::dram_standard::DramStandard;
 use serde::Serialize;
 
+mod frfcfs;
+pub use frfcfs::ReadDone;
+
 /// Most entries the column-command log of a channel keeps, and the
 /// activate log of a rank; older ones no longer constrain anything (and
 /// if they would, the log's `floor` keeps them out of the way). Small,
@@ -401,6 +404,10 @@ struct Channel {
     /// The write buffer (`write_queue` entries, `nwrites` in use).
     writes: Vec<PendingWrite>,
     nwrites: usize,
+    /// Reads waiting undecided (`frfcfs.rs`; `read_queue` entries,
+    /// `nqueued` in use).
+    queue: Vec<frfcfs::Queued>,
+    nqueued: usize,
 }
 
 /// The banked DRAM: channels, their controllers, the counters.
@@ -436,6 +443,8 @@ impl BankedDram {
             acts: vec![Log::new(); s.ranks as usize],
             writes: vec![PendingWrite::default(); s.write_queue.clamp(1, MAX_WRITE_QUEUE) as usize],
             nwrites: 0,
+            queue: vec![frfcfs::Queued::default(); s.read_queue.clamp(1, MAX_READ_QUEUE) as usize],
+            nqueued: 0,
         };
         let refresh_offset = (0..s.ranks as u64)
             .map(|r| {
