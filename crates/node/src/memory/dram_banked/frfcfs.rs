@@ -171,3 +171,127 @@ impl BankedDram {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::dram_standard::ddr4_3200;
+
+    fn ddr4() -> BankedDram {
+        let s = ddr4_3200();
+        BankedDram::new(&s, 1, s.address_mapping).unwrap()
+    }
+
+    /// An address of DDR4-3200's `rochrababgco` map.
+    fn at(bg: u64, bank: u64, row: u64, col: u64) -> u64 {
+        (((row << 2 | bank) << 2 | bg) << 7 | col) << 6
+    }
+
+    /// Submits reads `(addr, t)` in order; their `(admitted, data)` by tag.
+    fn run(d: &mut BankedDram, reads: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        let mut out = vec![(0, 0); reads.len()];
+        let mut rec = |r: ReadDone| out[r.tag as usize] = (r.admitted, r.data);
+        for (i, &(addr, t)) in reads.iter().enumerate() {
+            d.submit_read(addr, t, i as u64, &mut rec);
+        }
+        d.finish(&mut rec);
+        out
+    }
+
+    #[test]
+    fn a_later_row_hit_is_served_before_an_earlier_conflict() {
+        let s = ddr4_3200();
+        let (cl, b) = (s.cl as u64, 4);
+        let late = s.tras as u64 - 2; // before the conflict's precharge may issue
+        let reads = [
+            (at(0, 0, 5, 0), 0),    // opens row 5
+            (at(0, 0, 9, 0), 1),    // another row: precharge no earlier than tRAS
+            (at(0, 0, 5, 1), late), // row 5 again, too late to fit before that precharge
+        ];
+        let mut d = ddr4();
+        let got = run(&mut d, &reads);
+        // Queued, the hit goes first and the conflict waits for it (tRTP).
+        assert_eq!(got[2].1, late + cl + b, "{got:?}");
+        assert!(got[1].1 > got[2].1);
+        assert_eq!(got[1].1, late + (s.trtp + s.trp + s.trcd) as u64 + cl + b);
+        assert_eq!(
+            (d.stats.row_hits, d.stats.row_misses, d.stats.row_conflicts),
+            (1, 1, 1)
+        );
+        // Answered at arrival instead, the conflict is committed first and
+        // the late read becomes a second conflict.
+        let mut now = ddr4();
+        for &(addr, t) in &reads {
+            now.read(addr, t);
+        }
+        assert_eq!(now.stats.row_conflicts, 2);
+    }
+
+    #[test]
+    fn the_oldest_goes_first_among_reads_that_are_not_hits() {
+        let mut d = ddr4();
+        let got = run(
+            &mut d,
+            &[
+                (at(0, 0, 5, 0), 0),
+                (at(0, 0, 9, 0), 1),
+                (at(0, 0, 7, 0), 2),
+            ],
+        );
+        assert!(got[0].1 < got[1].1 && got[1].1 < got[2].1, "{got:?}");
+        assert_eq!(d.stats.row_conflicts, 2);
+    }
+
+    #[test]
+    fn the_window_holds_at_most_read_queue_waiting_reads() {
+        let q = ddr4_3200().read_queue as usize;
+        let mut d = ddr4();
+        // Reads to rows of one bank at once: each a conflict.
+        let reads: Vec<_> = (0..3 * q as u64).map(|i| (at(0, 0, i, 0), 0)).collect();
+        let got = run(&mut d, &reads);
+        let cas = |k: usize| got[k].1 - d.read_latency;
+        for k in 0..got.len() {
+            let admit = got[k].0;
+            if k < q {
+                assert_eq!(admit, 0);
+            }
+            let waiting = (0..k)
+                .filter(|&j| got[j].0 <= admit && admit < cas(j))
+                .count();
+            assert!(waiting < q, "read {k}: {waiting} waiting at {admit}");
+        }
+        assert!(got[3 * q - 1].0 > 0);
+    }
+
+    #[test]
+    fn same_requests_same_results_queued() {
+        let go = || {
+            let mut d = ddr4();
+            let mut out = Vec::new();
+            let mut rec = |r: ReadDone| out.push((r.tag, r.admitted, r.data));
+            let mut x = 99u64;
+            let mut t = 0;
+            for i in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t += 1 + x % 20;
+                let addr = if x % 4 == 0 {
+                    x % (1 << 30)
+                } else {
+                    at(x % 4, 1, x % 3, x % 128)
+                };
+                if x % 5 == 0 {
+                    d.submit_write(addr & !63, t, &mut rec);
+                } else {
+                    t = t.max(d.submit_read(addr & !63, t, i, &mut rec));
+                }
+            }
+            d.finish(&mut rec);
+            (out, d.stats.clone())
+        };
+        let (a, sa) = go();
+        assert_eq!(a.len() as u64, sa.reads);
+        assert_eq!((a, sa), go());
+    }
+}
