@@ -13,7 +13,10 @@
 //! (the node's harts run in quanta): column commands and activates are
 //! kept in short time-sorted logs, and a request fits into the earliest gap
 //! those leave (so an early request arriving late does not queue behind
-//! later ones); a bank's own state is kept in arrival order.
+//! later ones); a bank's own state is kept in arrival order. Callers that
+//! can wait for an answer queue reads instead (`submit_read`,
+//! `dram_banked/frfcfs.rs`): those are scheduled first-ready
+//! first-come-first-served among the reads queued.
 //!
 //! Writes are posted: they wait in a bounded write buffer (a read of a
 //! buffered line is answered from it) until it is full, or holds more than
