@@ -276,12 +276,12 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 t += 1 + x % 20;
-                let addr = if x % 4 == 0 {
+                let addr = if x.is_multiple_of(4) {
                     x % (1 << 30)
                 } else {
                     at(x % 4, 1, x % 3, x % 128)
                 };
-                if x % 5 == 0 {
+                if x.is_multiple_of(5) {
                     d.submit_write(addr & !63, t, &mut rec);
                 } else {
                     t = t.max(d.submit_read(addr & !63, t, i, &mut rec));
