@@ -195,7 +195,8 @@ fn memory_moves(md: &mut String, targets: &[(&ExperimentResult, &Target)]) {
          prototype's memory system below the L2 (`[node.memory] preset = \"firesim-lnic\"`, \
          issue #49) where they had the fluid model's flat 75 ns DRAM. The keys that change moved \
          (every other key kept its value to the last digit), before (on the fluid model) and in \
-         this run; `docs/memory.md` explains each.\n\n\
+         this run; `docs/memory.md` explains each. The values before are a full-scale run's \
+         with the default seed: at another scale or seed this run's differ for that reason too.\n\n\
          | key | before | this run | change | why |\n|---|---|---|---|---|\n",
     );
     for (m, t) in rows {
