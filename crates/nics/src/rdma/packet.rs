@@ -397,7 +397,7 @@ mod tests {
             check_any(&bytes);
             // Mostly RoCE-looking frames, so the later checks are reached.
             let mut f = bytes.clone();
-            if f.len() >= BTH_OFFSET + 1 {
+            if f.len() > BTH_OFFSET {
                 f[12..14].copy_from_slice(&[0x08, 0x00]);
                 f[IPV4_OFFSET] = 0x45;
                 f[IPV4_OFFSET + 9] = 17;
