@@ -36,7 +36,6 @@ use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::Config as SimConfig;
-use nanopu_system::Config;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 pub use settings::Fixed;
 use std::net::Ipv4Addr;
@@ -391,15 +390,14 @@ impl Runner {
             addresses,
         } = *server;
         let name = program.display();
-        let mut node_cfg = self.cfg.node.clone();
-        node_cfg.icenic.enabled = nic == NicKind::Icenic;
         let mut sys_cfg = self.cfg.clone();
+        sys_cfg.node.icenic.enabled = nic == NicKind::Icenic;
         let (node_ip, client_ip) = addresses.unwrap_or((
             Ipv4Addr::from_bits(nanopu_system::NODE_IP),
             Ipv4Addr::from_bits(nanopu_system::CLIENT_IP),
         ));
         if addresses.is_some() {
-            node_cfg.icenic.ipv4 = node_ip;
+            sys_cfg.node.icenic.ipv4 = node_ip;
         }
         sys_cfg.nic.kind = nic;
         if let Some(sel) = selection {
@@ -414,10 +412,7 @@ impl Runner {
             program: program.to_path_buf(),
             args: args.to_vec(),
             addresses,
-            cfg: Config {
-                node: node_cfg.clone(),
-                ..sys_cfg.clone()
-            },
+            cfg: sys_cfg.clone(),
             link_propagation_ps: load.link_propagation_ps,
         });
         let forked = match (seed, &key) {
@@ -427,7 +422,7 @@ impl Runner {
         let node = match forked {
             Some(node) => node,
             None => {
-                let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
+                let mut node = nanopu_node::Node::with_program(sys_cfg.node.base.clone(), program)?;
                 if !args.is_empty() {
                     let h = node.htif_mut().ok_or_else(|| {
                         fail!("{name} takes arguments but defines no `tohost` symbol to read them through")

@@ -208,8 +208,9 @@ fn nanopu_points(
     seed: &BootSeed,
 ) -> Result<Vec<(NanoPuPoint, bool)>> {
     let mut cfg = r.cfg.clone();
-    cfg.node =
-        node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
+    cfg.node = node_config_from_toml(SERVER)
+        .map_err(|e| fail!("configs/nebula-server.toml: {e}"))?
+        .into();
     cfg.network.link.gbps = 120;
     let runner = r.sequential_with(cfg);
     let program = r.program("nb_nanopu_mica")?;
