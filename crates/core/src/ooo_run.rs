@@ -97,6 +97,9 @@ impl Hart {
             let issue = ooo.dispatch(&d.timing, serial);
             self.cycle = issue;
             let pc = self.pc;
+            let class = d.timing.class;
+            // The address, before the instruction overwrites its base.
+            let addr = self.x[d.inst.rs1 as usize].wrapping_add(d.inst.imm as i64 as u64);
             let mispredicts = self.predictor.mispredicts;
             let result = if d.flags == 0 {
                 self.execute::<B, true>(&d.inst, bus)
@@ -108,10 +111,16 @@ impl Hart {
             // Stalls inside execution (every MSHR busy, a device's round
             // trip, a fence draining misses) delay the issue.
             let after = self.cycle;
-            let class = d.timing.class;
             let arrival = std::mem::take(&mut self.load_arrival);
             let done = match class {
-                Class::Load | Class::FpLoad => (after + ooo.latency(class)).max(arrival),
+                Class::Load | Class::FpLoad => {
+                    ooo.load_done(addr, after, (after + ooo.latency(class)).max(arrival))
+                }
+                Class::Store | Class::FpStore => {
+                    let done = after + ooo.latency(class);
+                    ooo.note_store(addr, done);
+                    done
+                }
                 // A mispredicted branch's in-order penalty (added by
                 // `exec`) is the front end's business here.
                 Class::Branch | Class::Jump => issue + 1,

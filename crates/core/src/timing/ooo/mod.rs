@@ -182,3 +182,6 @@ impl OooConfig {
         *self == OooConfig::default()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -58,8 +58,17 @@ pub struct OooCore {
     /// Cycle the unpipelined divider (integer and FP) frees.
     div_free: u64,
     cal: Calendar,
+    /// Recent stores by 8-byte word (direct-mapped: word, cycle its data is
+    /// ready): a load of a word an in-flight store writes gets its value
+    /// forwarded, no earlier than the store's data. A store overwritten in
+    /// this table by another word is forgotten (the load is then timed
+    /// as if the store had drained).
+    stores: Box<[(u64, u64)]>,
     pub stats: OooStats,
 }
+
+/// Entries of the store-forwarding table (a power of two, above any store queue).
+const STORE_TABLE: usize = 1024;
 
 fn unit_of(c: Class) -> Unit {
     match c {
@@ -150,6 +159,7 @@ impl OooCore {
             last_retire: 0,
             div_free: 0,
             cal: Calendar::new(),
+            stores: vec![(u64::MAX, 0); STORE_TABLE].into_boxed_slice(),
             stats: OooStats::default(),
         }
     }
@@ -264,6 +274,28 @@ impl OooCore {
         }
     }
 
+    /// A store to `addr` whose data is ready at `done`.
+    #[inline]
+    pub fn note_store(&mut self, addr: u64, done: u64) {
+        let word = addr >> 3;
+        self.stores[word as usize & (STORE_TABLE - 1)] = (word, done);
+    }
+
+    /// When a load of `addr` issued at `issue` has its value, given that
+    /// it would have it at `done` from the cache: a store to the same word
+    /// whose data is not ready at issue forwards it, `load_to_use` after
+    /// the data is (the value passes the load pipeline).
+    #[inline]
+    pub fn load_done(&self, addr: u64, issue: u64, done: u64) -> u64 {
+        let word = addr >> 3;
+        let (w, ready) = self.stores[word as usize & (STORE_TABLE - 1)];
+        if w == word && ready > issue {
+            done.max(ready + self.lat.of(Class::Load) as u64)
+        } else {
+            done
+        }
+    }
+
     /// `delta` cycles passed in an idle loop's skipped iterations: the
     /// window is where it was, `delta` cycles later.
     pub fn shift(&mut self, delta: u64) {
@@ -275,6 +307,9 @@ impl OooCore {
             .chain(self.sq.iter_mut())
         {
             *v += delta;
+        }
+        for (_, ready) in self.stores.iter_mut() {
+            *ready += delta;
         }
         self.fe += delta;
         self.last_retire += delta;
