@@ -10,7 +10,7 @@ use crate::timing::{Class, CoreTimingConfig, Latencies, Timing};
 const NONE_COUNTER: (usize, u8) = (6, u8::MAX);
 
 /// Counters of the out-of-order model (what limited dispatch, and how much).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OooStats {
     /// Instructions timed (retired).
     pub retired: u64,
