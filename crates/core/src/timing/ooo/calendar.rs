@@ -9,7 +9,10 @@
 //! front end, which only moves forward: nothing issues before it. An
 //! instruction ready beyond the window (behind a long chain of misses) is
 //! not limited by ports: contention that far ahead is rare, and the window
-//! is longer than any ROB fills in cycles of issue.
+//! is longer than any ROB fills in cycles of issue. Each slot carries the
+//! cycle it counts, so that sliding the window clears nothing (a slot of a
+//! cycle gone by reads as empty): the cost is per instruction, not per
+//! simulated cycle.
 //!
 //! [`Unit`]: super::Unit
 
@@ -21,10 +24,13 @@ const TOTAL_SHIFT: u32 = 56;
 /// Per-cycle issue counters over [`HORIZON`] cycles from `base`.
 #[derive(Clone, Debug)]
 pub struct Calendar {
-    slots: Box<[u64]>,
-    /// The cycle of `slots[head]`; every earlier cycle is gone.
+    /// Per slot: the cycle it counts (less `offset`) and its counters.
+    slots: Box<[(u64, u64)]>,
+    /// The first cycle still open; every earlier one is gone.
     base: u64,
-    head: usize,
+    /// Cycles skipped by [`shift`](Self::shift): slots are tagged with
+    /// `cycle - offset`, so a shift moves every booking at once.
+    offset: u64,
 }
 
 impl Default for Calendar {
@@ -36,35 +42,23 @@ impl Default for Calendar {
 impl Calendar {
     pub fn new() -> Calendar {
         Calendar {
-            slots: vec![0; HORIZON].into_boxed_slice(),
+            slots: vec![(u64::MAX, 0); HORIZON].into_boxed_slice(),
             base: 0,
-            head: 0,
+            offset: 0,
         }
     }
 
     /// Forgets the cycles before `cycle` (the front end reached it).
     #[inline]
     pub fn advance(&mut self, cycle: u64) {
-        if cycle <= self.base {
-            return;
-        }
-        let n = cycle - self.base;
-        if n >= HORIZON as u64 {
-            self.slots.fill(0);
-            self.head = 0;
-        } else {
-            for k in 0..n as usize {
-                self.slots[(self.head + k) & MASK] = 0;
-            }
-            self.head = (self.head + n as usize) & MASK;
-        }
-        self.base = cycle;
+        self.base = self.base.max(cycle);
     }
 
     /// Moves every booked cycle `delta` later (an idle loop's iterations
     /// were skipped: the core is where it was, `delta` cycles on).
     pub fn shift(&mut self, delta: u64) {
         self.base += delta;
+        self.offset += delta;
     }
 
     /// Books the first cycle at or after `from` with a free port of each
@@ -78,7 +72,13 @@ impl Calendar {
             if off >= HORIZON as u64 {
                 return c;
             }
-            let s = &mut self.slots[(self.head + off as usize) & MASK];
+            let tag = c - self.offset;
+            let (t, s) = &mut self.slots[tag as usize & MASK];
+            if *t != tag {
+                // A cycle gone by: this one starts empty.
+                *t = tag;
+                *s = 0;
+            }
             let free = (*s >> TOTAL_SHIFT) < width as u64
                 && counters
                     .iter()

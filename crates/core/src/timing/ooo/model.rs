@@ -196,7 +196,7 @@ impl OooCore {
     /// Dispatches the next instruction (timing `t`) into the window and
     /// books its issue; returns the issue cycle. `serial`: it waits until
     /// every older instruction has retired.
-    #[inline]
+    #[inline(always)]
     pub fn dispatch(&mut self, t: &Timing, serial: bool) -> u64 {
         let class = t.class;
         let mut d = self.fe + (self.fe_used >= self.width) as u64;
@@ -239,10 +239,15 @@ impl OooCore {
     /// `done`. `taken`: a taken branch or jump (ends the fetch group);
     /// `mispredicted`: the front end refetches after it resolves;
     /// `serial`: younger instructions dispatch after it retires.
-    #[inline]
+    #[inline(always)]
     pub fn retire(&mut self, t: &Timing, done: u64, taken: bool, mispredicted: bool, serial: bool) {
         let n = self.rob.len();
-        let older = self.rob[(self.rob_pos + n - self.retire_width) % n];
+        let back = if self.rob_pos >= self.retire_width {
+            self.rob_pos - self.retire_width
+        } else {
+            self.rob_pos + n - self.retire_width
+        };
+        let older = self.rob[back];
         let r = done.max(self.last_retire).max(older);
         self.rob[self.rob_pos] = r + 1;
         self.rob_pos = if self.rob_pos + 1 == n {
@@ -253,10 +258,18 @@ impl OooCore {
         let class = t.class;
         if is_load(class) {
             self.lq[self.lq_pos] = r + 1;
-            self.lq_pos = (self.lq_pos + 1) % self.lq.len();
+            self.lq_pos = if self.lq_pos + 1 == self.lq.len() {
+                0
+            } else {
+                self.lq_pos + 1
+            };
         } else if is_store(class) {
             self.sq[self.sq_pos] = r + 1;
-            self.sq_pos = (self.sq_pos + 1) % self.sq.len();
+            self.sq_pos = if self.sq_pos + 1 == self.sq.len() {
+                0
+            } else {
+                self.sq_pos + 1
+            };
         }
         self.last_retire = r;
         self.ready[t.dst as usize] = done;
