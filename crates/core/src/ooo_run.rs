@@ -93,13 +93,17 @@ impl Hart {
             // Fetch: an L1I miss holds the front end until the line arrives.
             self.fetch_timing(bus);
             ooo.stall_front_end(self.cycle);
-            let serial = serialising(d);
-            let issue = ooo.dispatch(&d.timing, serial);
-            self.cycle = issue;
             let pc = self.pc;
             let class = d.timing.class;
             // The address, before the instruction overwrites its base.
             let addr = self.x[d.inst.rs1 as usize].wrapping_add(d.inst.imm as i64 as u64);
+            // Device registers are accessed in program order (uncached,
+            // strongly ordered I/O): such an access drains the window too.
+            let serial = serialising(d)
+                || (matches!(class, Class::Load | Class::Store)
+                    && bus.uncached_cycles(addr).is_some());
+            let issue = ooo.dispatch(&d.timing, serial);
+            self.cycle = issue;
             let mispredicts = self.predictor.mispredicts;
             let result = if d.flags == 0 {
                 self.execute::<B, true>(&d.inst, bus)

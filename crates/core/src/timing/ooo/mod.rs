@@ -28,7 +28,8 @@
 //! Assumptions (stated so a reader can judge them): memory dependences are
 //! predicted perfectly (a load does not wait for older stores' addresses;
 //! the functional model already forwards the data); CSR accesses, `fence`,
-//! AMOs, LR/SC, system instructions and netRX/netTX accesses are serialising
+//! AMOs, LR/SC, system instructions, netRX/netTX accesses and device
+//! (uncached) loads and stores are serialising
 //! (they wait for the window to drain and the front end resumes after them,
 //! as BOOM's "unique" instructions do); wrong-path instructions are not
 //! executed (their cache pollution is not modelled); the predictor is the
