@@ -98,6 +98,21 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         .iter()
         .map(|&(name, _)| fastest(a.repeat, || run_kernel(&cfg, &dir, name), KernelBench::mips))
         .collect::<Result<Vec<_>>>()?;
+    // The same kernels on the out-of-order core model (Broadwell preset).
+    let ooo_cfg = nanopu_node::NodeConfig {
+        core: nanopu_core::CorePreset::Broadwell.config(),
+        ..cfg.clone()
+    };
+    let ooo_kernels = KERNELS
+        .iter()
+        .map(|&(name, _)| {
+            fastest(
+                a.repeat,
+                || run_kernel(&ooo_cfg, &dir, name),
+                KernelBench::mips,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
 
     // Idle: four harts in lnic_wait for one simulated second.
     let idle = program(&dir, "idle_wait")?;
@@ -131,9 +146,13 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
 
-    for (k, (_, what)) in kernels.iter().zip(KERNELS) {
+    let in_order = kernels.iter().map(|k| (k, ""));
+    let ooo = ooo_kernels
+        .iter()
+        .map(|k| (k, " on the out-of-order core (broadwell)"));
+    for ((k, core), (_, what)) in in_order.chain(ooo).zip(KERNELS.iter().cycle()) {
         crate::output::write_stdout(&format!(
-            "compute kernel {} ({what}): {} instructions executed ({} more in skipped polling loops), {} cycles in {:.3} s: {:.1} simulated MIPS, {:.1} M simulated cycles/s\n",
+            "compute kernel {}{core} ({what}): {} instructions executed ({} more in skipped polling loops), {} cycles in {:.3} s: {:.1} simulated MIPS, {:.1} M simulated cycles/s\n",
             k.name,
             k.executed,
             k.instret - k.executed,
@@ -211,6 +230,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             j[format!("{}_instret", k.name)] = json!(k.instret);
             j[format!("{}_executed", k.name)] = json!(k.executed);
             j[format!("{}_wall_s", k.name)] = json!(k.wall_s);
+        }
+        for k in &ooo_kernels {
+            let key = if k.name == "matmul" { "kernel" } else { k.name };
+            j[format!("ooo_{key}_mips")] = json!(k.mips());
+            j[format!("ooo_{key}_cycles")] = json!(k.cycles);
+            j[format!("ooo_{key}_executed")] = json!(k.executed);
         }
         write_json(&path, &j)?;
     }

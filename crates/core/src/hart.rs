@@ -11,7 +11,9 @@ use crate::csr::{mstatus, MachineCsrs, Privilege};
 use crate::debug::{BusPeek, Observer, TextTrace};
 use crate::decode_cache::{DecodeCache, Decoded, READS_NETRX, SELF_LOOP, WRITES_NETTX};
 use crate::netif::{NetIf, NetIfConfig, TxError};
-use crate::timing::{BranchPredictor, Cache, CoreTimingConfig, Lookup, MshrFile, Pipeline};
+use crate::timing::{
+    BranchPredictor, Cache, CoreModel, CoreTimingConfig, Lookup, MshrFile, OooCore, Pipeline,
+};
 use crate::trap::{irq, Exception, GuestFault, Trap, INTERRUPT_BIT};
 use nanopu_isa::decode;
 
@@ -72,7 +74,7 @@ pub(crate) enum Event {
 
 impl Event {
     /// Whether the instruction that raised the event retired.
-    fn retires(&self) -> bool {
+    pub(crate) fn retires(&self) -> bool {
         !matches!(
             self,
             Event::Trap(_) | Event::Stop(Stop::RxEmpty) | Event::Stop(Stop::TxFull)
@@ -186,6 +188,9 @@ pub struct Hart {
     /// where one run would have.
     hts_bound_in_slice: u64,
     pub(crate) stats: HartStats,
+    /// The out-of-order window (`timing/ooo/`), if the core uses that
+    /// model; `None`: the in-order pipeline.
+    pub(crate) ooo: Option<Box<OooCore>>,
 }
 
 /// Nested exceptions with the same pc and cause, none returned from
@@ -251,6 +256,7 @@ impl Hart {
             trap_storm: TrapStorm::default(),
             hts_bound_in_slice: u64::MAX,
             stats: HartStats::default(),
+            ooo: (timing.model == CoreModel::OutOfOrder).then(|| Box::new(OooCore::new(timing))),
         }
     }
 
@@ -273,7 +279,9 @@ impl Hart {
     /// Runs until cycle `limit` or until something stops the hart, a basic
     /// block at a time (`block.rs`).
     pub fn run<B: Bus>(&mut self, bus: &mut B, dc: &mut DecodeCache, limit: u64) -> Stop {
-        if self.mshrs.count() == 0 {
+        if self.ooo.is_some() {
+            self.run_ooo(bus, dc, limit, &mut crate::ooo_run::Unobserved)
+        } else if self.mshrs.count() == 0 {
             self.run_blocks::<B, false>(bus, dc, limit)
         } else {
             self.run_blocks::<B, true>(bus, dc, limit)
@@ -290,6 +298,9 @@ impl Hart {
         limit: u64,
         trace: &mut dyn std::io::Write,
     ) -> Stop {
+        if self.ooo.is_some() {
+            return self.run_ooo(bus, dc, limit, &mut TextTrace::new(trace));
+        }
         self.run_loop(bus, dc, limit, &mut TextTrace::new(trace))
     }
 
@@ -302,6 +313,9 @@ impl Hart {
         limit: u64,
         observer: &mut dyn Observer,
     ) -> Stop {
+        if self.ooo.is_some() {
+            return self.run_ooo(bus, dc, limit, observer);
+        }
         self.run_loop(bus, dc, limit, observer)
     }
 
@@ -402,7 +416,7 @@ impl Hart {
     }
 
     #[inline(always)]
-    fn fetch_timing<B: Bus>(&mut self, bus: &mut B) {
+    pub(crate) fn fetch_timing<B: Bus>(&mut self, bus: &mut B) {
         let line = self.l1i.line_of(self.pc);
         if line != self.last_fetch_line {
             self.last_fetch_line = line;
@@ -975,6 +989,9 @@ impl Hart {
             s.cycle = self.cycle;
             s.instret = self.instret;
         }
+        if let Some(o) = self.ooo.as_deref_mut() {
+            o.shift(cycles);
+        }
     }
 
     /// Advances a hart that is stalled (wfi, netRX/netTX) to `cycle`.
@@ -1048,6 +1065,11 @@ impl Hart {
 
     pub fn stats(&self) -> &HartStats {
         &self.stats
+    }
+
+    /// The out-of-order window's counters, if the core uses that model.
+    pub fn ooo_stats(&self) -> Option<&crate::timing::ooo::OooStats> {
+        self.ooo.as_deref().map(|o| &o.stats)
     }
 
     /// The branch predictor (its counters).

@@ -20,6 +20,7 @@ pub mod fpu;
 pub mod hart;
 pub mod hts;
 pub mod netif;
+mod ooo_run;
 pub mod timing;
 pub mod trap;
 
@@ -29,5 +30,5 @@ pub use decode_cache::DecodeCache;
 pub use hart::{Hart, HartStats, Stop};
 pub use hts::{Hts, HtsNote, HtsStats};
 pub use netif::{NetIf, NetIfConfig};
-pub use timing::{CoreConfigError, CoreTimingConfig};
+pub use timing::{CoreConfigError, CoreModel, CorePreset, CoreTimingConfig, OooConfig};
 pub use trap::{Exception, GuestFault};

@@ -119,6 +119,8 @@ impl Config {
                     .into(),
             ));
         }
+        let mut user = user;
+        apply_core_preset(&mut user, text)?;
         let cfg: Config = parse_partial(user, text)?;
         cfg.validate().map_err(|e| match e {
             // Messages of invalid values start with the key's path.
@@ -293,6 +295,33 @@ where
             .unwrap_or_else(|| line_of_key(text, &path));
         ConfigError::Syntax(format!("{path}: {message}{line}"))
     })
+}
+
+/// `[node.core] preset = "..."`: the named core's keys
+/// (`nanopu_core::timing::ooo::presets`) become the defaults of
+/// `[node.core]`, under the keys the user wrote beside the preset.
+pub fn apply_core_preset(user: &mut toml::Table, text: &str) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(core)) = user
+        .get_mut("node")
+        .and_then(|n| n.as_table_mut())
+        .and_then(|n| n.get_mut("core"))
+    else {
+        return Ok(());
+    };
+    let Some(name) = core.get("preset") else {
+        return Ok(());
+    };
+    let preset: nanopu_core::CorePreset =
+        name.clone().try_into().map_err(|e: toml::de::Error| {
+            ConfigError::Syntax(format!(
+                "node.core.preset: {}{}",
+                e.message().trim(),
+                line_of_key(text, "node.core.preset")
+            ))
+        })?;
+    let defaults = toml::Table::try_from(preset.config()).expect("a preset serializes");
+    *core = merge(defaults, std::mem::take(core));
+    Ok(())
 }
 
 /// Whether `d` and `u` are enum values of different variants: serde's

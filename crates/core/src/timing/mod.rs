@@ -48,6 +48,7 @@
 pub mod branch;
 pub mod cache;
 pub mod mshr;
+pub mod ooo;
 
 use nanopu_isa::{Inst, Opcode, RegFile};
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,7 @@ use serde::{Deserialize, Serialize};
 pub use branch::BranchPredictor;
 pub use cache::{Cache, CacheConfig, CacheConfigError, Lookup};
 pub use mshr::MshrFile;
+pub use ooo::{CoreModel, CorePreset, OooConfig, OooCore};
 
 /// Core clock of the nanoPU prototype (nanoPU §5: "All nanoPU times are at
 /// the 3.2 GHz target clock"; `nanopu-abi.md`).
@@ -68,6 +70,14 @@ pub const MAX_L1D_MSHRS: u32 = 64;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CoreTimingConfig {
+    /// The timing model: `in-order` (this module, the default) or
+    /// `out-of-order` (`ooo/`).
+    #[serde(skip_serializing_if = "CoreModel::is_in_order")]
+    pub model: CoreModel,
+    /// A named core (`ooo/presets.rs`): sets the keys it names; keys
+    /// written beside it override them (the configuration loader merges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<CorePreset>,
     /// Core clock in MHz (nanoPU prototype: 3200).
     pub clock_mhz: u32,
     /// Cycles from a load's issue until a dependent instruction can issue.
@@ -137,6 +147,10 @@ pub struct CoreTimingConfig {
     /// `NonBlockingDCache` (src/main/scala/rocket/HellaCache.scala:235).
     /// Rocket's own `DCacheParams` default is 1.
     pub l1d_mshrs: u32,
+    /// The out-of-order window (`[node.core.ooo]`), read when `model =
+    /// "out-of-order"`.
+    #[serde(skip_serializing_if = "OooConfig::is_default")]
+    pub ooo: OooConfig,
 }
 
 impl Default for CoreTimingConfig {
@@ -147,6 +161,8 @@ impl Default for CoreTimingConfig {
             line_bytes: 64,
         };
         CoreTimingConfig {
+            model: CoreModel::InOrder,
+            preset: None,
             clock_mhz: CORE_CLOCK_MHZ,
             load_to_use_cycles: 3,
             mul_cycles: 8,
@@ -167,6 +183,7 @@ impl Default for CoreTimingConfig {
             l1i: l1,
             l1d: l1,
             l1d_mshrs: 0,
+            ooo: OooConfig::default(),
         }
     }
 }
@@ -183,6 +200,8 @@ pub enum CoreConfigError {
     /// The message names the cache (`l1i`, `l1d`).
     #[error(transparent)]
     Cache(#[from] CacheConfigError),
+    #[error(transparent)]
+    Ooo(#[from] ooo::OooConfigError),
 }
 
 impl CoreTimingConfig {
@@ -205,6 +224,12 @@ impl CoreTimingConfig {
         }
         self.l1i.validate("l1i")?;
         self.l1d.validate("l1d")?;
+        if self.model == CoreModel::OutOfOrder {
+            self.ooo.validate()?;
+            if self.l1d_mshrs == 0 {
+                return Err(ooo::OooConfigError::BlockingL1d.into());
+            }
+        }
         Ok(())
     }
 

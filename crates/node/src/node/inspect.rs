@@ -25,6 +25,9 @@ pub struct HartSummary {
     pub idle_cycles: u64,
     /// Of `instret`, the instructions of skipped polling-loop iterations.
     pub idle_instret: u64,
+    /// The out-of-order window's counters (a core on that model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ooo: Option<nanopu_core::timing::ooo::OooStats>,
 }
 
 impl Node {
@@ -62,6 +65,7 @@ impl Node {
                 interrupts: h.stats().interrupts,
                 idle_cycles: h.stats().idle_cycles,
                 idle_instret: h.stats().idle_instret,
+                ooo: h.ooo_stats().cloned(),
             })
             .collect()
     }
