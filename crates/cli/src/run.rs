@@ -172,7 +172,7 @@ impl LoadOpts {
             LoadSetting::Service => self.service.is_some(),
             LoadSetting::TimeoutNs => self.timeout_ns.is_some(),
             LoadSetting::App => self.app.is_some(),
-            LoadSetting::TickNs | LoadSetting::ServiceByContext => false,
+            LoadSetting::TickNs | LoadSetting::ServiceByContext | LoadSetting::Connections => false,
         }
     }
 

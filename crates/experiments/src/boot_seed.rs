@@ -70,17 +70,19 @@ impl BootSeed {
     }
 }
 
-/// [`System::run`] to `until`, stopping every [`SEED_PAUSE`] while only the
-/// node's cores have run to keep a fork of the node in `seed` (the last
-/// one, taken as late as possible). Pausing changes nothing in the run.
-/// Nothing is kept if the client or NIC acted before the first pause, or
-/// the node cannot be forked (an observer attached); the run is the same.
+/// [`System::run`] towards `until`, stopping every [`SEED_PAUSE`] while
+/// only the node's cores have run to keep a fork of the node in `seed`
+/// (the last one, taken as late as possible), and returning (`None`) at
+/// the first pause after that for the caller to run on; `Some` if the run
+/// ended first. Pausing changes nothing in the run. Nothing is kept if the
+/// client or NIC acted before the first pause, or the node cannot be
+/// forked (an observer attached); the run is the same.
 pub(crate) fn run_seeding(
     sys: &mut System,
     until: SimTime,
     seed: &BootSeed,
     key: SeedKey,
-) -> std::result::Result<SystemEnd, SystemError> {
+) -> std::result::Result<Option<SystemEnd>, SystemError> {
     let mut kept = None;
     let mut pause = SimTime::ZERO + SEED_PAUSE;
     let mut ended = None;
@@ -98,12 +100,8 @@ pub(crate) fn run_seeding(
         }
         pause += SEED_PAUSE;
     }
-    let end = match ended {
-        Some(end) => end,
-        None => sys.run(until)?,
-    };
     if let Some(node) = kept {
         seed.keep(key, node);
     }
-    Ok(end)
+    Ok(ended)
 }

@@ -80,6 +80,10 @@ pub struct Measured {
     pub ctx_switch_mean_cycles: f64,
     /// The node's LLC and DRAM counters over the whole point.
     pub memory: nanopu_node::memory::MemoryStats,
+    /// With [`Runner::memory_window`]: the counters when the warm-up's
+    /// requests had been sent, that time and the point's end, so that
+    /// `memory` minus these is what the measured requests cost.
+    pub memory_at_warmup: Option<(nanopu_node::memory::MemoryStats, SimTime, SimTime)>,
 }
 
 /// How many mean service times a sustained load's p99 may reach
@@ -191,6 +195,12 @@ pub struct Runner {
     /// Host CPU time this experiment's threads used so far, in ns (see
     /// [`thread_cpu_ns`]).
     pub cpu_ns: Arc<AtomicU64>,
+    /// Keep the memory counters as they stand when the warm-up has been
+    /// sent ([`Measured::memory_at_warmup`]).
+    pub memory_window: bool,
+    /// Simulated time a point's program may take to boot before its load
+    /// (the time limit is this plus three times the load's arrivals).
+    pub boot_allowance: SimDuration,
 }
 
 impl Runner {
@@ -221,6 +231,8 @@ impl Runner {
             cores: Arc::new(Cores::new(threads)),
             rank: 0,
             cpu_ns: Arc::default(),
+            memory_window: false,
+            boot_allowance: SimDuration::from_us(100_000),
         }
     }
 
@@ -441,17 +453,28 @@ impl Runner {
         // of 250 us, an Othello search at depth 3 takes about 40).
         let until_us = match load.mode {
             LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
-                100_000 + 3 * (load.count as f64 / rate_mrps) as u64
+                self.boot_allowance.fs() / 1_000_000_000
+                    + 3 * (load.count as f64 / rate_mrps) as u64
             }
             LoadMode::Closed { .. } => 1_000_000,
         };
         let until = SimTime::ZERO + SimDuration::from_us(until_us);
-        let end = match (seed, key) {
-            (Some(seed), Some(key)) if seed.is_empty() => {
-                boot_seed::run_seeding(&mut sys, until, seed, key)
+        let mut at_warmup = None;
+        let end = (|| {
+            let mut ended = match (seed, key) {
+                (Some(seed), Some(key)) if seed.is_empty() => {
+                    boot_seed::run_seeding(&mut sys, until, seed, key)?
+                }
+                _ => None,
+            };
+            if self.memory_window && ended.is_none() {
+                ended = run_through_warmup(&mut sys, until, load.warmup, &mut at_warmup)?;
             }
-            _ => sys.run(until),
-        }
+            match ended {
+                Some(end) => Ok(end),
+                None => sys.run(until),
+            }
+        })()
         .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
@@ -473,7 +496,37 @@ impl Runner {
             ctx_switches: st.ctx_switches,
             ctx_switch_mean_cycles: st.ctx_switch_cycles as f64 / st.ctx_switches as f64,
             memory: sys.node().memory_stats(),
+            memory_at_warmup: at_warmup.map(|(m, t)| (m, t, sys.cluster().sim_time())),
         })
+    }
+}
+
+/// Runs `sys` until its client has sent `warmup` requests, then keeps the
+/// node's memory counters and the time in `at`; `Some` if the run ended
+/// before. Pausing changes nothing in the run ([`System::run_pausing`]).
+fn run_through_warmup(
+    sys: &mut System,
+    until: SimTime,
+    warmup: u64,
+    at: &mut Option<(nanopu_node::memory::MemoryStats, SimTime)>,
+) -> std::result::Result<Option<SystemEnd>, nanopu_system::SystemError> {
+    loop {
+        let (started, sent) = sys
+            .client()
+            .map_or((true, u64::MAX), |c| (c.started(), c.report.sent));
+        if sent >= warmup {
+            *at = Some((sys.node().memory_stats(), sys.cluster().sim_time()));
+            return Ok(None);
+        }
+        // Coarse steps through the boot, fine ones through the warm-up.
+        let step = SimDuration::from_ns(if started { 200 } else { 100_000 });
+        let pause = sys.cluster().sim_time() + step;
+        if pause >= until {
+            return Ok(None);
+        }
+        if let Some(end) = sys.run_pausing(until, Some(pause))? {
+            return Ok(Some(end));
+        }
     }
 }
 

@@ -62,6 +62,9 @@ pub enum NebulaCommand {
     Send { addr: u64, len: u32, token: u32 },
     /// `free_buffer`: the slots `[addr, addr + len)` may be reused.
     Free { addr: u64, len: u32 },
+    /// Software registered its receive buffer at `base` (the global
+    /// register; given as core 0's): the NIC may take RPCs from now on.
+    Register { base: u64 },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -210,7 +213,9 @@ impl BusDevice for NebulaQueues {
     ) -> Option<StoreEffect> {
         if off == GLOBAL_OFFSET + 8 {
             self.buffer_base = Some(value);
-            return Some(StoreEffect::Done);
+            let cmd = NebulaCommand::Register { base: value };
+            self.commands.push_back((0, cycle, cmd));
+            return Some(StoreEffect::Yield);
         }
         let Some((core, reg)) = self.split(off) else {
             self.stats.bad_accesses += 1;

@@ -7,6 +7,7 @@
 //! wire: from the first bit of a request entering the node to the last bit
 //! of its reply leaving it.
 
+use crate::connections::{ConnId, Connections, ConnectionsConfig};
 use hdrhistogram::Histogram;
 use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
 use nanopu_nic::frames;
@@ -246,6 +247,12 @@ pub struct LoadConfig {
     /// requests and checks every reply against its oracle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<AppConfig>,
+    /// Many connections with NEBULA's protocol (`connections = {}` for
+    /// NEBULA §VI's 1024 of 256 messages each; see
+    /// [`crate::connections`]): application requests only. `None`: one
+    /// connection, the client's context; NACKs are not answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionsConfig>,
 }
 
 impl Default for LoadConfig {
@@ -266,6 +273,7 @@ impl Default for LoadConfig {
             timeout_ns: 1_000_000,
             link_propagation_ps: 0,
             app: None,
+            connections: None,
         }
     }
 }
@@ -299,6 +307,7 @@ pub enum LoadSetting {
     ServiceByContext,
     TimeoutNs,
     App,
+    Connections,
 }
 
 impl LoadSetting {
@@ -318,6 +327,7 @@ impl LoadSetting {
             LoadSetting::ServiceByContext => "service_by_context",
             LoadSetting::TimeoutNs => "--timeout-ns",
             LoadSetting::App => "--app",
+            LoadSetting::Connections => "connections",
         }
     }
 
@@ -338,6 +348,7 @@ impl LoadSetting {
             LoadSetting::ServiceByContext => "service_by_context",
             LoadSetting::TimeoutNs => "timeout_ns",
             LoadSetting::App => "app",
+            LoadSetting::Connections => "connections",
         }
     }
 }
@@ -577,6 +588,18 @@ impl LoadConfig {
                 ));
             }
         }
+        if let Some(c) = &self.connections {
+            if self.app.is_none() {
+                return Err(invalid(
+                    LoadSetting::Connections,
+                    toml_text(c),
+                    "connections carry application requests only: set an application (app)",
+                ));
+            }
+            if let Some(why) = c.problem() {
+                return Err(invalid(LoadSetting::Connections, toml_text(c), why));
+            }
+        }
         if self.count == 0 {
             return Err(invalid(LoadSetting::Count, 0, "must be at least 1"));
         }
@@ -706,6 +729,11 @@ struct Outstanding {
     /// When it was last sent, and to which server (index into `servers`).
     attempt_sent: SimTime,
     server: usize,
+    /// Its connection and message id there (with `[load] connections`;
+    /// `None`: the client's context, or waiting for a connection).
+    conn: Option<ConnId>,
+    /// NACKed: waiting to be sent again (see [`crate::connections`]).
+    resending: bool,
 }
 
 /// What the client measured.
@@ -732,6 +760,15 @@ pub struct LoadReport {
     /// Requests re-sent because the application said so (a reply asking
     /// for a retry, or a timeout it chose to retry).
     pub retries: u64,
+    /// NACKs received (`[load] connections`); each NACK of a measured
+    /// request counts as an infinite response time in the percentiles
+    /// (NEBULA §VI), which are then infinite if there are enough of them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nacks: u64,
+    /// Requests given up after `connections.max_attempts` NACKed sends
+    /// (also counted in `lost`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gave_up: u64,
     /// Response time at the client: its request's first send to the last
     /// bit of the reply reaching it, in ns (after the warm-up).
     pub client_p50_ns: f64,
@@ -774,6 +811,10 @@ impl LoadReport {
     pub fn backlog_growth(&self) -> i64 {
         self.outstanding_at_last_send as i64 - self.outstanding_at_midpoint as i64
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Response times of the requests to one context.
@@ -851,6 +892,12 @@ pub struct Client {
     /// its response time at the client): a latency series, to see a gap
     /// (a failover) over time. Off by default.
     pub series: Option<Vec<(SimTime, SimDuration)>>,
+    /// `[load] connections`, and (open loop) when the next arrival is due,
+    /// to tell it from a resend's wake-up.
+    conns: Option<Connections>,
+    next_arrival: Option<SimTime>,
+    /// NACKs of measured requests (infinite response times).
+    measured_nacks: u64,
 }
 
 /// Picoseconds, up to 10 s, 3 significant digits.
@@ -879,6 +926,9 @@ impl Client {
     ) -> Client {
         Client {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            conns: cfg.connections.clone().map(Connections::new),
+            next_arrival: None,
+            measured_nacks: 0,
             cfg,
             ip,
             context: 1,
@@ -946,7 +996,7 @@ impl Client {
         if let Some(app) = self.app.as_mut() {
             for req in app.preamble(now.fs() / 1000, &mut self.rng) {
                 let server = self.servers[req.server.min(self.servers.len() - 1)].0;
-                self.send_frames(server, &req, now, out);
+                self.send_frames(server, &req, None, now, out);
             }
         }
         match self.cfg.mode {
@@ -959,8 +1009,16 @@ impl Client {
         }
     }
 
-    /// An open-loop arrival at `now`.
+    /// An open-loop arrival at `now` (with `[load] connections`, also the
+    /// resends due then).
     pub fn tick(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+        if self.conns.is_some() {
+            self.resend_due(now, out);
+            if self.started && self.next_arrival != Some(now) {
+                return; // a resend's wake-up
+            }
+            self.next_arrival = None;
+        }
         let (rate_mrps, tick_fs) = match self.cfg.mode {
             LoadMode::Closed { .. } => return,
             LoadMode::Open { rate_mrps } => (rate_mrps, 0),
@@ -977,9 +1035,11 @@ impl Client {
                 // The next iteration at or after the gap, at least the next one.
                 gap = gap.div_ceil(tick_fs).max(1) * tick_fs;
             }
-            out.push(ClientAction::Wake {
-                at: now + SimDuration::from_fs(gap.max(1)),
-            });
+            let at = now + SimDuration::from_fs(gap.max(1));
+            if self.conns.is_some() {
+                self.next_arrival = Some(at);
+            }
+            out.push(ClientAction::Wake { at });
         }
     }
 
@@ -1133,48 +1193,72 @@ impl Client {
                 attempts: 0,
                 attempt_sent: now,
                 server: req.server,
+                conn: None,
+                resending: false,
             },
         );
         self.report.sent += 1;
+        if let Some(conns) = self.conns.as_mut() {
+            let o = self.outstanding.get_mut(&seq).expect("just inserted");
+            match conns.open(seq, &mut self.rng) {
+                Some(id) => o.conn = Some(id),
+                None => {
+                    // Sent when a connection has room (`close_conn`).
+                    o.request = Some(Box::new(req));
+                    return;
+                }
+            }
+        }
         self.transmit(seq, req, now, out);
     }
 
-    /// Puts the frames of application message `req` to `server` on the link.
+    /// Puts the frames of application message `req` to `server` on the
+    /// link, from connection `conn` (`None`: the client's context).
     fn send_frames(
         &mut self,
         server: u32,
         req: &Request,
+        conn: Option<ConnId>,
         now: SimTime,
         out: &mut Vec<ClientAction>,
     ) {
         let msg = OutMessageRef {
             dst_ip: server,
             dst_port: req.context,
-            src_port: self.context,
+            src_port: conn.map_or(self.context, |c| c.0),
             len: req.len,
             payload: &req.payload,
             tag: 0,
         };
-        self.put_on_link(&msg, now, out);
+        self.put_on_link(&msg, conn.map(|c| c.1), now, out);
     }
 
-    /// Puts the frames of `msg` on the link at `now`, in spare buffers.
-    fn put_on_link(&mut self, msg: &OutMessageRef<'_>, now: SimTime, out: &mut Vec<ClientAction>) {
+    /// Puts the frames of `msg` on the link at `now`, in spare buffers,
+    /// as message `id` (`None`: the next of the client's counter).
+    fn put_on_link(
+        &mut self,
+        msg: &OutMessageRef<'_>,
+        id: Option<u16>,
+        now: SimTime,
+        out: &mut Vec<ClientAction>,
+    ) {
         let spare = &mut self.spare_frames;
-        self.packetizer.frames(
-            self.ip,
-            msg,
-            || spare.pop().unwrap_or_default(),
-            |frame| out.push(ClientAction::Send { frame, ready: now }),
-        );
+        let buffer = || spare.pop().unwrap_or_default();
+        let frame = |frame| out.push(ClientAction::Send { frame, ready: now });
+        match id {
+            Some(id) => self.packetizer.frames_as(id, self.ip, msg, buffer, frame),
+            None => self.packetizer.frames(self.ip, msg, buffer, frame),
+        }
     }
 
     /// Sends (or re-sends) application request `seq`, which is outstanding.
     fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut Vec<ClientAction>) {
-        self.send_frames(self.servers[req.server].0, &req, now, out);
+        let conn = self.outstanding.get(&seq).and_then(|o| o.conn);
+        self.send_frames(self.servers[req.server].0, &req, conn, now, out);
         if let Some(o) = self.outstanding.get_mut(&seq) {
             o.attempts += 1;
             o.attempt_sent = now;
+            o.resending = false;
             o.server = req.server;
             o.context = req.context;
             o.request = Some(Box::new(req));
@@ -1252,6 +1336,8 @@ impl Client {
                 attempts: 1,
                 attempt_sent: now,
                 server: 0,
+                conn: None,
+                resending: false,
             },
         );
         self.note_send(seq, now);
@@ -1268,7 +1354,7 @@ impl Client {
             payload: &payload,
             tag: 0,
         };
-        self.put_on_link(&msg, now, out);
+        self.put_on_link(&msg, None, now, out);
         self.recycle_words(payload);
     }
 
@@ -1280,6 +1366,9 @@ impl Client {
         last_bit_in: SimTime,
         out: &mut Vec<ClientAction>,
     ) -> bool {
+        if self.conns.is_some() && self.nack(frame, last_bit_in, out) {
+            return false;
+        }
         let (info, payload) = match frames::decode(frame) {
             Ok(p) => p,
             // The node's ACKs, PULLs and GRANTs for our requests.
@@ -1410,6 +1499,7 @@ impl Client {
             },
             _ => self.check_pattern_reply(&req, &msg),
         };
+        self.close_conn(&req, at, out);
         self.report.received += 1;
         if let Err(why) = correct {
             self.report.wrong_replies += 1;
@@ -1517,7 +1607,8 @@ impl Client {
         let Some(req) = self.outstanding.get(&key) else {
             return;
         };
-        if now.since(req.attempt_sent) < SimDuration::from_ns(self.cfg.timeout_ns) {
+        if req.resending || now.since(req.attempt_sent) < SimDuration::from_ns(self.cfg.timeout_ns)
+        {
             return; // the key was reused by a later request, or re-sent
         }
         let mut req = self.outstanding.remove(&key).expect("outstanding");
@@ -1527,9 +1618,78 @@ impl Client {
                 return self.retry(req, server, context, now, out);
             }
         }
+        self.close_conn(&req, now, out);
         self.report.lost += 1;
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(now, out);
+        }
+    }
+
+    /// `frame`, if it is a NACK of a request in flight on a connection
+    /// (`[load] connections`): the request is sent again after a backoff,
+    /// or given up after `max_attempts` sends.
+    fn nack(&mut self, frame: &[u8], at: SimTime, out: &mut Vec<ClientAction>) -> bool {
+        let Ok((r, _)) = nanopu_wire::FrameRepr::parse(frame) else {
+            return false;
+        };
+        if !r.nt.flags.contains(nanopu_wire::Flags::NACK) || r.ip.dst_addr.to_bits() != self.ip {
+            return false;
+        }
+        let conns = self.conns.as_mut().expect("connections");
+        let Some(key) = conns.request((r.nt.dst_context, r.nt.tx_msg_id)) else {
+            self.report.unexpected_replies += 1;
+            return true;
+        };
+        self.report.nacks += 1;
+        let o = self.outstanding.get_mut(&key).expect("in flight");
+        if o.seq >= self.cfg.warmup {
+            self.measured_nacks += 1;
+        }
+        if o.attempts >= conns.cfg.max_attempts {
+            let o = self.outstanding.remove(&key).expect("in flight");
+            self.report.gave_up += 1;
+            self.report.lost += 1;
+            self.close_conn(&o, at, out);
+            if let LoadMode::Closed { .. } = self.cfg.mode {
+                self.send_next(at, out);
+            }
+            return true;
+        }
+        o.resending = true;
+        let back = at + SimDuration::from_ns(conns.cfg.backoff_ns * o.attempts as u64);
+        conns.resend_at(back, key);
+        out.push(ClientAction::Wake { at: back });
+        true
+    }
+
+    /// Sends again the NACKed requests whose backoff is over by `now`.
+    fn resend_due(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
+        while let Some(key) = self.conns.as_mut().and_then(|c| c.due_resend(now)) {
+            let Some(req) = self
+                .outstanding
+                .get_mut(&key)
+                .and_then(|o| o.request.take())
+            else {
+                continue;
+            };
+            self.report.retries += 1;
+            self.transmit(key, *req, now, out);
+        }
+    }
+
+    /// Request `req` is done: its connection takes the next waiting one.
+    fn close_conn(&mut self, req: &Outstanding, now: SimTime, out: &mut Vec<ClientAction>) {
+        let (Some(conns), Some(id)) = (self.conns.as_mut(), req.conn) else {
+            return;
+        };
+        if let Some((key, id)) = conns.close(id) {
+            let Some(o) = self.outstanding.get_mut(&key) else {
+                return;
+            };
+            o.conn = Some(id);
+            if let Some(r) = o.request.take() {
+                self.transmit(key, *r, now, out);
+            }
         }
     }
 
@@ -1539,10 +1699,18 @@ impl Client {
         let r = &mut self.report;
         if !h.is_empty() {
             let ns = |ps: u64| ps as f64 / 1000.0;
-            r.p50_ns = ns(h.value_at_quantile(0.5));
-            r.p90_ns = ns(h.value_at_quantile(0.9));
-            r.p99_ns = ns(h.value_at_quantile(0.99));
-            r.p999_ns = ns(h.value_at_quantile(0.999));
+            // NACKs of measured requests count as infinite (NEBULA §VI):
+            // quantile q of all is quantile q (n + k) / n of the n finite.
+            let (n, k) = (h.len() as f64, self.measured_nacks as f64);
+            let at = |q: f64| match q * (n + k) / n {
+                _ if k == 0.0 => ns(h.value_at_quantile(q)),
+                q if q > 1.0 => f64::INFINITY,
+                q => ns(h.value_at_quantile(q)),
+            };
+            r.p50_ns = at(0.5);
+            r.p90_ns = at(0.9);
+            r.p99_ns = at(0.99);
+            r.p999_ns = at(0.999);
             r.min_ns = ns(h.min());
             r.max_ns = ns(h.max());
             r.mean_ns = h.mean() / 1000.0;

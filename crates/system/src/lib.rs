@@ -13,6 +13,7 @@
 pub mod client;
 pub mod cluster;
 pub mod config;
+pub mod connections;
 pub mod host;
 pub mod memory;
 pub mod nics;

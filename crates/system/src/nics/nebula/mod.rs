@@ -25,7 +25,7 @@ pub mod buffers;
 pub mod dispatch;
 pub mod load;
 
-use super::{Cores, NicDesign, NicIo};
+use super::{Cores, NicDesign, NicIo, NicNote};
 use buffers::BufferManager;
 use dispatch::{Dispatcher, Policy};
 use nanopu_nic::mac::Mac;
@@ -222,6 +222,8 @@ pub struct NebulaNic {
     pub completions: Vec<(SimTime, u64)>,
     /// When each NACK was sent.
     pub nacked_at: Vec<SimTime>,
+    /// Whether the node was announced ready (its receive buffer registered).
+    announced: bool,
 }
 
 impl NebulaNic {
@@ -283,14 +285,16 @@ impl NebulaNic {
             stats: NebulaStats::default(),
             completions: Vec::new(),
             nacked_at: Vec::new(),
+            announced: false,
         }
     }
 
-    /// Nothing has reached the NIC yet: no frame, RPC or command (what a
-    /// store's preload leaves it at).
+    /// Nothing has reached the NIC yet: no frame, RPC or command, not even
+    /// the buffer's registration (what a store's preload leaves it at).
     pub fn untouched(&self) -> bool {
         let s = &self.stats;
-        self.rpcs.is_empty()
+        !self.announced
+            && self.rpcs.is_empty()
             && self.reassembly.is_empty()
             && self.completions.is_empty()
             && self.nacked_at.is_empty()
@@ -405,6 +409,29 @@ impl NebulaNic {
             .and_then(|q| q.buffer_base())
             .unwrap_or(0);
         match cmd {
+            NebulaCommand::Register { .. } => {
+                // The program is ready: the boot message of the nanoPU ABI
+                // (to 0.0.0.0), which load generators wait for.
+                if std::mem::replace(&mut self.announced, true) {
+                    return;
+                }
+                let at = cores.time_of(cycle);
+                io.note(NicNote::Booted { at });
+                if io.boot_on_wire {
+                    let frame = wire::frame(
+                        self.spare_frames.pop().unwrap_or_default(),
+                        self.ip,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        Flags::DATA,
+                        &[],
+                    );
+                    io.transmit(frame, self.mac.transmit_ready(at));
+                }
+            }
             NebulaCommand::Free { addr, len } => {
                 let Some(&token) = self.by_offset.get(&addr.wrapping_sub(base)) else {
                     self.stats.bad_commands += 1;
