@@ -14,7 +14,7 @@
  *   verbs_post(&wqe)                              WRITE, READ, SEND, CAS, FAA
  *   verbs_poll_cq(&cq, &cqe)                      1 if a completion was taken
  *
- * Layouts (little-endian) are those of crates/system/src/nics/rdma/verbs.rs.
+ * Layouts (little-endian) are those of crates/nics/src/rdma/verbs.rs.
  * Set-up verbs (MR, CQ, QP) are executed by the NIC without network
  * traffic, standing in for the out-of-band connection manager.
  */

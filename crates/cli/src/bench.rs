@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_node::{Node, RunEnd};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, MessageSpec};

@@ -8,7 +8,7 @@ use crate::Result;
 use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::setalg::SetAlgConfig;
 use nanopu_apps::AppConfig;
-use nanopu_nic::core_selection::Policy;
+use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{LoadConfig, LoadMode, NicKind};
 

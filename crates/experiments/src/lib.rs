@@ -30,7 +30,7 @@ use boot_seed::{BootSeed, SeedKey};
 use cores::Cores;
 pub use error::{ExperimentError, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use nanopu_nic::core_selection::Policy;
+use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::Config as SimConfig;

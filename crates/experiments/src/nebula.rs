@@ -16,7 +16,7 @@ use crate::boot_seed::BootSeed;
 use crate::{fail, Result};
 use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::AppConfig;
-use nanopu_nic::core_selection::Policy;
+use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::nics::nebula::load::{
     boot_mica, node_config_from_toml, run_mica, serve_mica, LoadError, MicaLoad, MicaRun, MicaSeed,

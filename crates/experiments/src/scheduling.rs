@@ -6,7 +6,7 @@ use super::{
     SUSTAINED_P99_FACTOR,
 };
 use crate::Result;
-use nanopu_nic::core_selection::Policy;
+use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_system::{Expect, LoadConfig, LoadMode, NicKind, Pattern, ServiceTime, Start};
 

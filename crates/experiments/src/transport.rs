@@ -5,7 +5,7 @@
 use super::{Experiment, Runner, Scale};
 use crate::{ensure, fail, ExperimentError, Result};
 use nanopu_network::{BufferKind, NetworkConfig, TopologyConfig};
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, HostProgram, MessageSpec};

@@ -7,7 +7,7 @@ use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::AppConfig;
 use nanopu_experiments::boot_seed::{BootSeed, SEED_PAUSE};
 use nanopu_experiments::{Runner, Scale};
-use nanopu_nic::core_selection::Policy;
+use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_system::nics::nebula::load::node_config_from_toml;
 use nanopu_system::{Config, LoadConfig, LoadMode, NicKind};
 

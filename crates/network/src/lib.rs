@@ -12,7 +12,7 @@
 //! | [`faults`] | loss, duplication, reordering, trimming, truncation on a link |
 //! | [`network`] | the whole network as one timed state machine |
 //!
-//! Like the NIC (`nanopu-nic`), the network owns no clock and no event
+//! Like the NIC (`nanopu_nics::nanopu`), the network owns no clock and no event
 //! queue: [`Network::send`] and [`Network::handle`] take the time, and
 //! answer with [`NetAction`]s handed to the caller's [`NetSink`], a vector
 //! or its event queue (deliver a frame to a host, or call back at a given

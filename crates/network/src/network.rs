@@ -1,7 +1,7 @@
 //! The whole network as one timed state machine: host uplinks, switches and
 //! the links between them, wired as [`crate::topology`] says.
 //!
-//! Like the NIC (`nanopu-nic`'s `NanoNic`), it has no clock and no event
+//! Like the NIC (`nanopu-nics`'s `NanoNic`), it has no clock and no event
 //! queue of its own. Inputs are [`Network::send`] (a host's NIC hands over
 //! a frame) and [`Network::handle`] (a [`NetEvent`] the network asked for
 //! comes due); outputs are [`NetAction`]s handed to the caller's

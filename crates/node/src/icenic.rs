@@ -147,7 +147,7 @@ pub struct IceNicConfig {
     /// has no traditional NIC).
     pub enabled: bool,
     /// The node's IPv4 address; the MAC address is 02:00 followed by it (as
-    /// `nanopu_nic::frames::mac_of`).
+    /// `nanopu_nics::nanopu::frames::mac_of`).
     pub ipv4: Ipv4Addr,
     /// Send request queue entries ([`DEFAULT_QUEUE_DEPTH`]).
     pub send_req_depth: u32,
@@ -240,7 +240,7 @@ impl IceNicConfig {
     }
 
     /// The MAC address: 02:00 followed by the IPv4 address (locally
-    /// administered; the same rule as `nanopu_nic::frames::mac_of`).
+    /// administered; the same rule as `nanopu_nics::nanopu::frames::mac_of`).
     pub fn mac(&self) -> [u8; 6] {
         let b = self.ipv4.octets();
         [0x02, 0x00, b[0], b[1], b[2], b[3]]

@@ -10,9 +10,9 @@
 use crate::connections::{ConnId, Connections, ConnectionsConfig};
 use hdrhistogram::Histogram;
 use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
-use nanopu_nic::frames;
-use nanopu_nic::Message;
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::frames;
+use nanopu_nics::nanopu::Message;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::metadata::GetRxMsgInfoReq;
 use nanopu_transport::reassembly::Reassembly;

@@ -17,7 +17,7 @@ use crate::client::LoadConfig;
 use crate::cluster::{ClientSpec, HostProgram};
 use crate::workload::Workload;
 use nanopu_network::NetworkConfig;
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_node::NodeConfig;
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,7 @@
 
 use crate::client::{Client, ClientAction};
 use crate::nics::{Cores, NicIo, NodeNic, NodeNicEvent};
-use nanopu_nic::mac::Mac;
+use nanopu_nics::mac::Mac;
 use nanopu_node::{Node, NodeError};
 use nanopu_sim::{Reserved, SimDuration, SimTime};
 use nanopu_transport::NanoTransport;

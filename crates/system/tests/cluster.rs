@@ -823,7 +823,7 @@ fn leaf_spine_of_64_hosts_carries_all_to_all_without_loss() {
 /// payload word compared on delivery: `Cluster` checks the first word only.
 mod wired {
     use nanopu_network::{host_ip, NetAction, NetEvent, Network};
-    use nanopu_nic::mac::Mac;
+    use nanopu_nics::mac::Mac;
     use nanopu_sim::{EventQueue, SimDuration, SimTime};
     use nanopu_system::cluster::{ClusterConfig, MessageSpec};
     use nanopu_transport::{

@@ -3,7 +3,7 @@
 //! sample and the final time, at exact ties too.
 
 use nanopu_network::{BufferKind, LoadBalancing, NetworkConfig, NetworkStats, TopologyConfig};
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::cluster::{Cluster, ClusterConfig, ClusterEnd, MessageSpec, StopWhen};
 use nanopu_transport::{Protocol, TransportConfig, TransportStats};

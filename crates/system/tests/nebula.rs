@@ -107,7 +107,7 @@ fn nacked_requests_are_retried_and_answered() {
 }
 
 mod steering {
-    use nanopu_nic::mac::Mac;
+    use nanopu_nics::mac::Mac;
     use nanopu_node::{Node, NodeConfig};
     use nanopu_sim::{SimDuration, SimTime};
     use nanopu_system::nics::nebula::{wire, NebulaConfig, NebulaDesign, NebulaNic};

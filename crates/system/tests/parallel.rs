@@ -2,7 +2,7 @@
 //! bit for bit, on any number of host threads.
 
 use nanopu_network::{BufferKind, LoadBalancing, NetworkConfig, NetworkStats, TopologyConfig};
-use nanopu_nic::NicConfig;
+use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::SimTime;
 use nanopu_system::cluster::{Cluster, ClusterConfig, MessageRecord, MessageSpec};
 use nanopu_transport::{Protocol, TransportConfig, TransportStats};

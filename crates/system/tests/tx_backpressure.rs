@@ -48,7 +48,7 @@ fn a_net_tx_flood_waits_in_bounded_buffers_and_the_link_runs_at_its_rate() {
         "{arrived} frames arrived; the link carries {line_rate} in {RUN_US} us"
     );
     let waiting = taken - arrived;
-    let cap = nanopu_nic::config::DEFAULT_TX_BUFFERS as u64;
+    let cap = nanopu_nics::nanopu::config::DEFAULT_TX_BUFFERS as u64;
     assert!(
         waiting <= cap + 8,
         "{waiting} messages taken from the core but not yet across the cable (buffers: {cap})"
@@ -70,7 +70,7 @@ fn a_net_tx_flood_with_a_reliable_transport_stays_bounded_too() {
     let (taken, _, instret) = flood(Protocol::Ndp);
     eprintln!("ndp: {taken} messages taken, {instret} instructions");
     let t = nanopu_transport::TransportConfig::default();
-    let bound = (t.max_tx_messages + nanopu_nic::config::DEFAULT_TX_BUFFERS) as u64
+    let bound = (t.max_tx_messages + nanopu_nics::nanopu::config::DEFAULT_TX_BUFFERS) as u64
         * (1 + RUN_US * 1000 / (t.rtx_timeout_ns * (t.max_timeouts as u64 + 1)));
     assert!(taken <= bound, "{taken} messages taken (bound {bound})");
     assert!(

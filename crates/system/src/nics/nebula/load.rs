@@ -14,7 +14,7 @@ use crate::host::NodeHost;
 use crate::nics::NodeNic;
 use nanopu_apps::mica::{MicaClient, MicaConfig};
 use nanopu_apps::{App, AppContext, AppRng, Request, Verdict};
-use nanopu_nic::mac::Mac;
+use nanopu_nics::mac::Mac;
 use nanopu_node::{Node, NodeConfig, NodeError};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_wire::Flags;

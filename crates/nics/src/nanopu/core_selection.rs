@@ -8,7 +8,7 @@
 //! application; the message then waits for that core only (in a per-core
 //! queue in the NIC, the core's local FIFO still holding at most n).
 
-use crate::message::Message;
+use super::message::Message;
 use std::collections::{BTreeMap, VecDeque};
 
 /// How a message's core is chosen.

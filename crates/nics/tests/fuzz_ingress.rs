@@ -3,7 +3,7 @@
 //! parser refuses counted as malformed. `PROPTEST_CASES=10000` for a long
 //! pass.
 
-use nanopu_nic::{NanoNic, NicConfig};
+use nanopu_nics::nanopu::{NanoNic, NicConfig};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_testkit::{junk_frames, proptest_cases};
 use nanopu_transport::Protocol;
@@ -21,7 +21,7 @@ proptest! {
     ) {
         let mut cfg = NicConfig::default();
         cfg.transport.protocol = protocol;
-        let mut nic = NanoNic::with_program(cfg, IP, nanopu_nic::nic::default_link(), None).unwrap();
+        let mut nic = NanoNic::with_program(cfg, IP, nanopu_nics::nanopu::nic::default_link(), None).unwrap();
         let mut out = Vec::new();
         let mut refused = 0;
         for (i, f) in frames.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! The nanoPU NIC as a [`NicDesign`]: `nanopu_nic::NanoNic` (its stages and
+//! The nanoPU NIC as a [`NicDesign`]: [`NanoNic`] (its stages and
 //! timing) joined to the cores' register-file interface.
 //!
 //! The cores' commands (`lniccmd`/`lnicucmd`) and finished netTX messages
@@ -6,11 +6,11 @@
 //! deliveries go into the cores' RX FIFOs, visible from the cycle the NIC
 //! says.
 
-use super::{Cores, NicDesign, NicIo, NicNote};
+use super::nic_timeline::NicTimeline;
+use super::{CoreCommand, NanoNic, NicAction, NicEvent, TxFull};
+use crate::{Cores, NicDesign, NicIo, NicNote};
 use nanopu_core::netif::CoreToNic;
 use nanopu_core::HtsNote;
-use nanopu_nic::nic_timeline::NicTimeline;
-use nanopu_nic::{CoreCommand, NanoNic, NicAction, NicEvent, TxFull};
 use nanopu_node::CoreOutput;
 use nanopu_sim::SimTime;
 use nanopu_timeline::{Timeline, Track};

@@ -1,8 +1,9 @@
-//! The nanoPU NIC: the fast path of nanoPU Fig. 1, stage by stage.
+//! The nanoPU NIC: the fast path of nanoPU Fig. 1, stage by stage, and
+//! [`design::NanoPuNic`], the NIC design that puts it on a node.
 //!
 //! - [`config`]: every latency and size, with its source.
 //! - [`frames`]: packets on the wire (built on `nanopu_wire`).
-//! - [`mac`]: Ethernet MAC and serial I/O.
+//! - [`mac`](crate::mac): Ethernet MAC and serial I/O (shared by every design).
 //! - The transport (ingress pipeline and port match, reassembly,
 //!   packetization, egress pipeline): `nanopu_transport`'s NanoTransport,
 //!   running a reliable program or the lossless one.
@@ -10,16 +11,17 @@
 //! - [`message`]: messages between the NIC and the cores.
 //! - [`nic`]: the stages put together, with their timing.
 //! - [`nic_timeline`]: the stages' timeline probes (`--timeline`).
+//! - [`design`]: the NIC on a node: messages from and to the cores.
 
 pub mod config;
 pub mod core_selection;
+pub mod design;
 pub mod frames;
-pub mod mac;
 pub mod message;
 pub mod nic;
 pub mod nic_timeline;
-pub mod rdma_params;
 
-pub use config::{NicConfig, NicConfigError, NicKind};
+pub use config::{NicConfig, NicConfigError};
+pub use design::{NanoPuEvent, NanoPuNic};
 pub use message::{Message, PacketInfo};
 pub use nic::{CoreCommand, NanoNic, NicAction, NicEvent, NicStats, TxFull};

@@ -1,7 +1,7 @@
 //! The NIC's timeline probes (`--timeline`, `nanopu_timeline`): one track
 //! per stage of nanoPU Fig. 1 and one per core context, spans per message.
 //!
-//! [`NanoNic`](crate::NanoNic) holds an `Option<Box<NicTimeline>>` and calls
+//! [`NanoNic`](super::NanoNic) holds an `Option<Box<NicTimeline>>` and calls
 //! these only when it is `Some`. Receive: wire in (MAC and serial I/O),
 //! ingress (the transport's ingress pipeline), reassembly (from the first
 //! packet's ingress to the whole message), transport (the receive-side

@@ -6,31 +6,7 @@ use nanopu_transport::config::{NDP_LATENCIES, PACKETIZE_PS, REASSEMBLY_PS};
 use nanopu_transport::TransportConfigError;
 use serde::{Deserialize, Serialize};
 
-/// A NIC design (`[nic] kind`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NicKind {
-    /// The nanoPU NIC: the fast path into the register file.
-    #[default]
-    #[serde(alias = "nano-pu")]
-    Nanopu,
-    /// A traditional DMA NIC (IceNIC-like).
-    #[serde(alias = "traditional")]
-    Icenic,
-    /// An RDMA NIC (ConnectX-3-like) behind PCIe: queue pairs, one-sided
-    /// and messaging verbs (`nanopu_system::nics::rdma`).
-    Rdma,
-}
-
-impl NicKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            NicKind::Nanopu => "nanopu",
-            NicKind::Icenic => "icenic",
-            NicKind::Rdma => "rdma",
-        }
-    }
-}
+use crate::NicKind;
 
 /// A NIC parameter no NIC can work with; names the key (under `nic.`
 /// in a configuration file).
@@ -48,7 +24,7 @@ pub enum NicConfigError {
     Transport(#[from] TransportConfigError),
     /// The RDMA NIC's parameters (`[nic.rdma]`).
     #[error(transparent)]
-    Rdma(#[from] crate::rdma_params::RdmaParamsError),
+    Rdma(#[from] crate::rdma::params::RdmaParamsError),
 }
 
 fn invalid(key: &'static str, value: impl ToString, reason: impl Into<String>) -> NicConfigError {
@@ -127,7 +103,7 @@ pub struct NicConfig {
     pub jbsq_depth: u32,
     /// Core selection: `jbsq` (the nanoPU's) or `random` (RSS-style, the
     /// baseline of nanoPU §5.2.3).
-    pub core_selection: crate::core_selection::Policy,
+    pub core_selection: super::core_selection::Policy,
     /// Seed of the random core selection.
     pub core_selection_seed: u64,
     /// The transport layer (NanoTransport, always): `protocol = "none"`
@@ -139,8 +115,8 @@ pub struct NicConfig {
     /// replace those four.
     pub transport: nanopu_transport::TransportConfig,
     /// The RDMA NIC's parameters (`kind = "rdma"`; `[nic.rdma]`), each
-    /// named and sourced in [`crate::rdma_params::RdmaParams`].
-    pub rdma: crate::rdma_params::RdmaParams,
+    /// named and sourced in [`crate::rdma::params::RdmaParams`].
+    pub rdma: crate::rdma::params::RdmaParams,
 }
 
 impl Default for NicConfig {
@@ -160,10 +136,10 @@ impl Default for NicConfig {
             packetize_ps: PACKETIZE_PS,
             egress_ps: NDP_LATENCIES.egress_ps,
             jbsq_depth: 2,
-            core_selection: crate::core_selection::Policy::Jbsq,
+            core_selection: super::core_selection::Policy::Jbsq,
             core_selection_seed: 1,
             transport: nanopu_transport::TransportConfig::default(),
-            rdma: crate::rdma_params::RdmaParams::default(),
+            rdma: crate::rdma::params::RdmaParams::default(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! transport's ingress pipeline (header checks, the NIC's layer-4 port
 //! match and message size limit, the transport program), reassembly, the
 //! application's global RX queue and JBSQ core selection
-//! ([`core_selection`](crate::core_selection)), the core's local RX FIFO.
+//! ([`core_selection`](super::core_selection)), the core's local RX FIFO.
 //! Transmit: the core's local TX FIFO, the global TX queue, the
 //! transport's packetization and egress pipeline, MAC and serial I/O.
 //!
@@ -23,11 +23,11 @@
 //! latencies and fully pipelined: they add delay, never queueing, except
 //! the global RX queues (JBSQ), the transport's arbiter and the link.
 
-use crate::config::{NicConfig, NicConfigError};
-use crate::core_selection::CoreSelector;
+use super::config::{NicConfig, NicConfigError};
+use super::core_selection::CoreSelector;
+use super::message::{Message, LEN_MASK};
+use super::nic_timeline::NicTimeline;
 use crate::mac::Mac;
-use crate::message::{Message, LEN_MASK};
-use crate::nic_timeline::NicTimeline;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::program::Delivery;
 use nanopu_transport::program::TransportProgram;
@@ -204,7 +204,7 @@ impl NanoNic {
     }
 
     /// Records this NIC's stages into `timeline` (see
-    /// [`NicTimeline`](crate::nic_timeline::NicTimeline)), or stops.
+    /// [`NicTimeline`](super::nic_timeline::NicTimeline)), or stops.
     pub fn set_timeline(&mut self, timeline: Option<NicTimeline>) {
         self.timeline = timeline.map(Box::new);
     }
@@ -498,8 +498,8 @@ fn ps(ps: u64) -> SimDuration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frames;
-    use crate::message::PacketInfo;
+    use crate::nanopu::frames;
+    use crate::nanopu::message::PacketInfo;
 
     const CLIENT: u32 = 0x0a00_0002;
     const NODE: u32 = 0x0a00_0001;

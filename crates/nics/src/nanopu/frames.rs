@@ -1,7 +1,7 @@
 //! Packets on the wire: Ethernet, IPv4 and the nanoPU transport header
 //! (`nanopu_wire`), to and from the [`PacketInfo`] the NIC stages use.
 
-use crate::message::PacketInfo;
+use super::message::PacketInfo;
 use nanopu_wire::ethernet::ETHERTYPE_IPV4;
 use nanopu_wire::nanotransport::PROTOCOL;
 use nanopu_wire::{

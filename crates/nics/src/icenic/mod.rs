@@ -7,8 +7,8 @@
 //!
 //! It is also the worked example of `docs/adding-a-nic.md`.
 
-use super::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
-use nanopu_nic::mac::Mac;
+use crate::mac::Mac;
+use crate::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
 use nanopu_node::CoreOutput;
 use nanopu_sim::SimTime;
 use serde::Serialize;
