@@ -8,7 +8,7 @@
 //! ```
 
 use crate::client::{LoadConfig, LoadReport};
-use crate::cluster::{client_host, node_nic, Cluster, ClusterEnd, StopWhen};
+use crate::cluster::{attach_node_nic, client_host, Cluster, ClusterEnd, StopWhen};
 use crate::config::Config;
 use crate::host::{ClientHost, Host, NodeHost};
 use crate::nics::NodeNic;
@@ -140,7 +140,14 @@ impl System {
             gbps,
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
-        let nic = node_nic(cfg.nic.kind, &cfg.nic, node_ip.to_bits(), link, None)?;
+        let nic = attach_node_nic(
+            &mut node,
+            cfg.nic.kind,
+            &cfg.nic,
+            node_ip.to_bits(),
+            link,
+            None,
+        )?;
         let core_mhz = node.cfg().core.clock_mhz;
         let mut node = NodeHost::new(node, nic);
         node.io.boot_on_wire = true;
@@ -222,6 +229,10 @@ impl System {
     /// shared by loads that differ only in what the client does.
     pub fn only_cores_ran(&self) -> bool {
         self.cluster.only_cores_ran()
+            && self
+                .nic()
+                .as_nebula()
+                .is_none_or(crate::nics::nebula::NebulaNic::untouched)
     }
 
     fn describe_stall(&mut self) -> String {

@@ -243,6 +243,25 @@ impl NebulaNic {
         Ok(NebulaNic::build(design, cfg, mac, ip, node.cores()))
     }
 
+    /// The NIC of `node`: [`NebulaNic::new`], or [`NebulaNic::rebind`] if
+    /// the node (a fork) has NEBULA's queues already.
+    pub fn for_node(
+        design: NebulaDesign,
+        cfg: NebulaConfig,
+        mac: Mac,
+        ip: u32,
+        node: &mut Node,
+    ) -> Result<NebulaNic, NebulaError> {
+        if node.nebula_queues().is_none() {
+            return NebulaNic::new(design, cfg, mac, ip, node);
+        }
+        if node.cores() == 0 {
+            return Err(NebulaError::NoCores);
+        }
+        node.attach_nic();
+        Ok(NebulaNic::rebind(design, cfg, mac, ip, node).expect("the node has the queues"))
+    }
+
     /// The NIC of `node` for `design` when `node` (a [`Node::fork`] of one
     /// booted behind another design's NIC) already has NEBULA's queues:
     /// they are told this design's receive-buffer size; the rest of their
