@@ -466,9 +466,7 @@ impl Cluster {
                 node.attach_nic();
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
-                    None => {
-                        attach_node_nic(&mut node, kind, &cfg.nic, host_ip(h), link, custom(h))?
-                    }
+                    None => node_nic(&mut node, kind, &cfg.nic, host_ip(h), link, custom(h))?,
                 };
                 let mut host = NodeHost::new(node, nic);
                 host.io.boot_on_wire = boot_on_wire;
@@ -1600,8 +1598,10 @@ pub fn mac(nic: &NicConfig, link_gbps: u64) -> Mac {
     }
 }
 
-/// The NIC of a node of kind `kind` with address `ip`.
+/// The NIC of `node`, of kind `kind` with address `ip` (NEBULA's designs
+/// put their queues on the node's bus, or keep those a fork has).
 pub fn node_nic(
+    node: &mut Node,
     kind: NicKind,
     cfg: &NicConfig,
     ip: u32,
@@ -1620,35 +1620,17 @@ pub fn node_nic(
             ip,
             mac(cfg, link.gbps),
         )),
-        NicKind::Nebula(_) => return Err(SystemError::Config(format!(
-            "nic.kind = {kind}: NEBULA's NIC attaches its queues to its node (`attach_node_nic`)"
-        ))),
+        NicKind::Nebula(design) => NodeNic::nebula(
+            crate::nics::nebula::NebulaNic::new(
+                design,
+                cfg.nebula.clone(),
+                mac(cfg, link.gbps),
+                ip,
+                node,
+            )
+            .map_err(|e| SystemError::Config(format!("nic.kind = {kind}: {e}")))?,
+        ),
     })
-}
-
-/// The NIC of `node` (of kind `kind`, address `ip`): [`node_nic`], or for
-/// NEBULA's designs the NIC with its queues on the node's bus (kept, told
-/// this design's buffer size, if the node, a fork, already has them).
-pub fn attach_node_nic(
-    node: &mut Node,
-    kind: NicKind,
-    cfg: &NicConfig,
-    ip: u32,
-    link: TxLink,
-    program: Option<Box<dyn TransportProgram>>,
-) -> Result<NodeNic, SystemError> {
-    let Some(design) = kind.nebula() else {
-        return node_nic(kind, cfg, ip, link, program);
-    };
-    let nic = crate::nics::nebula::NebulaNic::for_node(
-        design,
-        cfg.nebula.clone(),
-        mac(cfg, link.gbps),
-        ip,
-        node,
-    )
-    .map_err(|e| SystemError::Config(format!("nic.kind = {kind}: {e}")))?;
-    Ok(NodeNic::nebula(nic))
 }
 
 /// A load generator with address `ip` sending to host `server` at `server_ip`

@@ -8,7 +8,7 @@
 //! ```
 
 use crate::client::{LoadConfig, LoadReport};
-use crate::cluster::{attach_node_nic, client_host, Cluster, ClusterEnd, StopWhen};
+use crate::cluster::{client_host, node_nic, Cluster, ClusterEnd, StopWhen};
 use crate::config::Config;
 use crate::host::{ClientHost, Host, NodeHost};
 use crate::nics::NodeNic;
@@ -140,7 +140,7 @@ impl System {
             gbps,
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
-        let nic = attach_node_nic(
+        let nic = node_nic(
             &mut node,
             cfg.nic.kind,
             &cfg.nic,

@@ -226,7 +226,8 @@ pub struct NebulaNic {
 }
 
 impl NebulaNic {
-    /// The NIC of `node` (address `ip`): attaches its queues to the node's bus.
+    /// The NIC of `node` (address `ip`): attaches its queues to the node's
+    /// bus, or keeps those the node (a fork) has ([`NebulaNic::rebind`]).
     pub fn new(
         design: NebulaDesign,
         cfg: NebulaConfig,
@@ -237,29 +238,14 @@ impl NebulaNic {
         if node.cores() == 0 {
             return Err(NebulaError::NoCores);
         }
+        if let Some(nic) = NebulaNic::rebind(design, cfg.clone(), mac.clone(), ip, node) {
+            node.attach_nic();
+            return Ok(nic);
+        }
         let queues = NebulaQueues::new(node.cores(), cfg.buffer_bytes(design));
         node.attach_nebula_queues(NEBULA_BASE, queues)?;
         node.attach_nic();
         Ok(NebulaNic::build(design, cfg, mac, ip, node.cores()))
-    }
-
-    /// The NIC of `node`: [`NebulaNic::new`], or [`NebulaNic::rebind`] if
-    /// the node (a fork) has NEBULA's queues already.
-    pub fn for_node(
-        design: NebulaDesign,
-        cfg: NebulaConfig,
-        mac: Mac,
-        ip: u32,
-        node: &mut Node,
-    ) -> Result<NebulaNic, NebulaError> {
-        if node.nebula_queues().is_none() {
-            return NebulaNic::new(design, cfg, mac, ip, node);
-        }
-        if node.cores() == 0 {
-            return Err(NebulaError::NoCores);
-        }
-        node.attach_nic();
-        Ok(NebulaNic::rebind(design, cfg, mac, ip, node).expect("the node has the queues"))
     }
 
     /// The NIC of `node` for `design` when `node` (a [`Node::fork`] of one
