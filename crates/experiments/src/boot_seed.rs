@@ -45,6 +45,9 @@ pub(crate) struct SeedKey {
 #[derive(Default)]
 pub struct BootSeed {
     booted: Mutex<Option<(SeedKey, Node)>>,
+    /// When the seeding point's load generator started (the boot message
+    /// reached it): the same for every point from the seed.
+    started: Mutex<Option<SimTime>>,
 }
 
 impl BootSeed {
@@ -67,6 +70,16 @@ impl BootSeed {
 
     fn keep(&self, key: SeedKey, node: Node) {
         *self.booted.lock().expect("no panics") = Some((key, node));
+    }
+
+    /// When the load generator of a point from this seed starts, once the
+    /// seeding point has told ([`BootSeed::note_start`]).
+    pub(crate) fn client_start(&self) -> Option<SimTime> {
+        *self.started.lock().expect("no panics")
+    }
+
+    pub(crate) fn note_start(&self, at: SimTime) {
+        *self.started.lock().expect("no panics") = Some(at);
     }
 }
 

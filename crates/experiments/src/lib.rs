@@ -33,6 +33,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_system::Config as SimConfig;
 use nanopu_system::Config;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
@@ -414,20 +415,33 @@ impl Runner {
         sys_cfg.nic.core_selection_seed = self.seed;
         let mut load = load.clone();
         load.seed = self.seed;
-        // Only behind the nanoPU NIC: its other designs were not checked to
-        // stay as built while the cores run alone.
-        let key = (nic == NicKind::Nanopu).then(|| SeedKey {
-            program: program.to_path_buf(),
-            args: args.to_vec(),
-            addresses,
-            cfg: Config {
+        // Only behind the nanoPU NIC and NEBULA's: the other designs were
+        // not checked to stay as built while the cores run alone. NEBULA's
+        // designs share a boot: they differ only in what the NIC does
+        // with requests, and in the receive-buffer size it asks for, which
+        // a fork is told anew if the program has not read it.
+        let key = matches!(nic, NicKind::Nanopu | NicKind::Nebula(_)).then(|| {
+            let mut cfg = Config {
                 node: node_cfg.clone(),
                 ..sys_cfg.clone()
-            },
-            link_propagation_ps: load.link_propagation_ps,
+            };
+            if let NicKind::Nebula(_) = nic {
+                cfg.nic.kind = NicKind::Nebula(NebulaDesign::Nebula);
+            }
+            SeedKey {
+                program: program.to_path_buf(),
+                args: args.to_vec(),
+                addresses,
+                cfg,
+                link_propagation_ps: load.link_propagation_ps,
+            }
         });
         let forked = match (seed, &key) {
-            (Some(seed), Some(key)) => seed.fork_for(key)?,
+            (Some(seed), Some(key)) => seed.fork_for(key)?.filter(|node| {
+                let wants = nic.nebula().map(|d| sys_cfg.nic.nebula.buffer_bytes(d));
+                node.nebula_queues()
+                    .is_none_or(|q| q.stats.size_reads == 0 || Some(q.buffer_bytes()) == wants)
+            }),
             _ => None,
         };
         let node = match forked {
@@ -460,15 +474,17 @@ impl Runner {
         };
         let until = SimTime::ZERO + SimDuration::from_us(until_us);
         let mut at_warmup = None;
+        let seeding = matches!((seed, &key), (Some(s), Some(_)) if s.is_empty());
         let end = (|| {
             let mut ended = match (seed, key) {
-                (Some(seed), Some(key)) if seed.is_empty() => {
+                (Some(seed), Some(key)) if seeding => {
                     boot_seed::run_seeding(&mut sys, until, seed, key)?
                 }
                 _ => None,
             };
             if self.memory_window && ended.is_none() {
-                ended = run_through_warmup(&mut sys, until, load.warmup, &mut at_warmup)?;
+                let start = seed.and_then(BootSeed::client_start);
+                ended = run_through_warmup(&mut sys, until, load.warmup, start, &mut at_warmup)?;
             }
             match ended {
                 Some(end) => Ok(end),
@@ -476,6 +492,15 @@ impl Runner {
             }
         })()
         .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
+        if let (true, Some(seed), Some(at)) = (seeding, seed, sys.booted_at()) {
+            seed.note_start(at);
+            if self.memory_window && at_warmup.is_none() && !seed.is_empty() {
+                // The seeding point ran past its warm-up between two of its
+                // pauses: run it again from the seed, which knows when
+                // the load starts.
+                return self.measure_on_node(server, &load, Some(seed));
+            }
+        }
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
             return Err(fail!(
@@ -503,13 +528,18 @@ impl Runner {
 
 /// Runs `sys` until its client has sent `warmup` requests, then keeps the
 /// node's memory counters and the time in `at`; `Some` if the run ended
-/// before. Pausing changes nothing in the run ([`System::run_pausing`]).
+/// before. `start`: when the client starts, if known (else the boot is
+/// crossed in steps of 100 us). Pausing changes nothing in the run
+/// ([`System::run_pausing`]).
 fn run_through_warmup(
     sys: &mut System,
     until: SimTime,
     warmup: u64,
+    start: Option<SimTime>,
     at: &mut Option<(nanopu_node::memory::MemoryStats, SimTime)>,
 ) -> std::result::Result<Option<SystemEnd>, nanopu_system::SystemError> {
+    // Pauses only move forward, even where nothing happens before them.
+    let mut pause = sys.cluster().sim_time();
     loop {
         let (started, sent) = sys
             .client()
@@ -518,9 +548,11 @@ fn run_through_warmup(
             *at = Some((sys.node().memory_stats(), sys.cluster().sim_time()));
             return Ok(None);
         }
-        // Coarse steps through the boot, fine ones through the warm-up.
-        let step = SimDuration::from_ns(if started { 200 } else { 100_000 });
-        let pause = sys.cluster().sim_time() + step;
+        // To the client's start, then fine steps through the warm-up.
+        pause = match start {
+            Some(t) if !started && t > pause => t,
+            _ => pause + SimDuration::from_ns(if started { 200 } else { 100_000 }),
+        };
         if pause >= until {
             return Ok(None);
         }

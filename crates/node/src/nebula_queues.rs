@@ -86,6 +86,9 @@ pub struct NebulaQueueStats {
     pub frees: u64,
     /// Accesses at offsets with no register (or a core beyond the node's).
     pub bad_accesses: u64,
+    /// Loads of the receive-buffer size (what software may have made of
+    /// the NIC's design so far).
+    pub size_reads: u64,
 }
 
 /// The register window. See the module documentation.
@@ -138,6 +141,11 @@ impl NebulaQueues {
         self.buffer_base = Some(base);
     }
 
+    /// The receive-buffer size the NIC asks for.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+
     /// Where software put the receive buffer, once it has.
     pub fn buffer_base(&self) -> Option<u64> {
         self.buffer_base
@@ -165,6 +173,7 @@ impl NebulaQueues {
 impl BusDevice for NebulaQueues {
     fn mmio_load(&mut self, off: u64, _size: u8, cycle: u64) -> Option<u64> {
         if off == GLOBAL_OFFSET {
+            self.stats.size_reads += 1;
             return Some(self.buffer_bytes);
         }
         let Some((core, reg)) = self.split(off) else {

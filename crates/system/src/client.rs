@@ -1005,7 +1005,10 @@ impl Client {
                     self.send_next(now, out);
                 }
             }
-            LoadMode::Open { .. } | LoadMode::OpenTicked { .. } => self.tick(now, out),
+            LoadMode::Open { .. } | LoadMode::OpenTicked { .. } => {
+                self.next_arrival = Some(now);
+                self.tick(now, out)
+            }
         }
     }
 
@@ -1014,7 +1017,7 @@ impl Client {
     pub fn tick(&mut self, now: SimTime, out: &mut Vec<ClientAction>) {
         if self.conns.is_some() {
             self.resend_due(now, out);
-            if self.started && self.next_arrival != Some(now) {
+            if self.next_arrival != Some(now) {
                 return; // a resend's wake-up
             }
             self.next_arrival = None;
