@@ -2,6 +2,84 @@
 //! node with it runs in the one loop (`nb-mica` drives it through
 //! `nanopu_experiments`); steering puts the payload in the core's L1.
 
+use nanopu_apps::mica::MicaConfig;
+use nanopu_apps::AppConfig;
+use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::connections::ConnectionsConfig;
+use nanopu_system::nics::nebula::NebulaDesign;
+use nanopu_system::{Config, LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
+use nanopu_testkit::{program, repo};
+
+/// `nb_mica` (2,000 pairs) on the NEBULA server behind `design`, driven by
+/// the one load generator at `rate` MRPS; `cfg` may change the NIC.
+fn mica(design: NebulaDesign, rate: f64, cfg: impl Fn(&mut Config)) -> LoadReport {
+    #[derive(serde::Deserialize)]
+    struct File {
+        node: nanopu_node::NodeConfig,
+    }
+    let text = std::fs::read_to_string(repo().join("configs/nebula-server.toml")).unwrap();
+    let mut c = Config {
+        node: toml::from_str::<File>(&text).unwrap().node,
+        ..Config::default()
+    };
+    c.nic.kind = NicKind::Nebula(design);
+    c.network.link.gbps = 120;
+    cfg(&mut c);
+    let elf = program("nb_mica");
+    let mut node = nanopu_node::Node::with_program(c.node.clone(), &elf).unwrap();
+    node.htif_mut().unwrap().args = vec!["nb_mica".into(), "2000".into(), "512".into()];
+    let load = LoadConfig {
+        count: 300,
+        warmup: 50,
+        mode: LoadMode::Open { rate_mrps: rate },
+        app: Some(AppConfig::Mica(MicaConfig {
+            pairs: 2000,
+            ..MicaConfig::default()
+        })),
+        timeout_ns: 50_000_000,
+        connections: Some(ConnectionsConfig::default()),
+        ..LoadConfig::default()
+    };
+    let mut sys = System::new(node, &c, Some(load)).unwrap();
+    let end = sys
+        .run(SimTime::ZERO + SimDuration::from_us(200_000))
+        .unwrap();
+    assert_eq!(end, SystemEnd::ClientDone, "{}", design.name());
+    sys.load_report().unwrap()
+}
+
+#[test]
+fn mica_answers_correctly_under_every_design_in_the_one_loop() {
+    for design in NebulaDesign::ALL {
+        let r = mica(design, 2.0, |_| {});
+        assert_eq!(r.wrong_replies, 0, "{}: {:?}", design.name(), r.first_error);
+        assert_eq!(
+            (r.received, r.lost, r.nacks),
+            (300, 0, 0),
+            "{}",
+            design.name()
+        );
+        assert!(
+            r.p99_ns > 100.0 && r.p99_ns.is_finite(),
+            "{}: {r:?}",
+            design.name()
+        );
+    }
+}
+
+#[test]
+fn nacked_requests_are_sent_again_and_count_as_infinite() {
+    // A receive buffer of 4 slots: a burst overflows it.
+    let r = mica(NebulaDesign::NebulaBase, 40.0, |c| {
+        c.nic.nebula.shared_buffer_bytes = 4 * 576
+    });
+    assert!(r.nacks > 0 && r.retries > 0, "{r:?}");
+    assert_eq!(r.wrong_replies, 0, "{:?}", r.first_error);
+    assert_eq!(r.received + r.gave_up, 300, "{r:?}");
+    // Over 1 % of the measured requests NACKed: the p99 is infinite.
+    assert!(r.p99_ns.is_infinite(), "{r:?}");
+}
+
 mod steering {
     use nanopu_nics::mac::Mac;
     use nanopu_node::{Node, NodeConfig};
