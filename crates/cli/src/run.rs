@@ -578,7 +578,7 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
             "end": format!("{end:?}"),
             "load": report,
             "nic": nic,
-            "icenic": sys.node().icenic().map(|n| n.stats.clone()),
+            "icenic": sys.node().device::<nanopu_node::IceNic>().map(|n| n.stats.clone()),
             "delivery_failures": sys.delivery_failures(),
             "late_events": sys.late_events(),
             "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),

@@ -34,6 +34,7 @@ pub fn experiments() -> Vec<Experiment> {
             why: "the prototype's programs serve on one core (ONE_CONTEXT_ONE_CORE), as our versions \
                   of the rows are measured",
         },
+        memory: crate::memory::Memory::Prototype,
     }]
 }
 

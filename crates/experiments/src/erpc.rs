@@ -23,6 +23,7 @@ pub fn experiments() -> Vec<Experiment> {
         title: "eRPC-style RPCs on the traditional NIC: latency, rate, Raft",
         run: erpc,
         fixed: crate::Fixed::NONE,
+        memory: crate::memory::Memory::AsConfigured,
     }]
 }
 

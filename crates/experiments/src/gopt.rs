@@ -16,6 +16,7 @@ pub fn experiments() -> Vec<Experiment> {
         title: "G-Opt: batched lookups with prefetch and switching vs naive (G-Opt Fig. 8)",
         run: gopt,
         fixed: crate::Fixed::NONE,
+        memory: crate::memory::Memory::AsConfigured,
     }]
 }
 

@@ -15,6 +15,8 @@ pub mod cores;
 pub mod erpc;
 mod error;
 pub mod gopt;
+pub mod memory;
+mod memory_systems;
 mod microbench;
 pub mod nb_queueing;
 pub mod nebula;
@@ -143,6 +145,9 @@ pub struct Experiment {
     /// The configuration settings it sets itself (a configuration that
     /// changes them is refused: `settings`).
     pub fixed: Fixed,
+    /// The memory system below the L2 its nodes have when the
+    /// configuration chooses none (`memory`).
+    pub memory: memory::Memory,
 }
 
 /// Every experiment, in report order.
@@ -156,6 +161,7 @@ pub fn all() -> Vec<Experiment> {
     all.extend(artifact::experiments());
     all.extend(gopt::experiments());
     all.extend(apps2::experiments());
+    all.extend(memory_systems::experiments());
     all.extend(nb_queueing::experiments());
     all.extend(nebula::experiments());
     all.extend(erpc::experiments());
@@ -439,7 +445,7 @@ impl Runner {
         let forked = match (seed, &key) {
             (Some(seed), Some(key)) => seed.fork_for(key)?.filter(|node| {
                 let wants = nic.nebula().map(|d| sys_cfg.nic.nebula.buffer_bytes(d));
-                node.nebula_queues()
+                node.device::<nanopu_nics::nebula::queues::NebulaQueues>()
                     .is_none_or(|q| q.stats.size_reads == 0 || Some(q.buffer_bytes()) == wants)
             }),
             _ => None,
@@ -636,7 +642,7 @@ pub fn run_experiments(
                     .spawn_scoped(s, move || {
                         let _core = r.cores.hold(rank);
                         let (start, cpu) = (Instant::now(), thread_cpu_ns());
-                        let result = (e.run)(&r);
+                        let result = e.run_on(&r);
                         let wall_s = start.elapsed().as_secs_f64();
                         r.add_cpu_since(cpu);
                         let done = finished.fetch_add(1, Ordering::Relaxed) + 1;

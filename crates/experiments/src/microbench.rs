@@ -14,30 +14,35 @@ pub fn experiments() -> Vec<Experiment> {
             title: "Wire-to-wire latency of an 8 B message (Fig. 2)",
             run: w2w,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "loopback-latency-vs-size",
             title: "Loopback response time vs message size (Fig. 3)",
             run: latency_vs_size,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "loopback-tput-vs-size",
             title: "Loopback throughput vs message size (Fig. 4)",
             run: tput_vs_size,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "loopback-inc",
             title: "Loopback-with-increment throughput (Fig. 5)",
             run: loopback_inc,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "dot-product",
             title: "Dot-product throughput (Fig. 6)",
             run: dot_product,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
     ]
 }

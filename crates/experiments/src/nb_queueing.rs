@@ -27,6 +27,7 @@ pub fn experiments() -> Vec<Experiment> {
             why: "it is a queueing model of a 64-core server (NEBULA §IV-C), which simulates no \
                   machine",
         },
+        memory: crate::memory::Memory::AsConfigured,
     }]
 }
 

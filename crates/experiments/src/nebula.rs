@@ -37,6 +37,7 @@ pub fn experiments() -> Vec<Experiment> {
         title: "NEBULA: MICA under RSS, RPCValet, SRQ_emu, NEBULA_base, NEBULA (NEBULA Fig. 6-8, Table III)",
         run: nb_mica,
         fixed: FIXED,
+        memory: crate::memory::Memory::AsConfigured,
     }]
 }
 

@@ -27,6 +27,7 @@ pub fn experiments() -> Vec<Experiment> {
         title: "Figs. 7-8 through the prototype's evaluation flow (lnic-evaluation interface)",
         run: prototype_flow,
         fixed: crate::settings::NIC_PER_POINT,
+        memory: crate::memory::Memory::Prototype,
     }]
 }
 

@@ -33,12 +33,14 @@ pub fn experiments() -> Vec<Experiment> {
             title: "One-sided operations: the RDMA NIC vs the nanoPU (nanoPU §5.3)",
             run: one_sided,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
         Experiment {
             id: "herd",
             title: "HERD vs a READ-based store on the RDMA NIC; verbs vs connections (HERD §3, §5)",
             run: herd,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
     ]
 }

@@ -29,18 +29,21 @@ pub fn experiments() -> Vec<Experiment> {
             title: "One-sided RDMA in software (nanoPU Table 2)",
             run: rdma,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
         Experiment {
             id: "chain",
             title: "Chain replication (nanoPU Table 1)",
             run: chain,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "raft",
             title: "Raft: steady state (nanoPU Table 1) and a failed leader",
             run: raft,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::Prototype,
         },
     ]
 }

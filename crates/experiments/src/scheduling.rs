@@ -17,18 +17,21 @@ pub fn experiments() -> Vec<Experiment> {
             title: "Hardware vs timer-interrupt thread scheduling (Fig. 7)",
             run: hts_vs_tis,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "bounded",
             title: "Bounded message processing time (Fig. 8)",
             run: bounded,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
         Experiment {
             id: "jbsq-vs-rss",
             title: "JBSQ vs random core selection (§5.2.3)",
             run: jbsq_vs_rss,
             fixed: crate::settings::NIC_PER_POINT,
+            memory: crate::memory::Memory::Prototype,
         },
     ]
 }

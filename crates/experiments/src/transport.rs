@@ -20,24 +20,28 @@ pub fn experiments() -> Vec<Experiment> {
             title: "NanoTransport per-packet latency (NT Table 1)",
             run: nt_latency,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
         Experiment {
             id: "nt-line-rate",
             title: "NanoTransport at line rate (NT §5.1)",
             run: nt_line_rate,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
         Experiment {
             id: "nt-incast",
             title: "NanoTransport incast: NDP, Homa, Homa-Tr (NT §5.2, Fig. 2)",
             run: nt_incast,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
         Experiment {
             id: "incast-80",
             title: "80-to-1 incast: NDP vs timeout-only recovery (nanoPU §5.2.3)",
             run: incast_80,
             fixed: crate::Fixed::NONE,
+            memory: crate::memory::Memory::AsConfigured,
         },
     ]
 }

@@ -39,8 +39,8 @@ pub mod nanopu;
 pub mod nebula;
 pub mod rdma;
 
-use nanopu_node::Node;
-use nanopu_sim::{SimDuration, SimTime};
+use nanopu_node::{Node, OverlapError};
+use nanopu_sim::{Io, SimDuration, SimTime};
 use nanopu_transport::NanoTransport;
 
 pub use kind::NicKind;
@@ -50,6 +50,14 @@ pub trait NicDesign {
     /// The design's own timed events, handed back through
     /// [`NicDesign::handle`] at the time they were scheduled for.
     type Event;
+
+    /// Attaches the design's host-side device(s) to `node`'s bus
+    /// ([`Node::attach_device`]: a register window the cores reach by MMIO),
+    /// once, when the design is built for the node. A design the cores
+    /// reach only through the register file (the nanoPU NIC) attaches none.
+    fn attach(&self, _node: &mut Node) -> Result<(), OverlapError> {
+        Ok(())
+    }
 
     /// `frame`'s first bit reaches the NIC at `first_bit`.
     fn frame_in(
@@ -131,12 +139,12 @@ pub enum NicNote {
     DeliveryFailed,
 }
 
-/// What a NIC asks of the world around it during one call.
+/// What a NIC asks of the world around it during one call: the one I/O
+/// vocabulary of the simulator ([`Io`]: frames for the wire, events to
+/// schedule, [`NicNote`]s), and the setting NICs need beside it.
 #[derive(Debug)]
 pub struct NicIo<E> {
-    transmit: Vec<(Vec<u8>, SimTime)>,
-    schedule: Vec<(SimTime, E)>,
-    notes: Vec<NicNote>,
+    io: Io<E, NicNote>,
     /// Boot messages go out on the wire (a direct link to a load generator
     /// that waits for them) rather than stopping at the wiring (a switched
     /// network has no route for 0.0.0.0).
@@ -146,61 +154,27 @@ pub struct NicIo<E> {
 impl<E> Default for NicIo<E> {
     fn default() -> Self {
         NicIo {
-            transmit: Vec::new(),
-            schedule: Vec::new(),
-            notes: Vec::new(),
+            io: Io::default(),
             boot_on_wire: false,
         }
     }
 }
 
-impl<E> NicIo<E> {
-    /// `frame` is ready to be serialized onto the link at `ready`.
-    pub fn transmit(&mut self, frame: Vec<u8>, ready: SimTime) {
-        self.transmit.push((frame, ready));
+impl<E> std::ops::Deref for NicIo<E> {
+    type Target = Io<E, NicNote>;
+    fn deref(&self) -> &Self::Target {
+        &self.io
     }
+}
 
-    /// Hand `event` back at `at`.
-    pub fn schedule(&mut self, at: SimTime, event: E) {
-        self.schedule.push((at, event));
-    }
-
-    pub fn note(&mut self, note: NicNote) {
-        self.notes.push(note);
-    }
-
-    /// Whether nothing was asked for.
-    pub fn is_empty(&self) -> bool {
-        self.transmit.is_empty() && self.schedule.is_empty() && self.notes.is_empty()
-    }
-
-    /// Frames to send, events to schedule and notes, in the order given.
-    pub fn drain(&mut self) -> NicRequests<'_, E> {
-        NicRequests {
-            transmit: self.transmit.drain(..),
-            schedule: self.schedule.drain(..),
-            notes: self.notes.drain(..),
-        }
-    }
-
-    /// Moves everything `inner` asked for into `self`, wrapping its events.
-    fn absorb<F>(&mut self, inner: &mut NicIo<F>, wrap: impl Fn(F) -> E) {
-        if inner.is_empty() {
-            return;
-        }
-        self.transmit.append(&mut inner.transmit);
-        self.schedule
-            .extend(inner.schedule.drain(..).map(|(t, e)| (t, wrap(e))));
-        self.notes.append(&mut inner.notes);
+impl<E> std::ops::DerefMut for NicIo<E> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.io
     }
 }
 
 /// What a NIC asked for, taken out of its [`NicIo`].
-pub struct NicRequests<'a, E> {
-    pub transmit: std::vec::Drain<'a, (Vec<u8>, SimTime)>,
-    pub schedule: std::vec::Drain<'a, (SimTime, E)>,
-    pub notes: std::vec::Drain<'a, NicNote>,
-}
+pub type NicRequests<'a, E> = nanopu_sim::Drain<'a, E, NicNote>;
 
 /// A design with its own scratch [`NicIo`] (so [`NodeNic`] can wrap its
 /// events without allocating).
@@ -225,7 +199,7 @@ impl<N: NicDesign> Wrapped<N> {
     ) {
         self.io.boot_on_wire = outer.boot_on_wire;
         f(&mut self.nic, &mut self.io);
-        outer.absorb(&mut self.io, wrap);
+        outer.io.absorb(&mut self.io.io, wrap);
     }
 }
 
@@ -254,6 +228,9 @@ pub enum NodeNicEvent {
 
 impl NicDesign for CustomNic {
     type Event = u64;
+    fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        (**self).attach(node)
+    }
     fn frame_in(&mut self, f: &[u8], t: SimTime, c: &mut Cores<'_>, io: &mut NicIo<u64>) {
         (**self).frame_in(f, t, c, io)
     }
@@ -292,6 +269,17 @@ macro_rules! each_design {
 }
 
 impl NodeNic {
+    /// See [`NicDesign::attach`].
+    pub fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        match self {
+            NodeNic::Nanopu(w) => w.nic.attach(node),
+            NodeNic::Icenic(w) => w.nic.attach(node),
+            NodeNic::Custom(w) => w.nic.attach(node),
+            NodeNic::Nebula(w) => w.nic.attach(node),
+            NodeNic::Rdma(w) => w.nic.attach(node),
+        }
+    }
+
     pub fn nanopu(nic: nanopu::NanoPuNic) -> NodeNic {
         NodeNic::Nanopu(Box::new(Wrapped::new(nic)))
     }

@@ -4,7 +4,7 @@
 //! `mtime` is not stored: it is a function of the reading hart's cycle, so
 //! it costs nothing to keep running and is exact at every cycle.
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use crate::bus_device::{BusDevice, Dma, StoreEffect};
 use nanopu_core::trap::irq;
 
 /// Base address and size of the CLINT's register window.

@@ -1,14 +1,11 @@
 //! Parameters of a node: cores, memory hierarchy, timer, and the core and
 //! network-interface models. Every default is a named value with its source.
 
-use crate::clint::{CLINT_BASE, CLINT_SIZE};
-use crate::icenic::{IceNicConfig, IceNicConfigError, ICENIC_BASE, ICENIC_SIZE};
+use crate::icenic::config::{IceNicConfig, IceNicConfigError};
 use crate::memory::dram_standard::StandardName;
 use crate::memory::dram_timing::{DramModel, DramTimingConfig, DramTimingConfigError};
 use crate::memory::fased_llc::{FasedLlcConfig, FasedLlcConfigError};
 use crate::memory::llc::{LlcConfig, LlcConfigError};
-use crate::rdma_doorbell::{RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
-use crate::uart::{UART_BASE, UART_SIZE};
 use nanopu_core::netif::NetIfConfigError;
 use nanopu_core::timing::{CacheConfig, CacheConfigError};
 use nanopu_core::{CoreConfigError, CoreTimingConfig, NetIfConfig};
@@ -82,14 +79,12 @@ pub struct NodeConfig {
     pub idle_skip: bool,
     pub core: CoreTimingConfig,
     pub netif: NetIfConfig,
-    /// The traditional DMA NIC (IceNIC) of the paper's baseline; absent
-    /// unless `enabled` (`icenic.rs`).
+    /// The traditional DMA NIC (IceNIC) of the paper's baseline: its
+    /// device's parameters, read when the IceNIC design attaches it
+    /// (`[nic] kind = "icenic"`; `icenic.rs`).
     pub icenic: IceNicConfig,
-    /// Where the devices sit on the bus.
+    /// Where the devices sit on the bus, where not at their defaults.
     pub devices: DeviceMapConfig,
-    /// The RDMA NIC's doorbell page (`rdma_doorbell.rs`), for nodes whose
-    /// NIC is `rdma`; set by the wiring from the NIC kind.
-    pub rdma_doorbell: bool,
 }
 
 /// `[node.memory]`: a named memory system below the L2, set in one key.
@@ -118,44 +113,41 @@ pub enum MemoryPreset {
     Fluid,
 }
 
-/// Base addresses of the node's devices (each window's size is the
-/// device's own). The defaults are the nanoPU prototype's (`nanopu-abi.md`),
-/// which the SDK's programs are built for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Base addresses of the node's devices where they are not at the
+/// device's own default (each device module owns its window: base and
+/// size; the defaults are the nanoPU prototype's, `nanopu-abi.md`, which the
+/// SDK's programs are built for). A window is checked when its device is
+/// attached: it may overlap neither DRAM nor another device's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeviceMapConfig {
     /// The CLINT (timer and software interrupts).
-    pub clint: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clint: Option<u64>,
     /// The SiFive UART.
-    pub uart: u64,
-    /// The traditional NIC (IceNIC), when `icenic.enabled`.
-    pub icenic: u64,
-    /// The RDMA NIC's doorbell page, when `rdma_doorbell`.
-    pub rdma_doorbell: u64,
-}
-
-impl Default for DeviceMapConfig {
-    fn default() -> Self {
-        DeviceMapConfig {
-            clint: CLINT_BASE,
-            uart: UART_BASE,
-            icenic: ICENIC_BASE,
-            rdma_doorbell: RDMA_DOORBELL_BASE,
-        }
-    }
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uart: Option<u64>,
+    /// The traditional NIC (IceNIC), for `[nic] kind = "icenic"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icenic: Option<u64>,
+    /// The RDMA NIC's doorbell page, for `[nic] kind = "rdma"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdma_doorbell: Option<u64>,
 }
 
 impl DeviceMapConfig {
-    /// Every device window: key, base and size (the IceNIC's only if enabled).
-    pub fn windows(&self, icenic: bool) -> Vec<(&'static str, u64, u64)> {
-        let mut w = vec![
-            ("clint", self.clint, CLINT_SIZE),
-            ("uart", self.uart, UART_SIZE),
-        ];
-        if icenic {
-            w.push(("icenic", self.icenic, ICENIC_SIZE));
-        }
-        w
+    /// The base of the device attached as `name`: the configured one, or
+    /// `default` (the device's own) if the key is not set or names no
+    /// configurable window.
+    pub fn base(&self, name: &str, default: u64) -> u64 {
+        let set = match name {
+            "clint" => self.clint,
+            "uart" => self.uart,
+            "icenic" => self.icenic,
+            "rdma_doorbell" => self.rdma_doorbell,
+            _ => None,
+        };
+        set.unwrap_or(default)
     }
 }
 
@@ -186,7 +178,6 @@ impl Default for NodeConfig {
             netif: NetIfConfig::default(),
             icenic: IceNicConfig::default(),
             devices: DeviceMapConfig::default(),
-            rdma_doorbell: false,
         }
     }
 }
@@ -227,13 +218,6 @@ pub enum NodeConfigError {
     IceNic(IceNicConfigError),
     #[error("netif.{0}")]
     NetIf(NetIfConfigError),
-    #[error("devices.{key} = {base:#x}: the window [{base:#x}, {end:#x}) {problem}")]
-    DeviceWindow {
-        key: &'static str,
-        base: u64,
-        end: u64,
-        problem: String,
-    },
 }
 
 impl NodeConfig {
@@ -282,48 +266,7 @@ impl NodeConfig {
             return Err(NodeConfigError::L2HitCycles(self.l2_hit_cycles));
         }
         self.icenic.validate().map_err(NodeConfigError::IceNic)?;
-        self.netif.validate().map_err(NodeConfigError::NetIf)?;
-        self.validate_devices()
-    }
-
-    /// Device windows must fit the address space and overlap neither DRAM
-    /// nor each other.
-    fn validate_devices(&self) -> Result<(), NodeConfigError> {
-        let mut windows = self.devices.windows(self.icenic.enabled);
-        if self.rdma_doorbell {
-            windows.push((
-                "rdma_doorbell",
-                self.devices.rdma_doorbell,
-                RDMA_DOORBELL_SIZE,
-            ));
-        }
-        let dram_end = DRAM_BASE + self.dram_bytes;
-        for (i, &(key, base, size)) in windows.iter().enumerate() {
-            let err = |end: u64, problem: String| NodeConfigError::DeviceWindow {
-                key,
-                base,
-                end,
-                problem,
-            };
-            let Some(end) = base.checked_add(size) else {
-                return Err(err(
-                    u64::MAX,
-                    "runs past the end of the address space".into(),
-                ));
-            };
-            if base < dram_end && DRAM_BASE < end {
-                return Err(err(
-                    end,
-                    format!("overlaps DRAM [{DRAM_BASE:#x}, {dram_end:#x})"),
-                ));
-            }
-            for &(other, b, sz) in &windows[..i] {
-                if base < b.saturating_add(sz) && b < end {
-                    return Err(err(end, format!("overlaps devices.{other}'s")));
-                }
-            }
-        }
-        Ok(())
+        self.netif.validate().map_err(NodeConfigError::NetIf)
     }
 
     /// The DRAM and FASED-LLC settings in effect: `[node.dram]` and

@@ -1,121 +1,37 @@
-//! Devices on a node's bus, in the spirit of Spike's `abstract_device_t`:
-//! each device answers loads and stores at offsets within its window and,
-//! if it has time of its own, says when it next changes or raises an
-//! interrupt. The node keeps them in a [`DeviceMap`]: windows taken from the
-//! node configuration (`[node.devices]`), looked up only for addresses that
-//! are not DRAM, so memory accesses never see the map.
+//! The devices on a node's bus: each answers loads and stores at offsets
+//! within its window and, if it has time of its own, says when it next
+//! changes or raises an interrupt ([`BusDevice`], `bus_device.rs`). The node
+//! keeps them in a [`DeviceMap`], looked up only for addresses that are not
+//! DRAM, so memory accesses never see the map.
 //!
-//! Dispatch is by `match` on [`Device`] (no virtual calls); adding a device
-//! is one module implementing [`BusDevice`], one arm in [`Device`] and one
-//! line attaching it in `Node::new` (see `docs/devices.md`).
+//! The node's own devices (CLINT, UART, HTIF) are dispatched by `match` on
+//! [`Device`], no virtual call on the way to a timer or the console; a NIC
+//! design's host-side devices sit behind one dynamically dispatched arm,
+//! [`Device::Nic`], attached by the design (`Node::attach_device`) and
+//! found again by type (`Node::device::<T>()`). See `docs/devices.md`.
 
+pub use crate::bus_device::{BusDevice, Dma, DmaWritten, NicDevice, StoreEffect};
 use crate::clint::Clint;
-use crate::dram::Dram;
 use crate::htif::Htif;
-use crate::icenic::IceNic;
-use crate::memory::MemorySystem;
-use crate::nebula_queues::NebulaQueues;
-use crate::rdma_doorbell::RdmaDoorbell;
 use crate::uart::Uart;
 
-/// Where a device reaches memory by DMA (or, for HTIF, reads its requests):
-/// the bytes in `dram`, the timing and counters through `mem` (the LLC and
-/// DRAM bandwidth).
-pub struct Dma<'a> {
-    pub dram: &'a mut Dram,
-    pub mem: &'a mut MemorySystem,
-}
-
-impl Dma<'_> {
-    /// The same memory for a shorter borrow (several transfers in a row).
-    pub fn reborrow(&mut self) -> Dma<'_> {
-        Dma {
-            dram: &mut *self.dram,
-            mem: &mut *self.mem,
-        }
-    }
-}
-
-/// What a store to a device did, beyond changing its registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreEffect {
-    /// Nothing the node must see.
-    Done,
-    /// The hart must return to the node after the instruction: something
-    /// that affects scheduling changed (an interrupt line), the device has
-    /// output for the node (a frame for the wire) or a request to serve
-    /// (HTIF's exit).
-    Yield,
-    /// A byte of the program's console output (a UART's transmitter).
-    Output(u8),
-}
-
-/// A device on the node's bus. Offsets are from the base of the device's
-/// window; `cycle` is the accessing hart's core cycle.
-pub trait BusDevice {
-    /// A load of `size` (1, 2, 4 or 8) bytes at `off`; `None` if nothing
-    /// answers there (an access fault for the hart).
-    fn mmio_load(&mut self, off: u64, size: u8, cycle: u64) -> Option<u64>;
-
-    /// A store of the low `size` bytes of `value` at `off`; `None` if
-    /// nothing answers there. `mem` is memory for DMA.
-    fn mmio_store(
-        &mut self,
-        off: u64,
-        size: u8,
-        value: u64,
-        cycle: u64,
-        mem: Dma<'_>,
-    ) -> Option<StoreEffect>;
-
-    /// Whether a load at `off` has no side effect (a status register), so
-    /// that a loop polling it may sleep until the device changes.
-    fn is_status(&self, _off: u64) -> bool {
-        false
-    }
-
-    /// The aligned 8-byte word at `off` (one [`is_status`](Self::is_status)
-    /// accepts) as a side-effect-free load sees it at `cycle`.
-    fn peek_status(&self, _off: u64, _cycle: u64) -> u64 {
-        0
-    }
-
-    /// Time hook: the first cycle after `cycle` at which a status register
-    /// changes with no further access (a DMA completing), if any.
-    fn next_change_after(&self, _cycle: u64) -> Option<u64> {
-        None
-    }
-
-    /// The `mip` bits this device drives (0: it raises no interrupt).
-    fn interrupt_lines(&self) -> u64 {
-        0
-    }
-
-    /// Which of its [`interrupt_lines`](Self::interrupt_lines) are raised for
-    /// hart `hart` at `cycle`.
-    fn interrupts(&self, _hart: usize, _cycle: u64) -> u64 {
-        0
-    }
-
-    /// Time hook: the cycle at which an interrupt of hart `hart` rises with
-    /// no further access (a timer), with its `mip` bit number; `None` if none
-    /// is armed.
-    fn next_interrupt(&self, _hart: usize) -> Option<(u64, u32)> {
-        None
-    }
-}
-
-/// Every device a node can have. A new device is one more arm here and in
-/// the `dispatch!` below.
+/// Every device a node can have: the node's own, statically dispatched
+/// (they are on the path of timers, interrupts and console output), and a
+/// NIC design's, behind one virtual call (see the module documentation).
 #[derive(Clone)]
 pub enum Device {
     Clint(Clint),
     Uart(Uart),
     Htif(Box<Htif>),
-    IceNic(Box<IceNic>),
-    /// NEBULA's NIC queues (`nebula_queues.rs`), attached by its NIC design.
-    NebulaQueues(Box<NebulaQueues>),
-    RdmaDoorbell(Box<RdmaDoorbell>),
+    /// A NIC design's host-side device (the IceNIC's registers, the RDMA
+    /// NIC's doorbell page, NEBULA's queues), attached by the design.
+    Nic(Box<dyn NicDevice>),
+}
+
+impl Device {
+    /// The name `docs/devices.md` lists the node's own devices under (the
+    /// NIC designs' devices are listed under the names they attach with).
+    pub const OWN: [&'static str; 3] = ["clint", "uart", "htif"];
 }
 
 macro_rules! dispatch {
@@ -124,9 +40,7 @@ macro_rules! dispatch {
             Device::Clint($d) => $call,
             Device::Uart($d) => $call,
             Device::Htif($d) => $call,
-            Device::IceNic($d) => $call,
-            Device::NebulaQueues($d) => $call,
-            Device::RdmaDoorbell($d) => $call,
+            Device::Nic($d) => $call,
         }
     };
 }
@@ -170,19 +84,34 @@ impl BusDevice for Device {
     fn next_interrupt(&self, hart: usize) -> Option<(u64, u32)> {
         dispatch!(self, d => d.next_interrupt(hart))
     }
+
+    fn has_output(&self) -> bool {
+        dispatch!(self, d => d.has_output())
+    }
+
+    fn discard_output_beyond(&mut self, keep: usize) {
+        dispatch!(self, d => d.discard_output_beyond(keep))
+    }
+
+    fn take_dma_written(&mut self) -> Option<DmaWritten> {
+        dispatch!(self, d => d.take_dma_written())
+    }
 }
 
 /// A device and the addresses it answers.
 #[derive(Clone)]
 struct Mapped {
+    name: &'static str,
     base: u64,
     size: u64,
     device: Device,
 }
 
-/// Why a device cannot be attached.
+/// Why a device cannot be attached: its window (named by the
+/// `[node.devices]` key that moves it) overlaps DRAM or another device's, or
+/// runs past the end of the address space.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name} window [{base:#x}, {end:#x}) overlaps {other}")]
+#[error("devices.{name} = {base:#x}: the window [{base:#x}, {end:#x}) {other}")]
 pub struct OverlapError {
     pub name: &'static str,
     pub base: u64,
@@ -191,7 +120,8 @@ pub struct OverlapError {
 }
 
 /// The devices of a node by address, with typed access to the ones the
-/// node itself uses (the interrupt controller, HTIF, the traditional NIC).
+/// node itself uses (the interrupt controller, HTIF) and to the NIC
+/// designs' by type ([`DeviceMap::device`]).
 #[derive(Clone, Default)]
 pub struct DeviceMap {
     mapped: Vec<Mapped>,
@@ -204,9 +134,8 @@ pub struct DeviceMap {
     irq_lines: u64,
     clint: Option<usize>,
     htif: Option<usize>,
-    icenic: Option<usize>,
-    nebula: Option<usize>,
-    rdma_doorbell: Option<usize>,
+    /// The NIC designs' devices ([`Device::Nic`]), in attachment order.
+    nics: Vec<usize>,
 }
 
 impl DeviceMap {
@@ -220,37 +149,46 @@ impl DeviceMap {
         size: u64,
         device: Device,
     ) -> Result<(), OverlapError> {
-        let end = base.saturating_add(size);
+        let err = |end: u64, other: String| OverlapError {
+            name,
+            base,
+            end,
+            other,
+        };
+        let Some(end) = base.checked_add(size) else {
+            return Err(err(
+                u64::MAX,
+                "runs past the end of the address space".into(),
+            ));
+        };
         if let Some(m) = self
             .mapped
             .iter()
             .find(|m| base < m.base + m.size && m.base < end)
         {
-            return Err(OverlapError {
-                name,
-                base,
-                end,
-                other: format!("a device at [{:#x}, {:#x})", m.base, m.base + m.size),
-            });
+            return Err(err(end, format!("overlaps devices.{}'s", m.name)));
         }
         let index = self.mapped.len();
         match &device {
             Device::Clint(_) => self.clint = Some(index),
-            Device::IceNic(_) => self.icenic = Some(index),
             Device::Htif(_) => {
                 self.htif = Some(index);
                 self.ram_window = (base, end);
             }
             Device::Uart(_) => {}
-            Device::NebulaQueues(_) => self.nebula = Some(index),
-            Device::RdmaDoorbell(_) => self.rdma_doorbell = Some(index),
+            Device::Nic(_) => self.nics.push(index),
         }
         let lines = device.interrupt_lines();
         if lines != 0 {
             self.irq_sources.push(index);
             self.irq_lines |= lines;
         }
-        self.mapped.push(Mapped { base, size, device });
+        self.mapped.push(Mapped {
+            name,
+            base,
+            size,
+            device,
+        });
         Ok(())
     }
 
@@ -374,51 +312,61 @@ impl DeviceMap {
         m.device.mmio_store(off, size, value, cycle, mem)
     }
 
-    /// The traditional NIC, if attached.
-    pub fn icenic(&self) -> Option<&IceNic> {
-        match &self.mapped.get(self.icenic?)?.device {
-            Device::IceNic(n) => Some(n),
+    /// The NIC device of type `T` a NIC design attached, if any.
+    pub fn device<T: 'static>(&self) -> Option<&T> {
+        self.nics
+            .iter()
+            .find_map(|&i| match &self.mapped[i].device {
+                Device::Nic(d) => d.as_any().downcast_ref(),
+                _ => None,
+            })
+    }
+
+    /// See [`device`](Self::device).
+    pub fn device_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        let i = *self.nics.iter().find(|&&i| match &self.mapped[i].device {
+            Device::Nic(d) => d.as_any().is::<T>(),
+            _ => false,
+        })?;
+        match &mut self.mapped[i].device {
+            Device::Nic(d) => d.as_any_mut().downcast_mut(),
             _ => None,
         }
     }
 
-    pub fn icenic_mut(&mut self) -> Option<&mut IceNic> {
-        match &mut self.mapped.get_mut(self.icenic?)?.device {
-            Device::IceNic(n) => Some(n),
-            _ => None,
+    /// Whether a NIC device holds output for its design
+    /// ([`BusDevice::has_output`]).
+    #[inline]
+    pub fn nic_output(&self) -> bool {
+        self.nics
+            .iter()
+            .any(|&i| self.mapped[i].device.has_output())
+    }
+
+    /// With no NIC design attached: every NIC device keeps at most `keep`
+    /// items of output ([`BusDevice::discard_output_beyond`]).
+    #[inline]
+    pub(crate) fn discard_nic_output_beyond(&mut self, keep: usize) {
+        for &i in &self.nics {
+            self.mapped[i].device.discard_output_beyond(keep);
         }
     }
 
-    /// NEBULA's NIC queues, if attached.
-    pub fn nebula_queues(&self) -> Option<&NebulaQueues> {
-        match &self.mapped.get(self.nebula?)?.device {
-            Device::NebulaQueues(n) => Some(n),
-            _ => None,
+    /// One range a NIC device wrote by DMA since it was last asked
+    /// ([`BusDevice::take_dma_written`]).
+    #[inline]
+    pub(crate) fn take_dma_written(&mut self) -> Option<DmaWritten> {
+        for &i in &self.nics {
+            if let Some(w) = self.mapped[i].device.take_dma_written() {
+                return Some(w);
+            }
         }
+        None
     }
 
-    pub fn nebula_queues_mut(&mut self) -> Option<&mut NebulaQueues> {
-        match &mut self.mapped.get_mut(self.nebula?)?.device {
-            Device::NebulaQueues(n) => Some(n),
-            _ => None,
-        }
-    }
-}
-
-impl DeviceMap {
-    /// The RDMA NIC's doorbell page, if attached.
-    pub fn rdma_doorbell(&self) -> Option<&RdmaDoorbell> {
-        match &self.mapped.get(self.rdma_doorbell?)?.device {
-            Device::RdmaDoorbell(d) => Some(d),
-            _ => None,
-        }
-    }
-
-    pub fn rdma_doorbell_mut(&mut self) -> Option<&mut RdmaDoorbell> {
-        match &mut self.mapped.get_mut(self.rdma_doorbell?)?.device {
-            Device::RdmaDoorbell(d) => Some(d),
-            _ => None,
-        }
+    /// The names the devices were attached under, in attachment order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.mapped.iter().map(|m| m.name)
     }
 }
 
@@ -426,6 +374,20 @@ impl DeviceMap {
 mod tests {
     use super::*;
     use crate::clint::{CLINT_BASE, CLINT_SIZE};
+    use crate::dram::Dram;
+
+    /// DMA timing that answers at once (the devices here do no DMA).
+    struct NoTiming;
+
+    impl crate::bus_device::DmaTiming for NoTiming {
+        fn dma_read(&mut self, _: u64, _: u64, cycle: u64, _: usize) -> u64 {
+            cycle
+        }
+
+        fn dma_write(&mut self, _: u64, _: u64, cycle: u64, _: usize) -> u64 {
+            cycle
+        }
+    }
     use crate::uart::{UART_BASE, UART_SIZE};
 
     fn map() -> DeviceMap {
@@ -451,7 +413,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "uart2 window [0x54000800, 0x54001800) overlaps a device at [0x54000000, 0x54001000)"
+            "devices.uart2 = 0x54000800: the window [0x54000800, 0x54001800) overlaps devices.uart's"
         );
     }
 
@@ -465,7 +427,7 @@ mod tests {
         assert_eq!(m.load(UART_BASE + 4, 4, 0), Some((1 << 31, false)));
         assert_eq!(m.load(0x1000, 4, 0), None, "nothing mapped there");
         assert!(!m.is_status(CLINT_BASE + 0xbff8));
-        assert!(m.htif().is_none() && m.icenic().is_none());
+        assert!(m.htif().is_none() && m.device::<Uart>().is_none());
         assert!(!m.ram_window_hit(0x8000_0000, 8), "no HTIF, no window");
     }
 
@@ -476,10 +438,9 @@ mod tests {
         assert_ne!(m.interrupt_lines() & timer, 0);
         assert_eq!(m.next_interrupts(1).count(), 0, "disarmed");
         let mut dram = Dram::new(0x8000_0000, 1 << 20).unwrap();
-        let mut system = MemorySystem::new(&crate::NodeConfig::default());
         let mem = Dma {
             dram: &mut dram,
-            mem: &mut system,
+            mem: &mut NoTiming,
         };
         // mtimecmp[1] = 2 ticks: 6400 cycles.
         let effect = m.store(CLINT_BASE + 0x4008, 8, 2, 0, mem);

@@ -9,7 +9,7 @@
 //! loop ends on its first test and output costs simulated time, which
 //! `--max-cycles` bounds.
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use crate::bus_device::{BusDevice, Dma, StoreEffect};
 use crate::dram::Dram;
 use std::io::Write;
 

@@ -1,6 +1,5 @@
 //! The memory system of a node as the harts see it: DRAM, the devices
-//! (`device.rs`: the CLINT, HTIF, the UART, the traditional NIC when
-//! configured), the shared LLC and DRAM timing below the L1s (`memory/`:
+//! (`device.rs`: the CLINT, HTIF, the UART, a NIC design's devices), the shared LLC and DRAM timing below the L1s (`memory/`:
 //! `llc.rs`, `dram_timing.rs`, `buckets.rs`, put together in `system.rs`;
 //! `docs/memory.md`) and LR/SC reservations.
 //!
@@ -15,9 +14,9 @@ pub mod fased_llc;
 pub mod llc;
 pub mod system;
 
-use crate::device::{DeviceMap, Dma, StoreEffect};
+use crate::bus_device::{Dma, DmaWritten, StoreEffect};
+use crate::device::DeviceMap;
 use crate::dram::Dram;
-use crate::icenic::RxPlacement;
 use nanopu_core::{Bus, BusError, RefillKind};
 pub use system::{MemoryStats, MemorySystem};
 
@@ -197,25 +196,28 @@ impl NodeBus {
         self.update_store_checks();
     }
 
-    /// A frame whose last bit reached the traditional NIC at `cycle` (see
-    /// [`crate::IceNic::frame_in`]); false if dropped or there is no such NIC.
-    pub fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool {
-        let Some(nic) = self.devices.icenic_mut() else {
-            return false;
-        };
+    /// `f` on the NIC device of type `T` with the DMA port (a frame
+    /// arriving at a NIC that writes it into memory); `None` if there is no
+    /// such device. The caller takes what it wrote
+    /// ([`take_dma_written`](Self::take_dma_written)).
+    pub fn with_device_dma<T: 'static, R>(
+        &mut self,
+        f: impl FnOnce(&mut T, Dma<'_>) -> R,
+    ) -> Option<R> {
+        let device = self.devices.device_mut::<T>()?;
         let dma = Dma {
             dram: &mut self.dram,
             mem: &mut self.mem,
         };
-        nic.frame_in(frame, cycle, dma)
+        Some(f(device, dma))
     }
 
-    /// One frame the traditional NIC wrote since the last call, now or when
-    /// a receive buffer was posted, with the reservations on it broken.
-    pub fn icenic_pop_placement(&mut self) -> Option<RxPlacement> {
-        let placed = self.devices.icenic_mut()?.pop_placement()?;
-        self.break_reservations(placed.addr, placed.len);
-        Some(placed)
+    /// One range a device wrote by DMA since the last call, with the
+    /// reservations on it broken (the node invalidates the L1 lines).
+    pub fn take_dma_written(&mut self) -> Option<DmaWritten> {
+        let written = self.devices.take_dma_written()?;
+        self.break_reservations(written.addr, written.len);
+        Some(written)
     }
 
     /// An L1 write-back of the line at `addr` at `cycle` (a victim of a line

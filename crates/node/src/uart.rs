@@ -3,7 +3,7 @@
 //! and div) and may print through it. Transmitted bytes join the program's
 //! output; the receiver is always empty.
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use crate::bus_device::{BusDevice, Dma, StoreEffect};
 
 pub const UART_BASE: u64 = 0x5400_0000;
 pub const UART_SIZE: u64 = 0x1000;

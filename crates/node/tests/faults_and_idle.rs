@@ -222,13 +222,15 @@ fn skip_on_and_off(name: &str, body: &str, icenic: bool) -> Vec<([u64; 3], u64, 
     [true, false]
         .into_iter()
         .map(|idle_skip| {
-            let mut cfg = NodeConfig {
+            let cfg = NodeConfig {
                 cores: 1,
                 idle_skip,
                 ..NodeConfig::default()
             };
-            cfg.icenic.enabled = icenic;
             let mut node = nanopu_node::Node::with_program_bytes(cfg, name, &elf).unwrap();
+            if icenic {
+                attach_icenic(&mut node);
+            }
             assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
             let h = node.hart(0);
             (

@@ -338,23 +338,67 @@ fn a_zero_clock_is_blamed_on_the_clock() {
     assert!(e.to_string().starts_with("core.clock_mhz = 0"), "{e}");
 }
 
+/// A device that answers nothing, for window checks.
+#[derive(Clone)]
+struct Silent;
+
+impl nanopu_node::BusDevice for Silent {
+    fn mmio_load(&mut self, _: u64, _: u8, _: u64) -> Option<u64> {
+        None
+    }
+
+    fn mmio_store(
+        &mut self,
+        _: u64,
+        _: u8,
+        _: u64,
+        _: u64,
+        _: nanopu_node::Dma<'_>,
+    ) -> Option<nanopu_node::StoreEffect> {
+        None
+    }
+}
+
 #[test]
 fn device_windows_may_not_overlap_dram_or_each_other() {
     let mut cfg = NodeConfig::default();
-    cfg.devices.uart = cfg.devices.clint + 0x100;
-    let e = cfg.validate().unwrap_err();
+    cfg.devices.uart = Some(0x200_0100);
+    let e = Node::new(cfg, 0x8000_0000).err().expect("refused");
     assert_eq!(
         e.to_string(),
-        "devices.uart = 0x2000100: the window [0x2000100, 0x2001100) overlaps devices.clint's"
+        "cannot attach a device: devices.uart = 0x2000100: the window [0x2000100, 0x2001100) overlaps devices.clint's"
     );
     let mut cfg = NodeConfig::default();
-    cfg.icenic.enabled = true;
-    cfg.devices.icenic = nanopu_node::config::DRAM_BASE + 0x1000;
-    let e = cfg.validate().unwrap_err();
+    cfg.devices.clint = Some(nanopu_node::config::DRAM_BASE + 0x1000);
+    let e = Node::new(cfg, 0x8000_0000).err().expect("refused");
+    assert!(e.to_string().contains("devices.clint = 0x80001000"), "{e}");
     assert!(e.to_string().contains("overlaps DRAM"), "{e}");
-    // Not checked while the device is off.
-    cfg.icenic.enabled = false;
-    assert!(cfg.validate().is_ok());
+    // A NIC design's device is checked when the design attaches it.
+    let mut cfg = NodeConfig {
+        dram_bytes: 1 << 20,
+        ..NodeConfig::default()
+    };
+    cfg.devices.icenic = Some(nanopu_node::config::DRAM_BASE + 0x1000);
+    let mut node = Node::new(cfg, 0x8000_0000).expect("no IceNIC yet: nothing to refuse");
+    let base = node.cfg().devices.base("icenic", 0);
+    let nic = nanopu_node::IceNic::new(node.cfg().icenic.clone());
+    let e = node.attach_device("icenic", base, 0x1000, nic).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "devices.icenic = 0x80001000: the window [0x80001000, 0x80002000) overlaps DRAM [0x80000000, 0x80100000)"
+    );
+    let e = node
+        .attach_device("late", u64::MAX - 0x10, 0x1000, Silent)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("runs past the end of the address space"),
+        "{e}"
+    );
+    assert!(
+        node.device::<nanopu_node::IceNic>().is_none(),
+        "nothing attached"
+    );
 }
 
 #[test]
@@ -379,7 +423,7 @@ fn devices_answer_where_the_configuration_puts_them() {
         cores: 1,
         ..NodeConfig::default()
     };
-    cfg.devices.clint = base;
+    cfg.devices.clint = Some(base);
     let mut node = Node::with_program_bytes(cfg, "clint_moved", &elf).unwrap();
     let e = node.run(1_000_000).unwrap_err();
     let msg = e.to_string();

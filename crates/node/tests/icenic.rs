@@ -1,6 +1,7 @@
 //! The traditional DMA NIC (IceNIC model) and the SDK programs that use it,
-//! driven directly: the test feeds frames with `Node::icenic_frame_in` at
-//! increasing cycles and collects what `Node::icenic_take_tx` hands over.
+//! driven directly: attached as its NIC design attaches it (`attach_icenic`),
+//! the test feeds frames with `icenic_frame_in` at increasing cycles and
+//! collects what `icenic_take_tx` hands over (`tests/common`).
 
 mod common;
 
@@ -89,6 +90,7 @@ impl Rig {
 
     fn with_cfg(program_name: &str, cfg: NodeConfig) -> Rig {
         let mut node = Node::with_program(cfg, &program(program_name)).expect("loads");
+        attach_icenic(&mut node);
         node.attach_nic();
         Rig {
             node,
@@ -429,6 +431,7 @@ fn a_dma_write_invalidates_the_line_in_the_l1() {
         exit_with("a0")
     );
     let mut node = Node::with_program_bytes(cfg(), "inv", &assemble("inv", &body)).unwrap();
+    attach_icenic(&mut node);
     node.attach_nic();
     assert_eq!(node.run(5_000).unwrap(), RunEnd::Limit);
     let misses = node.hart_stats(0).dcache_misses;
@@ -535,6 +538,7 @@ fn dot_product_naive_copies_then_computes() {
 fn a_frame_arriving_before_the_buffers_are_posted_is_delivered_later() {
     // IceNIC holds it in its RX packet buffer (icenet NIC.scala:281).
     let mut node = Node::with_program(cfg(), &program("trad_loopback")).unwrap();
+    attach_icenic(&mut node);
     node.attach_nic();
     let f = request(&words_bytes(&[7, 8]), 3);
     assert!(node.icenic_frame_in(&f, 0), "held, not dropped");
@@ -562,6 +566,7 @@ fn frames_beyond_the_packet_buffer_are_dropped_and_counted() {
     let mut cfg = cfg();
     cfg.icenic.rx_packet_buffer_flits = 30; // three 72-byte frames (9 flits each)
     let mut node = Node::with_program(cfg, &program("trad_loopback")).unwrap();
+    attach_icenic(&mut node);
     node.attach_nic();
     let accepted: Vec<bool> = (0..5u16)
         .map(|i| node.icenic_frame_in(&request(&[0; 8], i), 0))
@@ -572,7 +577,7 @@ fn frames_beyond_the_packet_buffer_are_dropped_and_counted() {
 }
 
 #[test]
-fn the_device_exists_only_when_enabled() {
+fn the_device_exists_only_when_attached() {
     let mut node = Node::with_program(
         NodeConfig {
             cores: 1,
@@ -617,6 +622,7 @@ fn bad_requests_are_counted_not_faults() {
         exit_with("a0")
     );
     let mut node = Node::with_program_bytes(cfg(), "bad", &assemble("bad", &body)).unwrap();
+    attach_icenic(&mut node);
     node.attach_nic();
     assert_eq!(node.run(1_000_000).unwrap(), RunEnd::Exited(64 | 64 << 8));
     let s = &node.icenic().unwrap().stats;

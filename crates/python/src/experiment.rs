@@ -75,7 +75,7 @@ pub fn experiment<'py>(
             let worker = s.spawn(move || {
                 let start = std::time::Instant::now();
                 let cpu = nanopu_experiments::thread_cpu_ns();
-                let r = (e.run)(shared).map(|mut r| {
+                let r = e.run_on(shared).map(|mut r| {
                     r.wall_s = start.elapsed().as_secs_f64();
                     shared.add_cpu_since(cpu);
                     r.cpu_s = shared.cpu_s();

@@ -287,7 +287,7 @@ pub fn load(
         "result": result,
         "load": report,
         "nic": sys.nic_stats_json(),
-        "icenic": sys.node().icenic().map(|n| n.stats.clone()),
+        "icenic": sys.node().device::<nanopu_node::IceNic>().map(|n| n.stats.clone()),
         "delivery_failures": sys.delivery_failures(),
         "late_events": sys.late_events(),
         "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),

@@ -61,9 +61,16 @@ pub fn model_source(id: &str) -> Option<&'static str> {
         }
         "mica" | "setalg" | "raft" | "chain" | "rdma" => {
             "application programs: ours, written from the papers (`artifact` runs the prototype's own MICA \
-             beside ours); core as `loopback-tput-vs-size`; memory below the L1s: rocket-chip \
-             InclusiveCache defaults and DRAM timing assumptions (docs/memory.md); network: nanoPU §5.3 \
-             (300 ns switch, 43 ns links)"
+             beside ours); core as `loopback-tput-vs-size`; memory below the L1s: the 512 KB L2 with \
+             rocket-chip InclusiveCache defaults, then the prototype's FireSim memory (`firesim-lnic`: FASED's \
+             LLC model and DDR3 FR-FCFS, firesim config_build_recipes_lnic.ini:15; docs/memory.md; `rdma` \
+             keeps the fluid model); network: nanoPU §5.3 (300 ns switch, 43 ns links)"
+        }
+        "memory-systems" => {
+            "Table 1's memory-bound applications as their own experiments run them, under each memory \
+             preset: `firesim-lnic` (FASED's 4 MiB LLC model and DDR3 FR-FCFS, firesim \
+             config_build_recipes_lnic.ini:15, FASEDTargetConfigs.scala), `ddr4-3200` (Micron MT40A1G8 \
+             -062E), `fluid` (assumption: 75 ns flat); docs/memory.md"
         }
         "artifact" => {
             "the prototype's own programs (chipyard tests-lnic/, built unmodified from the user's checkout by \

@@ -1,8 +1,11 @@
-//! The simulation kernel: simulated time ([`SimTime`], [`SimDuration`]) and a
-//! deterministic event queue ([`EventQueue`]). No dependencies, no models.
+//! The simulation kernel: simulated time ([`SimTime`], [`SimDuration`]), a
+//! deterministic event queue ([`EventQueue`]) and the one vocabulary a
+//! model answers in ([`Io`]). No dependencies, no models.
 
+mod io;
 mod queue;
 mod time;
 
+pub use io::{Drain, Io};
 pub use queue::{EventQueue, Reserved};
 pub use time::{SimDuration, SimTime, TimeRangeError, MAX_NS};

@@ -14,12 +14,14 @@
 //! ```
 
 use crate::client::LoadConfig;
-use crate::cluster::{ClientSpec, HostProgram};
+use crate::host_set::parse_hosts;
+use crate::nics::NicKind;
 use crate::workload::Workload;
 use nanopu_network::NetworkConfig;
 use nanopu_nics::nanopu::NicConfig;
 use nanopu_node::NodeConfig;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// Largest configuration file read, bytes (1 MiB): far beyond any real
 /// one, small enough that a wrong path is refused at once.
@@ -146,7 +148,7 @@ impl Config {
         let hosts = self.network.topology.hosts();
         let mut role: Vec<Option<&str>> = vec![None; hosts];
         for (i, p) in self.programs.iter().enumerate() {
-            let set = crate::cluster::parse_hosts(&p.hosts, hosts)
+            let set = parse_hosts(&p.hosts, hosts)
                 .map_err(|e| ConfigError::Invalid(format!("programs[{i}].{e}")))?;
             for h in set {
                 if role[h].replace("program").is_some() {
@@ -159,7 +161,7 @@ impl Config {
             }
         }
         for (i, c) in self.clients.iter().enumerate() {
-            let set = crate::cluster::parse_hosts(&c.hosts, hosts)
+            let set = parse_hosts(&c.hosts, hosts)
                 .map_err(|e| ConfigError::Invalid(format!("clients[{i}].{e}")))?;
             for h in set {
                 if let Some(r) = role[h].replace("client") {
@@ -415,6 +417,45 @@ fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
         }
         None => String::new(),
     }
+}
+
+/// Hosts that run a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProgram {
+    /// Which hosts: `"0"`, `"1-80"`, `"0,2,5-7"`.
+    pub hosts: String,
+    /// The program (a RISC-V ELF).
+    pub program: PathBuf,
+    /// Their NIC design, if not `nic.kind`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<NicKind>,
+    /// Arguments after the program's name (its `argv[1..]`). `{ip}` in an
+    /// argument becomes the host's own IPv4 address (dotted) and `{host}`
+    /// its number, so one entry can serve several hosts that need to know
+    /// who they are (the replicated services of `sdk/programs/raft`,
+    /// `chain_server`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+/// Hosts that are built-in load generators (`nanopu run --load`'s client).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    /// Which hosts: `"2"`, `"2-5"`.
+    pub hosts: String,
+    /// The host they send requests to (a node). Clients waiting for its
+    /// boot message start when it boots.
+    pub server: usize,
+    /// What they send; each client's seed is `load.seed` plus its host
+    /// number, so clients differ but runs repeat.
+    #[serde(default)]
+    pub load: LoadConfig,
+    /// More hosts an application (`load.app`) may send to: its server
+    /// index `i >= 1` is `servers[i - 1]` (index 0 is `server`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<usize>,
 }
 
 #[cfg(test)]

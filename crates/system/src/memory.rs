@@ -2,7 +2,9 @@
 //! that a configuration too large for the machine is refused with a clear
 //! error instead of being killed by the kernel halfway.
 
-use crate::cluster::{parse_hosts, ClusterConfig, MessageSpec};
+use crate::config::Config as ClusterConfig;
+use crate::host_set::parse_hosts;
+use crate::records::MessageSpec;
 use crate::LoadConfig;
 
 /// Memory of a built-in host that sends and receives nothing: its NIC's
@@ -209,7 +211,7 @@ mod tests {
     fn one_node(hosts: usize, program: &str) -> ClusterConfig {
         let mut cfg = ClusterConfig::default();
         cfg.network.topology = nanopu_network::TopologyConfig::SingleSwitch { hosts };
-        cfg.programs = vec![crate::cluster::HostProgram {
+        cfg.programs = vec![crate::config::HostProgram {
             hosts: "0".into(),
             program: program.into(),
             nic: None,
@@ -222,7 +224,7 @@ mod tests {
     fn load_generators_count_like_nodes() {
         let mut cfg = one_node(40_000, "x.elf");
         let without = cluster_estimate(&cfg, &[]);
-        cfg.clients = vec![crate::cluster::ClientSpec {
+        cfg.clients = vec![crate::config::ClientSpec {
             hosts: "1-39999".into(),
             server: 0,
             ..Default::default()

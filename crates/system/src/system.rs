@@ -15,11 +15,13 @@ use crate::nics::NodeNic;
 use nanopu_network::{host_ip, LinkConfig, Network, NetworkConfig, TopologyConfig};
 use nanopu_nics::nanopu::{NanoNic, NicStats};
 use nanopu_nics::NicKind;
-use nanopu_node::{Node, NodeError};
+use nanopu_node::Node;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_transport::TxLink;
 use std::net::Ipv4Addr;
 use std::path::Path;
+
+pub use crate::error::SystemError;
 
 /// The node's default IPv4 address (10.0.0.1); it is host 0.
 pub const NODE_IP: u32 = host_ip(NODE);
@@ -30,24 +32,6 @@ pub const CLIENT_IP: u32 = host_ip(CLIENT);
 const NODE: usize = 0;
 /// The client's host number.
 const CLIENT: usize = 1;
-
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SystemError {
-    #[error(transparent)]
-    Node(#[from] NodeError),
-    /// A node of a network failed (a guest fault, ...).
-    #[error("host {host} (a node): {error}")]
-    Host { host: usize, error: NodeError },
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    #[error("cannot write the packet trace: {0}")]
-    Pcap(std::io::Error),
-    #[error(
-        "the simulation stopped making progress: no event is pending and every core waits\n{0}"
-    )]
-    Stalled(String),
-}
 
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,22 +90,19 @@ impl System {
         cfg.nic
             .validate()
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
-        if cfg.nic.kind == NicKind::Icenic {
-            match node.icenic() {
-                None => {
-                    return Err(SystemError::Config(
-                        "nic.kind = icenic needs the node's IceNIC device (node.icenic.enabled = true)"
-                            .into(),
-                    ))
-                }
-                Some(n) if n.cfg.ipv4 != node_ip => {
-                    return Err(SystemError::Config(format!(
-                        "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
-                        n.cfg.ipv4
-                    )))
-                }
-                Some(_) => {}
-            }
+        // The IceNIC's device is the IceNIC design's to attach (below);
+        // the key that once attached it must agree with the design.
+        if node.cfg().icenic.enabled && cfg.nic.kind != NicKind::Icenic {
+            return Err(SystemError::Config(format!(
+                "node.icenic.enabled = true but nic.kind = {}: the IceNIC is the NIC of nic.kind = icenic",
+                cfg.nic.kind.name()
+            )));
+        }
+        if cfg.nic.kind == NicKind::Icenic && node.cfg().icenic.ipv4 != node_ip {
+            return Err(SystemError::Config(format!(
+                "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
+                node.cfg().icenic.ipv4
+            )));
         }
         let gbps = cfg.network.link.gbps;
         let propagation_ps = load.as_ref().map_or(0, |l| l.link_propagation_ps);
@@ -141,13 +122,15 @@ impl System {
             overhead_bytes: nanopu_wire::frame::WIRE_OVERHEAD_LEN as u64,
         };
         let nic = node_nic(
-            &mut node,
             cfg.nic.kind,
             &cfg.nic,
             node_ip.to_bits(),
             link,
             None,
+            node.cores(),
         )?;
+        nic.attach(&mut node)
+            .map_err(|e| SystemError::Config(format!("cannot attach the NIC's device: {e}")))?;
         let core_mhz = node.cfg().core.clock_mhz;
         let mut node = NodeHost::new(node, nic);
         node.io.boot_on_wire = true;

@@ -2,7 +2,8 @@
 //! explicit messages, incasts, and random traffic, from a configuration
 //! file. Generated deterministically from a seed.
 
-use crate::cluster::{parse_hosts, MessageSpec};
+use crate::host_set::parse_hosts;
+use crate::records::MessageSpec;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

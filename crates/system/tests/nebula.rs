@@ -84,6 +84,7 @@ mod steering {
     use nanopu_nics::mac::Mac;
     use nanopu_node::{Node, NodeConfig};
     use nanopu_sim::{SimDuration, SimTime};
+    use nanopu_system::nics::nebula::queues::NebulaQueues;
     use nanopu_system::nics::nebula::{wire, NebulaConfig, NebulaDesign, NebulaNic};
     use nanopu_system::nics::{Cores, NicDesign, NicIo};
     use nanopu_wire::Flags;
@@ -103,8 +104,13 @@ mod steering {
             rx_latency: SimDuration::ZERO,
             tx_latency: SimDuration::ZERO,
         };
-        let mut nic = NebulaNic::new(design, NebulaConfig::default(), mac, 1, &mut node).unwrap();
-        node.nebula_queues_mut().unwrap().register_buffer(BUF);
+        node.attach_nic();
+        let mut nic =
+            NebulaNic::new(design, NebulaConfig::default(), mac, 1, node.cores()).unwrap();
+        nic.attach(&mut node).unwrap();
+        node.device_mut::<NebulaQueues>()
+            .unwrap()
+            .register_buffer(BUF);
         let period = SimDuration::clock_period_mhz(1000);
         let mut io = NicIo::default();
         let payload = vec![7u8; 544];
@@ -121,12 +127,12 @@ mod steering {
             .expect("the arrival is scheduled");
         let mut io2 = NicIo::default();
         nic.handle(ev, at, &mut cores, &mut io2);
-        let q = node.nebula_queues().unwrap();
+        let q = node.device::<NebulaQueues>().unwrap();
         let core = (0..2)
             .find(|&c| q.queued(c) > 0)
             .expect("assigned to a core");
         // Pop it as the core would, at a late cycle.
-        let q = node.nebula_queues_mut().unwrap();
+        let q = node.device_mut::<NebulaQueues>().unwrap();
         use nanopu_node::BusDevice;
         let addr = q
             .mmio_load(core as u64 * 0x100 + 8, 8, u64::MAX / 2)

@@ -3,7 +3,7 @@
 //! exponential gap (l-nic/firesim target-design/switch/switch.cc:685-700).
 
 use nanopu_sim::{SimDuration, SimTime};
-use nanopu_system::client::{Client, ClientAction};
+use nanopu_system::client::{Client, ClientEvent, ClientIo};
 use nanopu_system::{LoadConfig, LoadMode};
 
 /// Send times of `count` open-loop arrivals under `mode`, in femtoseconds.
@@ -15,11 +15,11 @@ fn send_times(mode: LoadMode, count: u64) -> Vec<u64> {
         ..LoadConfig::default()
     };
     let mut client = Client::new(cfg, 1, 2, 1024, SimDuration::ZERO);
-    let mut out = Vec::new();
+    let mut out = ClientIo::default();
     let mut times = vec![0];
     client.start(SimTime::ZERO, &mut out);
-    while let Some(at) = out.iter().find_map(|a| match a {
-        ClientAction::Wake { at } => Some(*at),
+    while let Some(at) = out.events().iter().find_map(|&(at, e)| match e {
+        ClientEvent::Tick => Some(at),
         _ => None,
     }) {
         out.clear();

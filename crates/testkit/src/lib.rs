@@ -15,6 +15,25 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The names in the second column of the devices table of
+/// `docs/devices.md` (the `| device | name |` table), in its order: what
+/// the devices doc tests of the node and of the NIC designs check against.
+pub fn documented_devices() -> Vec<String> {
+    let doc = std::fs::read_to_string(repo().join("docs/devices.md")).expect("docs/devices.md");
+    let mut rows = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| device | name |"));
+    rows.next()
+        .expect("the devices table has a `| device | name |` header");
+    rows.skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let name = l.split('|').nth(2).expect("a name column").trim();
+            name.trim_matches('`').to_string()
+        })
+        .collect()
+}
+
 /// Builds the SDK's guest programs (once per test binary); returns their
 /// directory.
 pub fn sdk_build() -> PathBuf {

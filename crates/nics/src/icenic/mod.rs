@@ -9,7 +9,8 @@
 
 use crate::mac::Mac;
 use crate::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
-use nanopu_node::CoreOutput;
+use nanopu_node::icenic::{ICENIC_BASE, ICENIC_SIZE};
+use nanopu_node::{CoreOutput, IceNic, Node, OverlapError};
 use nanopu_sim::SimTime;
 use serde::Serialize;
 
@@ -47,6 +48,14 @@ impl IceNicPort {
 impl NicDesign for IceNicPort {
     type Event = IceNicEvent;
 
+    /// The IceNIC's registers, at `[node.devices] icenic` (default
+    /// [`ICENIC_BASE`]), with the parameters of `[node.icenic]`.
+    fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        let base = node.cfg().devices.base("icenic", ICENIC_BASE);
+        let device = IceNic::new(node.cfg().icenic.clone());
+        node.attach_device("icenic", base, ICENIC_SIZE, device)
+    }
+
     fn frame_in(
         &mut self,
         frame: &[u8],
@@ -57,13 +66,23 @@ impl NicDesign for IceNicPort {
         self.stats.rx_frames += 1;
         let in_nic = self.mac.received(first_bit, frame.len());
         let cycle = cores.cycle_at(in_nic);
-        if !cores.node.icenic_frame_in(frame, cycle) {
+        let accepted = cores
+            .node
+            .with_device_dma(|nic: &mut IceNic, dma| nic.frame_in(frame, cycle, dma));
+        if accepted != Some(true) {
             self.stats.rx_dropped += 1;
         }
     }
 
     fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<IceNicEvent>) {
-        while let Some((frame, ready)) = cores.node.icenic_take_tx() {
+        // Most calls find no frame: looking first through the shared
+        // accessor keeps the sleepers' wake memos (`Node::device_mut` drops them).
+        while let Some((frame, ready)) = match cores.node.device::<IceNic>() {
+            Some(nic) if nic.has_tx() => {
+                cores.node.device_mut::<IceNic>().and_then(IceNic::take_tx)
+            }
+            _ => None,
+        } {
             let ready = self.mac.transmit_ready(cores.time_of(ready));
             if frame_dst_ip(&frame) == 0 {
                 io.note(NicNote::Booted { at: ready });

@@ -11,7 +11,7 @@
 //! | NEBULA | JBSQ(2) | shared, [`buffers::BufferManager`] | payload into the core's L1 |
 //!
 //! Cores see the NIC through its memory-mapped queues
-//! (`nanopu_node::nebula_queues`, `sdk/include/nebula.h`): `wait_for_RPC`
+//! (`queues.rs`, `sdk/include/nebula.h`): `wait_for_RPC`
 //! polls the core's completion queue, `free_buffer` and `RPC_send` are
 //! commands. The NIC writes every payload into memory through the node's
 //! memory system (LLC, DRAM, `[node.llc] dma_allocation`), so where the
@@ -23,15 +23,17 @@
 
 pub mod buffers;
 pub mod dispatch;
+pub mod queues;
 
 use crate::mac::Mac;
 use crate::{Cores, NicDesign, NicIo, NicNote};
 use buffers::BufferManager;
 use dispatch::{Dispatcher, Policy};
-use nanopu_node::nebula_queues::{CqEntry, NebulaCommand, NebulaQueues, NEBULA_BASE};
 use nanopu_node::Node;
+use nanopu_node::OverlapError;
 use nanopu_sim::SimTime;
 use nanopu_wire::Flags;
+use queues::{CqEntry, NebulaCommand, NebulaQueues, NEBULA_BASE, NEBULA_SIZE};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -226,44 +228,19 @@ pub struct NebulaNic {
 }
 
 impl NebulaNic {
-    /// The NIC of `node` (address `ip`): attaches its queues to the node's
-    /// bus, or keeps those the node (a fork) has ([`NebulaNic::rebind`]).
+    /// The NIC of a node with `cores` cores (address `ip`); its queues go on
+    /// the node's bus with [`NicDesign::attach`], as every design's devices do.
     pub fn new(
         design: NebulaDesign,
         cfg: NebulaConfig,
         mac: Mac,
         ip: u32,
-        node: &mut Node,
+        cores: usize,
     ) -> Result<NebulaNic, NebulaError> {
-        if node.cores() == 0 {
+        if cores == 0 {
             return Err(NebulaError::NoCores);
         }
-        if let Some(nic) = NebulaNic::rebind(design, cfg.clone(), mac.clone(), ip, node) {
-            node.attach_nic();
-            return Ok(nic);
-        }
-        let queues = NebulaQueues::new(node.cores(), cfg.buffer_bytes(design));
-        node.attach_nebula_queues(NEBULA_BASE, queues)?;
-        node.attach_nic();
-        Ok(NebulaNic::build(design, cfg, mac, ip, node.cores()))
-    }
-
-    /// The NIC of `node` for `design` when `node` (a [`Node::fork`] of one
-    /// booted behind another design's NIC) already has NEBULA's queues:
-    /// they are told this design's receive-buffer size; the rest of their
-    /// state, the program's registration included, stays. `None` if the
-    /// node has no queues.
-    pub fn rebind(
-        design: NebulaDesign,
-        cfg: NebulaConfig,
-        mac: Mac,
-        ip: u32,
-        node: &mut Node,
-    ) -> Option<NebulaNic> {
-        let cores = node.cores();
-        node.nebula_queues_mut()?
-            .set_buffer_bytes(cfg.buffer_bytes(design));
-        Some(NebulaNic::build(design, cfg, mac, ip, cores))
+        Ok(NebulaNic::build(design, cfg, mac, ip, cores))
     }
 
     fn build(
@@ -362,7 +339,7 @@ impl NebulaNic {
     fn push_to_core(&mut self, core: usize, token: u32, cycle: u64, cores: &mut Cores<'_>) {
         let base = cores
             .node
-            .nebula_queues()
+            .device::<NebulaQueues>()
             .and_then(|q| q.buffer_base())
             .unwrap_or(0);
         let rpc = self.rpcs[token as usize].as_mut().expect("live rpc");
@@ -386,7 +363,7 @@ impl NebulaNic {
             len: rpc.msg_len,
             token,
         };
-        if let Some(q) = cores.node.nebula_queues_mut() {
+        if let Some(q) = cores.node.device_mut::<NebulaQueues>() {
             q.push(core, entry);
         }
     }
@@ -409,7 +386,7 @@ impl NebulaNic {
     ) {
         let base = cores
             .node
-            .nebula_queues()
+            .device::<NebulaQueues>()
             .and_then(|q| q.buffer_base())
             .unwrap_or(0);
         match cmd {
@@ -511,6 +488,21 @@ impl NebulaNic {
 impl NicDesign for NebulaNic {
     type Event = NebulaEvent;
 
+    /// The queues' register window at [`NEBULA_BASE`], one block per core.
+    /// A node forked from one booted behind another NEBULA design already has
+    /// the queues: they are told this design's receive-buffer size, and the
+    /// rest of their state (the program's registration included) stays.
+    fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        let bytes = self.cfg.buffer_bytes(self.design);
+        if let Some(queues) = node.device_mut::<NebulaQueues>() {
+            queues.set_buffer_bytes(bytes);
+            return Ok(());
+        }
+        let queues = NebulaQueues::new(node.cores(), bytes);
+        let base = node.cfg().devices.base("nebula", NEBULA_BASE);
+        node.attach_device("nebula", base, NEBULA_SIZE, queues)
+    }
+
     fn frame_in(
         &mut self,
         frame: &[u8],
@@ -529,7 +521,11 @@ impl NicDesign for NebulaNic {
         }
         let in_nic = self.mac.received(first_bit, frame.len());
         let cycle = cores.cycle_at(in_nic);
-        let Some(base) = cores.node.nebula_queues().and_then(|q| q.buffer_base()) else {
+        let Some(base) = cores
+            .node
+            .device::<NebulaQueues>()
+            .and_then(|q| q.buffer_base())
+        else {
             self.stats.before_buffer += 1;
             self.nack(&info, in_nic, io);
             return;
@@ -596,7 +592,15 @@ impl NicDesign for NebulaNic {
     }
 
     fn take_from_cores(&mut self, cores: &mut Cores<'_>, io: &mut NicIo<NebulaEvent>) {
-        while let Some((core, cycle, cmd)) = cores.node.take_nebula_command() {
+        // Most calls find no command: looking first through the shared
+        // accessor keeps the sleepers' wake memos (`Node::device_mut` drops them).
+        while let Some((core, cycle, cmd)) = match cores.node.device::<NebulaQueues>() {
+            Some(q) if q.has_commands() => cores
+                .node
+                .device_mut::<NebulaQueues>()
+                .and_then(NebulaQueues::take_command),
+            _ => None,
+        } {
             self.command(core, cycle, cmd, cores, io);
         }
     }

@@ -3,12 +3,14 @@
 //! documentation of [`super`].
 
 use super::client::{Posts, VerbsClient};
+use super::doorbell::{RdmaDoorbell, RDMA_DOORBELL_BASE, RDMA_DOORBELL_SIZE};
 use super::packet::{self, opcode, syndrome, Header};
 use super::params::RdmaParams;
 use super::pcie::{Pcie, PcieStats};
 use super::verbs::{error_code, op, status, Cqe, Transport, Wqe, CQE_BYTES, WQE_BYTES};
 use crate::mac::Mac;
 use crate::{Cores, NicDesign, NicIo};
+use nanopu_node::{Node, OverlapError};
 use nanopu_sim::{SimDuration, SimTime};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
@@ -254,7 +256,7 @@ impl RdmaNic {
         if self.stats.errors.len() < 16 {
             self.stats.errors.push(what);
         }
-        if let Some(d) = cores.node.rdma_doorbell_mut() {
+        if let Some(d) = cores.node.device_mut::<RdmaDoorbell>() {
             d.report_error(code);
         }
     }
@@ -1168,6 +1170,14 @@ impl RdmaNic {
 impl NicDesign for RdmaNic {
     type Event = RdmaEvent;
 
+    /// The doorbell page, at `[node.devices] rdma_doorbell` (default
+    /// [`RDMA_DOORBELL_BASE`]).
+    fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
+        let base = node.cfg().devices.base("rdma_doorbell", RDMA_DOORBELL_BASE);
+        let page = RdmaDoorbell::default();
+        node.attach_device("rdma_doorbell", base, RDMA_DOORBELL_SIZE, page)
+    }
+
     fn frame_in(
         &mut self,
         frame: &[u8],
@@ -1199,7 +1209,15 @@ impl NicDesign for RdmaNic {
         // Messages to netTX have no path on this NIC: the register file
         // is the nanoPU's.
         cores.node.take_core_output(|_, _| {});
-        while let Some((cycle, addr)) = cores.node.take_rdma_doorbell() {
+        // Most calls find no doorbell: looking first through the shared
+        // accessor keeps the sleepers' wake memos (`Node::device_mut` drops them).
+        while let Some((cycle, addr)) = match cores.node.device::<RdmaDoorbell>() {
+            Some(d) if d.has_pending() => cores
+                .node
+                .device_mut::<RdmaDoorbell>()
+                .and_then(RdmaDoorbell::take),
+            _ => None,
+        } {
             let at_nic = self.pcie.doorbell(cores.time_of(cycle));
             self.fetch_wqe(cores, io, at_nic, addr);
         }

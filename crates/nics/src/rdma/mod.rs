@@ -14,13 +14,14 @@
 //! | [`kv_clients`] | HERD's client and a READ-based (Pilaf-style) store's client |
 //! | [`run`] | running built-in clients in a cluster |
 //!
-//! A program rings the doorbell page (`nanopu_node::rdma_doorbell`) with
+//! A program rings the doorbell page (`doorbell.rs`) with
 //! the address of a WQE; the NIC reads it by DMA, executes it, and writes
 //! completions into the program's CQ ring by DMA. Times: every PCIe
 //! crossing from [`pcie`], every memory access from the node's memory
 //! system, the NIC's own processing from HERD §3's measured rates.
 
 pub mod client;
+pub mod doorbell;
 pub mod engine;
 pub mod kv_clients;
 pub mod packet;

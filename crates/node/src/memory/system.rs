@@ -11,9 +11,7 @@ use crate::config::NodeConfig;
 use nanopu_core::RefillKind;
 use serde::Serialize;
 
-/// Most line requests a DMA engine may have outstanding (the bound of
-/// `IceNicConfig::dma_outstanding_lines`).
-pub const MAX_DMA_OUTSTANDING: usize = 64;
+pub use crate::bus_device::MAX_DMA_OUTSTANDING;
 
 /// The LLC and DRAM of a node.
 #[derive(Clone)]
@@ -268,6 +266,17 @@ impl MemorySystem {
             banked: self.dram.banked_stats().cloned(),
             fased_llc: self.fased_llc.as_ref().map(|f| f.stats.clone()),
         }
+    }
+}
+
+/// A device's DMA goes through the LLC and DRAM as the IceNIC's does.
+impl crate::bus_device::DmaTiming for MemorySystem {
+    fn dma_read(&mut self, addr: u64, len: u64, cycle: u64, outstanding: usize) -> u64 {
+        MemorySystem::dma_read(self, addr, len, cycle, outstanding)
+    }
+
+    fn dma_write(&mut self, addr: u64, len: u64, cycle: u64, outstanding: usize) -> u64 {
+        MemorySystem::dma_write(self, addr, len, cycle, outstanding)
     }
 }
 

@@ -50,3 +50,43 @@ pub fn asm_node(name: &str, body: &str, cores: usize) -> Node {
     };
     Node::with_program_bytes(cfg, name, &assemble(name, body)).expect("loads")
 }
+
+/// Attaches the traditional NIC (IceNIC) to `node` as its NIC design does
+/// (`NicDesign::attach`): at its configured window, with `[node.icenic]`.
+pub fn attach_icenic(node: &mut Node) {
+    use nanopu_node::icenic::{IceNic, ICENIC_BASE, ICENIC_SIZE};
+    let base = node.cfg().devices.base("icenic", ICENIC_BASE);
+    let nic = IceNic::new(node.cfg().icenic.clone());
+    node.attach_device("icenic", base, ICENIC_SIZE, nic)
+        .expect("the IceNIC's window is free");
+}
+
+/// What the IceNIC design does with the node's generic device seam, for
+/// tests that drive the device directly.
+pub trait IceNicNode {
+    /// The IceNIC, if attached.
+    fn icenic(&self) -> Option<&nanopu_node::IceNic>;
+    /// A frame whose last bit reached the IceNIC at `cycle` (see
+    /// `IceNic::frame_in`); false if dropped or there is no IceNIC.
+    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool;
+    /// The oldest frame the IceNIC read for the wire, with its ready cycle.
+    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)>;
+}
+
+impl IceNicNode for Node {
+    fn icenic(&self) -> Option<&nanopu_node::IceNic> {
+        self.device()
+    }
+
+    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool {
+        self.with_device_dma(|nic: &mut nanopu_node::IceNic, dma| nic.frame_in(frame, cycle, dma))
+            .unwrap_or(false)
+    }
+
+    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
+        if !self.icenic()?.has_tx() {
+            return None;
+        }
+        self.device_mut::<nanopu_node::IceNic>()?.take_tx()
+    }
+}

@@ -32,7 +32,7 @@
 //! function of the reading core's cycle, so a core polling the count
 //! sleeps exactly until the next entry appears.
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use nanopu_node::{BusDevice, Dma, StoreEffect};
 use std::collections::VecDeque;
 
 /// Where the window sits (a free spot of the prototype's map, above the
@@ -261,6 +261,10 @@ impl BusDevice for NebulaQueues {
 
     fn is_status(&self, off: u64) -> bool {
         off < GLOBAL_OFFSET && off.is_multiple_of(CORE_BLOCK)
+    }
+
+    fn has_output(&self) -> bool {
+        self.has_commands()
     }
 
     fn peek_status(&self, off: u64, cycle: u64) -> u64 {

@@ -5,7 +5,7 @@
 //! "the driver prepares a WQE in the host's memory and rings a doorbell on
 //! the RNIC via Programmed IO"); the NIC then reads the WQE by DMA. The
 //! device itself is a mailbox: it keeps each doorbell with the core cycle
-//! of the store, and the NIC design (`nanopu_system::nics::rdma`) takes
+//! of the store, and the NIC design (`engine.rs`) takes
 //! them, models the PCIe crossing and does the rest.
 //!
 //! | offset | access | register |
@@ -15,7 +15,7 @@
 //! | `0x10` | load 8 B | `LAST_ERROR`: the code of the last one (`verbs.h` `VERBS_ERR_*`) |
 //! | `0x18` | load 8 B | `DROPPED`: doorbells refused because the queue was full |
 
-use crate::device::{BusDevice, Dma, StoreEffect};
+use nanopu_node::{BusDevice, Dma, StoreEffect};
 use std::collections::VecDeque;
 
 /// Default base: after the IceNIC's window, clear of the prototype's map.
@@ -106,6 +106,10 @@ impl BusDevice for RdmaDoorbell {
         // The NIC must see the doorbell before time moves on.
         Some(StoreEffect::Yield)
     }
+
+    fn has_output(&self) -> bool {
+        self.has_pending()
+    }
 }
 
 #[cfg(test)]
@@ -115,8 +119,8 @@ mod tests {
     #[test]
     fn doorbells_are_kept_in_order_with_their_cycle() {
         let mut d = RdmaDoorbell::default();
-        let mut dram = crate::dram::Dram::new(0x8000_0000, 1 << 20).unwrap();
-        let mut mem = crate::memory::MemorySystem::new(&crate::NodeConfig::default());
+        let mut dram = nanopu_node::dram::Dram::new(0x8000_0000, 1 << 20).unwrap();
+        let mut mem = nanopu_node::memory::MemorySystem::new(&nanopu_node::NodeConfig::default());
         for (c, v) in [(5, 0x8000_0040), (9, 0x8000_0080)] {
             let dma = Dma {
                 dram: &mut dram,
