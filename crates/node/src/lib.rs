@@ -22,6 +22,6 @@ pub use device::{Device, DeviceMap, OverlapError};
 pub use icenic::{IceNic, IceNicConfig, IceNicConfigError, IceNicStats};
 pub use loader::{LoadError, Program};
 pub use node::{
-    CoreOutput, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd, SentMessage, TxSink,
-    STOP_CHECK_CYCLES,
+    CoreOutput, FrozenNode, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd,
+    SentMessage, TxSink, STOP_CHECK_CYCLES,
 };

@@ -227,6 +227,10 @@ impl System {
                 c.report.received,
                 if c.started() {
                     ""
+                } else if self.nic().as_nebula().is_some() {
+                    " (never started: NEBULA's NIC announces the node when its program registers \
+                     its receive buffer, `nebula_register_buffer` in sdk/include/nebula.h, and \
+                     this program has not)"
                 } else {
                     " (never started: waiting for the program's boot message)"
                 }
