@@ -144,3 +144,80 @@ fn built_in_hosts_on_a_leaf_spine_allocate_nothing_per_packet_once_warm() {
         "{per_packet:.3} allocations per delivered packet"
     );
 }
+
+#[test]
+fn a_warm_nebula_server_and_its_connections_allocate_little_per_request() {
+    use nanopu_apps::mica::MicaConfig;
+    use nanopu_apps::AppConfig;
+    use nanopu_system::connections::ConnectionsConfig;
+    use nanopu_system::nics::nebula::NebulaDesign;
+    use nanopu_system::NicKind;
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    #[derive(serde::Deserialize)]
+    struct File {
+        node: NodeConfig,
+    }
+    let text =
+        std::fs::read_to_string(nanopu_testkit::repo().join("configs/nebula-server.toml")).unwrap();
+    let node_cfg = toml::from_str::<File>(&text).unwrap().node;
+    // Per-connection buffers and queues, one queue, the shared buffer
+    // manager with steering.
+    for design in [
+        NebulaDesign::Rss,
+        NebulaDesign::RpcValet,
+        NebulaDesign::Nebula,
+    ] {
+        let mut cfg = Config {
+            node: node_cfg.clone(),
+            ..Config::default()
+        };
+        cfg.nic.kind = NicKind::Nebula(design);
+        cfg.network.link.gbps = 120;
+        let mut node = Node::with_program(cfg.node.clone(), &program("nb_mica")).unwrap();
+        node.htif_mut().unwrap().args = vec!["nb_mica".into(), "2000".into(), "512".into()];
+        let load = LoadConfig {
+            count: 1_000_000,
+            mode: LoadMode::Open { rate_mrps: 4.0 },
+            app: Some(AppConfig::Mica(MicaConfig {
+                pairs: 2000,
+                ..MicaConfig::default()
+            })),
+            connections: Some(ConnectionsConfig::default()),
+            ..LoadConfig::default()
+        };
+        let mut s = System::new(node, &cfg, Some(load)).unwrap();
+        // The store's preload, then a warm-up of the connections.
+        let at = |us: u64| SimTime(us * 1_000_000_000);
+        s.run(at(2_000)).unwrap();
+        let count = |s: &mut System| {
+            (
+                ALLOCATIONS.load(Ordering::Relaxed),
+                s.load_report().unwrap().received,
+            )
+        };
+        let (a0, r0) = count(&mut s);
+        s.run(at(2_500)).unwrap();
+        let (a1, r1) = count(&mut s);
+        let r = s.load_report().unwrap();
+        assert_eq!(r.wrong_replies, 0, "{}: {:?}", design.name(), r.first_error);
+        assert!(
+            r1 - r0 >= 1_000,
+            "{}: only {} replies",
+            design.name(),
+            r1 - r0
+        );
+        let per_request = (a1 - a0) as f64 / (r1 - r0) as f64;
+        eprintln!(
+            "{}: {per_request:.3} allocations per request",
+            design.name()
+        );
+        // The application's request words and the box the client keeps
+        // them in: two. NEBULA's own loop, before it reused its frames,
+        // events and scratch, made seven.
+        assert!(
+            per_request < 3.0,
+            "{}: {per_request:.3} allocations per request",
+            design.name()
+        );
+    }
+}
