@@ -8,7 +8,7 @@
 use crate::memory::Memory;
 use crate::{Experiment, Fixed, Measured, Result, Runner};
 use nanopu_node::config::MemoryPreset;
-use nanopu_report::{ExperimentResult, Figure, Series};
+use nanopu_report::{moved_before, ExperimentResult, Figure, Series};
 
 pub fn experiments() -> Vec<Experiment> {
     vec![Experiment {
@@ -32,6 +32,46 @@ const PRESETS: [(MemoryPreset, &str); 3] = [
     (MemoryPreset::Ddr43200, "ddr4-3200"),
     (MemoryPreset::Fluid, "fluid"),
 ];
+
+/// Index of the fluid model in [`PRESETS`].
+const FLUID: usize = 2;
+
+/// Checks the values report.md gives as "before" for the keys the memory
+/// change moved ([`nanopu_report::MEMORY_SYSTEM_MOVES`]) against this run of
+/// the applications under the fluid model (`fluid(app, p99)`, in us): they
+/// are the same points, so they must agree.
+fn fluid_before_check(fluid: impl Fn(usize, bool) -> f64) -> String {
+    let mut agree = Vec::new();
+    let mut differ = Vec::new();
+    for (a, app) in APPS.iter().enumerate() {
+        for p99 in [false, true] {
+            let key = format!("{app}-{}-us", if p99 { "p99" } else { "p50" });
+            let Some(before) = moved_before(&key) else {
+                continue;
+            };
+            let now = fluid(a, p99);
+            if ((now - before) / before).abs() < 1e-6 {
+                agree.push(format!("`{key}`"));
+            } else {
+                differ.push(format!("`{key}` recorded {before}, fluid run {now}"));
+            }
+        }
+    }
+    if differ.is_empty() {
+        format!(
+            "The values before the memory change that report.md gives for {} agree with this run's \
+             `fluid` rows.",
+            agree.join(", ")
+        )
+    } else {
+        format!(
+            "⚠ The values before the memory change that report.md gives differ from this run's \
+             `fluid` rows: {} (the fluid model or the applications changed since they were \
+             recorded).",
+            differ.join("; ")
+        )
+    }
+}
 
 fn point(r: &Runner, app: &str, preset: MemoryPreset) -> Result<Measured> {
     let mut r = r.clone();
@@ -85,6 +125,10 @@ fn run(r: &Runner) -> Result<ExperimentResult> {
             })
             .collect::<Vec<_>>()
     };
+    let before_check = fluid_before_check(|a, p99| {
+        let x = at(a, FLUID);
+        (if p99 { x.load.p99_ns } else { x.load.p50_ns }) / 1000.0
+    });
     let x_label = format!(
         "application ({})",
         APPS.iter()
@@ -141,8 +185,30 @@ fn run(r: &Runner) -> Result<ExperimentResult> {
              ns, row hits cheaper than misses); `fluid` charges a flat 75 ns. Set algebra's posting \
              lists fit in the L2, so its time does not move."
                 .into(),
+            before_check,
         ],
         wall_s: 0.0,
         cpu_s: 0.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_before_values_are_checked_against_the_fluid_run() {
+        assert_eq!(PRESETS[FLUID].0, MemoryPreset::Fluid);
+        let recorded = |a: usize, p99: bool| {
+            let key = format!("{}-{}-us", APPS[a], if p99 { "p99" } else { "p50" });
+            moved_before(&key).unwrap()
+        };
+        let ok = fluid_before_check(recorded);
+        assert!(ok.starts_with("The values"), "{ok}");
+        assert!(ok.contains("`classifier-p99-us`"));
+        let off = fluid_before_check(|a, p99| recorded(a, p99) * if a == 0 { 1.01 } else { 1.0 });
+        assert!(off.starts_with("⚠"), "{off}");
+        assert!(off.contains("`mica-p50-us` recorded 0.997375"), "{off}");
+        assert!(!off.contains("`hdsearch-p50-us` recorded"));
+    }
 }

@@ -9,12 +9,14 @@
 //! DRAM's command clock). As DRAMsim3's `TraceBasedCPU`, at most one request
 //! enters per clock, in trace order, and a read that finds the scheduler's
 //! window full holds the trace until it enters; a read's latency runs from
-//! then to its data (DRAMsim3's `read_latency`). Run for CYCLES clocks: reads
+//! then to its data (DRAMsim3's `read_latency`). Reads are queued and
+//! scheduled first-ready first-come-first-served among those waiting
+//! (`BankedDram::submit_read`), as DRAMsim3's controller schedules them. Run for CYCLES clocks: reads
 //! done by then and writes accepted by then count (DRAMsim3's
 //! `num_reads_done`, `num_writes_done`), and the bandwidth is their bytes
 //! over CYCLES clocks (DRAMsim3's `average_bandwidth`).
 
-use nanopu_node::memory::dram_banked::BankedDram;
+use nanopu_node::memory::dram_banked::{BankedDram, ReadDone};
 use nanopu_node::memory::dram_standard::{DramStandard, StandardName};
 use std::process::ExitCode;
 
@@ -103,6 +105,11 @@ fn replay(s: &DramStandard, trace: &str, cycles: u64) -> Result<String, String> 
     let mut d = BankedDram::new(s, 1, s.address_mapping).map_err(|e| e.to_string())?;
     let mut latencies = Vec::new();
     let (mut writes_done, mut reads_issued) = (0u64, 0u64);
+    let mut record = |r: ReadDone| {
+        if r.data < cycles {
+            latencies.push(r.data - r.admitted);
+        }
+    };
     let mut now = 0u64; // the clock the next request may enter at
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -115,18 +122,16 @@ fn replay(s: &DramStandard, trace: &str, cycles: u64) -> Result<String, String> 
             break;
         }
         if write {
-            d.write(addr, t);
+            d.submit_write(addr, t, &mut record);
             writes_done += 1;
             now = t + 1;
         } else {
-            let (admit, done) = d.read_admitted(addr, t);
+            let admit = d.submit_read(addr, t, reads_issued, &mut record);
             reads_issued += 1;
-            if done < cycles {
-                latencies.push(done - admit);
-            }
             now = admit + 1;
         }
     }
+    d.finish(&mut record);
     latencies.sort_unstable();
     let n = latencies.len();
     let mean = latencies.iter().sum::<u64>() as f64 / n.max(1) as f64;

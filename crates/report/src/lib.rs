@@ -60,6 +60,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod memory_moves;
 mod model_source;
 mod num;
 mod plot;
@@ -74,6 +75,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use error::ReportError;
+pub use memory_moves::{moved_before, MovedKey, MEMORY_SYSTEM_MOVES};
 pub use model_source::{core_source, model_source};
 pub use published::{
     compared_with, configured, published, shows_effect, tolerance, Published, CONFIGURED,

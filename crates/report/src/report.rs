@@ -8,7 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::num::{fmt_num, fmt_ratio};
-use crate::{published, write_json, ExperimentResult, ReportError, Target, PUBLISHED};
+use crate::{
+    published, write_json, ExperimentResult, ReportError, Target, MEMORY_SYSTEM_MOVES, PUBLISHED,
+};
 
 /// The marker of a result outside its tolerance (or with no value).
 const OFF: &str = "⚠ outside tolerance";
@@ -173,6 +175,48 @@ fn blank_line(md: &mut String) {
     md.push_str("\n\n");
 }
 
+/// The section on the keys the memory-system change moved
+/// ([`MEMORY_SYSTEM_MOVES`]): each measured in this run, its value before,
+/// now, and why.
+fn memory_moves(md: &mut String, targets: &[(&ExperimentResult, &Target)]) {
+    let rows: Vec<_> = MEMORY_SYSTEM_MOVES
+        .iter()
+        .filter_map(|m| {
+            let (_, t) = targets.iter().find(|(_, t)| t.key == m.key)?;
+            Some((m, t))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    blank_line(md);
+    md.push_str(
+        "## What the prototype's memory system moved\n\nThe nanoPU experiments run on the \
+         prototype's memory system below the L2 (`[node.memory] preset = \"firesim-lnic\"`, \
+         issue #49) where they had the fluid model's flat 75 ns DRAM. The keys that change moved \
+         (every other key kept its value to the last digit), before (on the fluid model) and in \
+         this run; `docs/memory.md` explains each. The values before are a full-scale run's \
+         with the default seed: at another scale or seed this run's differ for that reason too.\n\n\
+         | key | before | this run | change | why |\n|---|---|---|---|---|\n",
+    );
+    for (m, t) in rows {
+        let change = if t.measured == m.before {
+            "⚠ did not move".to_string()
+        } else {
+            format!("{:+.1} %", (t.measured / m.before - 1.0) * 100.0)
+        };
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {} {} | {change} | {} |",
+            m.key,
+            fmt_num(m.before),
+            fmt_num(t.measured),
+            t.unit,
+            cell(m.why)
+        );
+    }
+}
+
 fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> String {
     let mut md = String::new();
     let targets: Vec<(&ExperimentResult, &Target)> = results
@@ -281,6 +325,8 @@ fn markdown(results: &[ExperimentResult], config_toml: &str, command: &str) -> S
             );
         }
     }
+
+    memory_moves(&mut md, &targets);
 
     blank_line(&mut md);
     md.push_str("## Source of the model\n\n");
@@ -414,6 +460,40 @@ mod tests {
         assert_eq!(ratio_cell(&ratio(1.0)), format!("0.57 {NO_EFFECT}"));
         assert_eq!(ratio_cell(&ratio(0.9)), format!("0.51 {NO_EFFECT}"));
         assert_eq!(ratio_cell(&ratio(1.75)), "1.00");
+    }
+
+    #[test]
+    fn the_memory_change_section_lists_measured_moved_keys_only() {
+        let r = ExperimentResult {
+            id: "e".into(),
+            targets: vec![
+                target("mica-p50-us", 0.3, 0.4),
+                target("othello-p50-us", 6.025215, 0.9),
+                target("w2w-8B", 70.0, 69.0),
+            ],
+            ..Default::default()
+        };
+        let md = markdown(&[r], "", "nanopu reproduce");
+        assert!(md.contains("## What the prototype's memory system moved"));
+        assert!(
+            md.contains("| `mica-p50-us` | 0.9974 | 0.3 ns | -69.9 % |"),
+            "{md}"
+        );
+        assert!(md.contains("| `othello-p50-us` | 6.025 | 6.025 ns | ⚠ did not move |"));
+        let section = md
+            .split("## What the prototype's memory system moved")
+            .nth(1)
+            .and_then(|s| s.split("## Source of the model").next())
+            .unwrap();
+        assert!(!section.contains("`w2w-8B`"));
+        assert!(!section.contains("`classifier-p50-us`"));
+        // Without a moved key measured, no section.
+        let none = ExperimentResult {
+            id: "e".into(),
+            targets: vec![target("w2w-8B", 70.0, 69.0)],
+            ..Default::default()
+        };
+        assert!(!markdown(&[none], "", "x").contains("memory system moved"));
     }
 
     #[test]

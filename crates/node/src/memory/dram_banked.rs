@@ -13,7 +13,10 @@
 //! (the node's harts run in quanta): column commands and activates are
 //! kept in short time-sorted logs, and a request fits into the earliest gap
 //! those leave (so an early request arriving late does not queue behind
-//! later ones); a bank's own state is kept in arrival order.
+//! later ones); a bank's own state is kept in arrival order. Callers that
+//! can wait for an answer queue reads instead (`submit_read`,
+//! `dram_banked/frfcfs.rs`): those are scheduled first-ready
+//! first-come-first-served among the reads queued.
 //!
 //! Writes are posted: they wait in a bounded write buffer (a read of a
 //! buffered line is answered from it) until it is full, or holds more than
@@ -32,6 +35,9 @@
 
 use super::dram_standard::DramStandard;
 use serde::Serialize;
+
+mod frfcfs;
+pub use frfcfs::ReadDone;
 
 /// Most entries the column-command log of a channel keeps, and the
 /// activate log of a rank; older ones no longer constrain anything (and
@@ -401,6 +407,10 @@ struct Channel {
     /// The write buffer (`write_queue` entries, `nwrites` in use).
     writes: Vec<PendingWrite>,
     nwrites: usize,
+    /// Reads waiting undecided (`frfcfs.rs`; `read_queue` entries,
+    /// `nqueued` in use).
+    queue: Vec<frfcfs::Queued>,
+    nqueued: usize,
 }
 
 /// The banked DRAM: channels, their controllers, the counters.
@@ -436,6 +446,8 @@ impl BankedDram {
             acts: vec![Log::new(); s.ranks as usize],
             writes: vec![PendingWrite::default(); s.write_queue.clamp(1, MAX_WRITE_QUEUE) as usize],
             nwrites: 0,
+            queue: vec![frfcfs::Queued::default(); s.read_queue.clamp(1, MAX_READ_QUEUE) as usize],
+            nqueued: 0,
         };
         let refresh_offset = (0..s.ranks as u64)
             .map(|r| {
