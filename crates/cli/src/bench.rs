@@ -91,7 +91,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let cfg = sim.node.clone();
+    let cfg = sim.node.base.clone();
 
     // Compute kernels: one busy hart, timing model on.
     let kernels = KERNELS
@@ -740,7 +740,7 @@ fn message_node(
         ..NodeBench::default()
     };
     while b.wall_s < NODE16_MIN_WALL_S {
-        let node = Node::with_program(cfg.node.clone(), &elf)?;
+        let node = Node::with_program(cfg.node.base.clone(), &elf)?;
         let mut sys = System::new(node, &cfg, Some(load.clone()))?;
         let start = Instant::now();
         let end = sys.run(SimTime::ZERO + SimDuration::try_from_ms(100)?)?;

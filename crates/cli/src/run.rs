@@ -289,7 +289,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     if let Some(n) = a.cores {
         cfg.node.cores = n;
     }
-    let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
+    let mut node = Node::with_program(cfg.node.base.clone(), &a.program)?;
     match node.htif_mut() {
         Some(h) => {
             h.echo = true;
@@ -310,7 +310,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         if let Some(ip) = a.load_opts.node_ip {
             cfg.node.icenic.ipv4 = ip;
         }
-        let mut node = Node::with_program(cfg.node.clone(), &a.program)?;
+        let mut node = Node::with_program(cfg.node.base.clone(), &a.program)?;
         if let Some(h) = node.htif_mut() {
             h.echo = true;
             h.args = program_args(&a);
@@ -578,7 +578,7 @@ fn run_with_load(node: Node, cfg: &nanopu_system::Config, a: &RunArgs) -> Result
             "end": format!("{end:?}"),
             "load": report,
             "nic": nic,
-            "icenic": sys.node().device::<nanopu_node::IceNic>().map(|n| n.stats.clone()),
+            "icenic": sys.node().device::<nanopu_system::nics::icenic::IceNic>().map(|n| n.stats.clone()),
             "delivery_failures": sys.delivery_failures(),
             "late_events": sys.late_events(),
             "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),

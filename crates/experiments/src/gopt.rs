@@ -100,9 +100,8 @@ pub fn measure(
     batches: &[u32],
 ) -> Result<GoptRun> {
     let path = r.program(bench.program)?;
-    let mut cfg = r.cfg.node.clone();
+    let mut cfg = r.cfg.node.base.clone();
     cfg.core.l1d_mshrs = mshrs;
-    cfg.icenic.enabled = false;
     let what = format!("{} with {mshrs} MSHRs", bench.program);
     let mut node = Node::with_program(cfg, &path)
         .map_err(|e| crate::ExperimentError::from(e).during(&what))?;

@@ -37,7 +37,6 @@ use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_system::Config as SimConfig;
-use nanopu_system::Config;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 pub use settings::Fixed;
 use std::net::Ipv4Addr;
@@ -404,15 +403,14 @@ impl Runner {
             addresses,
         } = *server;
         let name = program.display();
-        let mut node_cfg = self.cfg.node.clone();
-        node_cfg.icenic.enabled = nic == NicKind::Icenic;
         let mut sys_cfg = self.cfg.clone();
+        sys_cfg.node.icenic.enabled = nic == NicKind::Icenic;
         let (node_ip, client_ip) = addresses.unwrap_or((
             Ipv4Addr::from_bits(nanopu_system::NODE_IP),
             Ipv4Addr::from_bits(nanopu_system::CLIENT_IP),
         ));
         if addresses.is_some() {
-            node_cfg.icenic.ipv4 = node_ip;
+            sys_cfg.node.icenic.ipv4 = node_ip;
         }
         sys_cfg.nic.kind = nic;
         if let Some(sel) = selection {
@@ -427,10 +425,7 @@ impl Runner {
         // with requests, and in the receive-buffer size it asks for, which
         // a fork is told anew if the program has not read it.
         let key = matches!(nic, NicKind::Nanopu | NicKind::Nebula(_)).then(|| {
-            let mut cfg = Config {
-                node: node_cfg.clone(),
-                ..sys_cfg.clone()
-            };
+            let mut cfg = sys_cfg.clone();
             if let NicKind::Nebula(_) = nic {
                 cfg.nic.kind = NicKind::Nebula(NebulaDesign::Nebula);
             }
@@ -453,7 +448,7 @@ impl Runner {
         let node = match forked {
             Some(node) => node,
             None => {
-                let mut node = nanopu_node::Node::with_program(node_cfg, program)?;
+                let mut node = nanopu_node::Node::with_program(sys_cfg.node.base.clone(), program)?;
                 if !args.is_empty() {
                     let h = node.htif_mut().ok_or_else(|| {
                         fail!("{name} takes arguments but defines no `tohost` symbol to read them through")

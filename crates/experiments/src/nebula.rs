@@ -279,7 +279,7 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
     }
     let (rates, per_load, warmup) = loads(r.scale);
     let mut cfg = r.cfg.clone();
-    cfg.node = server_node()?;
+    cfg.node = server_node()?.into();
     cfg.network.link.gbps = 120;
     let runner = Runner {
         cfg,

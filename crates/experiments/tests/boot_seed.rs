@@ -30,7 +30,9 @@ fn load(rate_mrps: f64) -> LoadConfig {
 #[test]
 fn points_from_a_shared_boot_measure_what_their_own_boots_do() {
     let cfg = Config {
-        node: nanopu_experiments::nebula::server_node().expect("configs/nebula-server.toml"),
+        node: nanopu_experiments::nebula::server_node()
+            .expect("configs/nebula-server.toml")
+            .into(),
         ..Config::default()
     };
     let r = Runner::new(cfg, Scale::Quick, Some(1), 7);

@@ -83,6 +83,15 @@ pub trait NicDesign {
     /// The design's counters, for reports.
     fn stats(&self) -> serde_json::Value;
 
+    /// The design's counters with those of the host-side device(s) it
+    /// attached to `node` (what a report of the node shows), so that no
+    /// caller reaches into a design's device by its type. By default
+    /// [`NicDesign::stats`]: a design whose devices count nothing of
+    /// their own, or report it through the design, need not say more.
+    fn stats_on(&self, _node: &Node) -> serde_json::Value {
+        self.stats()
+    }
+
     /// NanoTransport, if the design runs one.
     fn transport(&self) -> Option<&NanoTransport> {
         None
@@ -243,6 +252,9 @@ impl NicDesign for CustomNic {
     fn stats(&self) -> serde_json::Value {
         (**self).stats()
     }
+    fn stats_on(&self, node: &Node) -> serde_json::Value {
+        (**self).stats_on(node)
+    }
     fn transport(&self) -> Option<&NanoTransport> {
         (**self).transport()
     }
@@ -398,6 +410,17 @@ impl NodeNic {
             NodeNic::Custom(w) => w.nic.stats(),
             NodeNic::Nebula(w) => w.nic.stats(),
             NodeNic::Rdma(w) => w.nic.stats(),
+        }
+    }
+
+    /// See [`NicDesign::stats_on`].
+    pub fn stats_on(&self, node: &Node) -> serde_json::Value {
+        match self {
+            NodeNic::Nanopu(w) => w.nic.stats_on(node),
+            NodeNic::Icenic(w) => w.nic.stats_on(node),
+            NodeNic::Custom(w) => w.nic.stats_on(node),
+            NodeNic::Nebula(w) => w.nic.stats_on(node),
+            NodeNic::Rdma(w) => w.nic.stats_on(node),
         }
     }
 

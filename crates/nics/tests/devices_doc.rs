@@ -39,7 +39,11 @@ fn every_device_a_nic_design_attaches_is_documented_and_no_other() {
     // HTIF is the node's own, attached with a program that has `tohost`
     // (`crates/node/tests/devices_doc.rs` checks it that way).
     names.insert("htif");
-    names.extend(attached(|n| IceNicPort::new(mac()).attach(n).unwrap()));
+    names.extend(attached(|n| {
+        IceNicPort::new(mac(), Default::default())
+            .attach(n)
+            .unwrap()
+    }));
     names.extend(attached(|n| {
         RdmaNic::new(Default::default(), 1, mac())
             .attach(n)

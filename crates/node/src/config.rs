@@ -1,7 +1,6 @@
 //! Parameters of a node: cores, memory hierarchy, timer, and the core and
 //! network-interface models. Every default is a named value with its source.
 
-use crate::icenic::config::{IceNicConfig, IceNicConfigError};
 use crate::memory::dram_standard::StandardName;
 use crate::memory::dram_timing::{DramModel, DramTimingConfig, DramTimingConfigError};
 use crate::memory::fased_llc::{FasedLlcConfig, FasedLlcConfigError};
@@ -79,10 +78,6 @@ pub struct NodeConfig {
     pub idle_skip: bool,
     pub core: CoreTimingConfig,
     pub netif: NetIfConfig,
-    /// The traditional DMA NIC (IceNIC) of the paper's baseline: its
-    /// device's parameters, read when the IceNIC design attaches it
-    /// (`[nic] kind = "icenic"`; `icenic.rs`).
-    pub icenic: IceNicConfig,
     /// Where the devices sit on the bus, where not at their defaults.
     pub devices: DeviceMapConfig,
 }
@@ -176,7 +171,6 @@ impl Default for NodeConfig {
             idle_skip: true,
             core: CoreTimingConfig::default(),
             netif: NetIfConfig::default(),
-            icenic: IceNicConfig::default(),
             devices: DeviceMapConfig::default(),
         }
     }
@@ -214,8 +208,6 @@ pub enum NodeConfigError {
     // printed error chain shows them once.
     #[error("core.{0}")]
     Core(CoreConfigError),
-    #[error("icenic.{0}")]
-    IceNic(IceNicConfigError),
     #[error("netif.{0}")]
     NetIf(NetIfConfigError),
 }
@@ -265,7 +257,6 @@ impl NodeConfig {
         if !(1..=10_000).contains(&self.l2_hit_cycles) {
             return Err(NodeConfigError::L2HitCycles(self.l2_hit_cycles));
         }
-        self.icenic.validate().map_err(NodeConfigError::IceNic)?;
         self.netif.validate().map_err(NodeConfigError::NetIf)
     }
 

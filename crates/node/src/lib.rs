@@ -10,7 +10,6 @@ pub mod config;
 pub mod device;
 pub mod dram;
 pub mod htif;
-pub mod icenic;
 pub mod loader;
 pub mod memory;
 pub mod node;
@@ -19,7 +18,6 @@ pub mod uart;
 pub use bus_device::{BusDevice, Dma, DmaTiming, DmaWritten, NicDevice, StoreEffect};
 pub use config::{DeviceMapConfig, NodeConfig, NodeConfigError};
 pub use device::{Device, DeviceMap, OverlapError};
-pub use icenic::{IceNic, IceNicConfig, IceNicConfigError, IceNicStats};
 pub use loader::{LoadError, Program};
 pub use node::{
     CoreOutput, FrozenNode, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd,

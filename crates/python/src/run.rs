@@ -65,7 +65,7 @@ pub fn run(
     if let Some(n) = cores {
         cfg.node.cores = n;
     }
-    let mut node = Node::with_program(cfg.node.clone(), &program).map_err(node_error)?;
+    let mut node = Node::with_program(cfg.node.base.clone(), &program).map_err(node_error)?;
     let mut warnings = Vec::new();
     match node.htif_mut() {
         Some(h) => h.args = argv(&program, &args),
@@ -170,7 +170,7 @@ pub fn load(
     if let Some(ip) = node_ip {
         cfg.node.icenic.ipv4 = ip;
     }
-    let mut node = Node::with_program(cfg.node.clone(), &program).map_err(node_error)?;
+    let mut node = Node::with_program(cfg.node.base.clone(), &program).map_err(node_error)?;
     if let Some(h) = node.htif_mut() {
         h.args = argv(&program, &args);
     }
@@ -287,7 +287,7 @@ pub fn load(
         "result": result,
         "load": report,
         "nic": sys.nic_stats_json(),
-        "icenic": sys.node().device::<nanopu_node::IceNic>().map(|n| n.stats.clone()),
+        "icenic": sys.node().device::<nanopu_system::nics::icenic::IceNic>().map(|n| n.stats.clone()),
         "delivery_failures": sys.delivery_failures(),
         "late_events": sys.late_events(),
         "booted_at_ns": sys.booted_at().map(|t| t.as_ns()),

@@ -16,10 +16,10 @@
 use crate::client::LoadConfig;
 use crate::host_set::parse_hosts;
 use crate::nics::NicKind;
+pub use crate::node_table::NodeTable;
 use crate::workload::Workload;
 use nanopu_network::NetworkConfig;
 use nanopu_nics::nanopu::NicConfig;
-use nanopu_node::NodeConfig;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -31,8 +31,9 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// The nodes: cores, memory hierarchy, timing.
-    pub node: NodeConfig,
+    /// The nodes: cores, memory hierarchy, timing, and the parameters of
+    /// the devices NIC designs attach to them (`[node.icenic]`).
+    pub node: NodeTable,
     /// Every node's NIC (and the built-in hosts' transport).
     pub nic: NicConfig,
     /// Links and switches. `nanopu run --load` puts the node and its load
@@ -135,6 +136,10 @@ impl Config {
         let invalid =
             |table: &str, e: &dyn std::fmt::Display| ConfigError::Invalid(format!("{table}.{e}"));
         self.node.validate().map_err(|e| invalid("node", &e))?;
+        self.node
+            .icenic
+            .validate()
+            .map_err(|e| invalid("node", &format_args!("icenic.{e}")))?;
         self.nic.validate().map_err(|e| invalid("nic", &e))?;
         self.network
             .validate()

@@ -284,13 +284,10 @@ impl NodeHost {
         nic.handle(event, now, &mut cores, io);
     }
 
-    /// The NIC's counters, with the traditional NIC's device counters.
+    /// The NIC's counters, with those of its host-side device(s)
+    /// ([`crate::nics::NicDesign::stats_on`]).
     pub fn nic_stats(&self) -> serde_json::Value {
-        let mut v = self.nic.stats();
-        if let Some(dev) = self.node.device::<nanopu_node::IceNic>() {
-            v["device"] = serde_json::to_value(&dev.stats).expect("counters serialize");
-        }
-        v
+        self.nic.stats_on(&self.node)
     }
 }
 

@@ -23,6 +23,7 @@ pub mod host;
 pub mod host_set;
 pub mod memory;
 pub mod nics;
+mod node_table;
 mod partition;
 pub mod records;
 pub mod system;

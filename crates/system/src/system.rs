@@ -92,16 +92,16 @@ impl System {
             .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
         // The IceNIC's device is the IceNIC design's to attach (below);
         // the key that once attached it must agree with the design.
-        if node.cfg().icenic.enabled && cfg.nic.kind != NicKind::Icenic {
+        if cfg.node.icenic.enabled && cfg.nic.kind != NicKind::Icenic {
             return Err(SystemError::Config(format!(
                 "node.icenic.enabled = true but nic.kind = {}: the IceNIC is the NIC of nic.kind = icenic",
                 cfg.nic.kind.name()
             )));
         }
-        if cfg.nic.kind == NicKind::Icenic && node.cfg().icenic.ipv4 != node_ip {
+        if cfg.nic.kind == NicKind::Icenic && cfg.node.icenic.ipv4 != node_ip {
             return Err(SystemError::Config(format!(
                 "node_ip = {node_ip} but node.icenic.ipv4 = {}: the traditional NIC must have the node's address",
-                node.cfg().icenic.ipv4
+                cfg.node.icenic.ipv4
             )));
         }
         let gbps = cfg.network.link.gbps;
@@ -124,6 +124,7 @@ impl System {
         let nic = node_nic(
             cfg.nic.kind,
             &cfg.nic,
+            &cfg.node.icenic,
             node_ip.to_bits(),
             link,
             None,

@@ -205,7 +205,7 @@ fn the_scripted_client_drives_a_program_that_expects_a_config_message() {
 fn without_its_config_message_the_program_gives_up() {
     let mut cfg = Config::default();
     cfg.node.cores = 1;
-    let node = Node::with_program(cfg.node.clone(), &program("loopback_throughput")).unwrap();
+    let node = Node::with_program(cfg.node.base.clone(), &program("loopback_throughput")).unwrap();
     let l = load(
         loopback_throughput_script(false),
         10,

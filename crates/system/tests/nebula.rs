@@ -19,14 +19,14 @@ fn mica(design: NebulaDesign, rate: f64, cfg: impl Fn(&mut Config)) -> LoadRepor
     }
     let text = std::fs::read_to_string(repo().join("configs/nebula-server.toml")).unwrap();
     let mut c = Config {
-        node: toml::from_str::<File>(&text).unwrap().node,
+        node: toml::from_str::<File>(&text).unwrap().node.into(),
         ..Config::default()
     };
     c.nic.kind = NicKind::Nebula(design);
     c.network.link.gbps = 120;
     cfg(&mut c);
     let elf = program("nb_mica");
-    let mut node = nanopu_node::Node::with_program(c.node.clone(), &elf).unwrap();
+    let mut node = nanopu_node::Node::with_program(c.node.base.clone(), &elf).unwrap();
     node.htif_mut().unwrap().args = vec!["nb_mica".into(), "2000".into(), "512".into()];
     let load = LoadConfig {
         count: 300,

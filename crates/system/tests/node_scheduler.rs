@@ -62,7 +62,7 @@ fn with_load_args(
     cfg.node.icenic.enabled = nic == NicKind::Icenic;
     cfg.nic.kind = nic;
     let path = program(program_name);
-    let mut node = Node::with_program(cfg.node.clone(), &path).unwrap();
+    let mut node = Node::with_program(cfg.node.base.clone(), &path).unwrap();
     let htif = node.htif_mut().expect("the program has an HTIF");
     htif.args = std::iter::once(nanopu_node::loader::argv0(&path))
         .chain(args.iter().map(|a| a.to_string()))

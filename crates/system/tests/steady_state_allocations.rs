@@ -168,12 +168,12 @@ fn a_warm_nebula_server_and_its_connections_allocate_little_per_request() {
         NebulaDesign::Nebula,
     ] {
         let mut cfg = Config {
-            node: node_cfg.clone(),
+            node: node_cfg.clone().into(),
             ..Config::default()
         };
         cfg.nic.kind = NicKind::Nebula(design);
         cfg.network.link.gbps = 120;
-        let mut node = Node::with_program(cfg.node.clone(), &program("nb_mica")).unwrap();
+        let mut node = Node::with_program(cfg.node.base.clone(), &program("nb_mica")).unwrap();
         node.htif_mut().unwrap().args = vec!["nb_mica".into(), "2000".into(), "512".into()];
         let load = LoadConfig {
             count: 1_000_000,

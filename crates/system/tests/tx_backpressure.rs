@@ -20,7 +20,7 @@ fn flooded(protocol: Protocol, us: u64) -> System {
     let mut cfg = Config::default();
     cfg.node.cores = 1;
     cfg.nic.transport.protocol = protocol;
-    let node = Node::with_program(cfg.node.clone(), &path).unwrap();
+    let node = Node::with_program(cfg.node.base.clone(), &path).unwrap();
     let mut s = System::new(node, &cfg, None).unwrap();
     let end = s.run(SimTime::ZERO + SimDuration::from_us(us)).unwrap();
     assert_eq!(end, SystemEnd::TimeLimit);

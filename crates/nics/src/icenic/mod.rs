@@ -1,22 +1,29 @@
 //! A traditional DMA NIC (IceNIC) as a [`NicDesign`]. The NIC itself is a
-//! device on the node's bus (`nanopu_node::icenic`): the cores post
-//! descriptors by MMIO and poll its completion counts, and it moves frames
-//! by DMA through the node's memory. This module is its wire side: the MAC
-//! and serial I/O in front of it (the same as the nanoPU NIC's, so the two
-//! designs differ only behind the MAC).
+//! device on the node's bus ([`device`]: the cores post descriptors by MMIO
+//! and poll its completion counts, and it moves frames by DMA through the
+//! node's memory), with its parameters ([`params`], `[node.icenic]`). This
+//! module is its wire side: the MAC and serial I/O in front of it (the same
+//! as the nanoPU NIC's, so the two designs differ only behind the MAC).
 //!
 //! It is also the worked example of `docs/adding-a-nic.md`.
 
+pub mod device;
+pub mod params;
+
+pub use device::{IceNic, IceNicStats, RxPlacement, ICENIC_BASE, ICENIC_SIZE};
+pub use params::{IceNicConfig, IceNicConfigError};
+
 use crate::mac::Mac;
 use crate::{frame_dst_ip, Cores, NicDesign, NicIo, NicNote};
-use nanopu_node::icenic::{ICENIC_BASE, ICENIC_SIZE};
-use nanopu_node::{CoreOutput, IceNic, Node, OverlapError};
+use nanopu_node::{CoreOutput, Node, OverlapError};
 use nanopu_sim::SimTime;
 use serde::Serialize;
 
 /// The IceNIC's wire side.
 pub struct IceNicPort {
     mac: Mac,
+    /// The device's parameters, for [`NicDesign::attach`].
+    params: IceNicConfig,
     stats: IceNicPortStats,
 }
 
@@ -25,7 +32,7 @@ pub struct IceNicPort {
 #[derive(Debug)]
 pub enum IceNicEvent {}
 
-/// Counters of the wire side (the device's own are in `IceNicStats`).
+/// Counters of the wire side (the device's own are in [`IceNicStats`]).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct IceNicPortStats {
     pub rx_frames: u64,
@@ -37,9 +44,11 @@ pub struct IceNicPortStats {
 }
 
 impl IceNicPort {
-    pub fn new(mac: Mac) -> IceNicPort {
+    /// The wire side `mac`, for a device with the parameters `params`.
+    pub fn new(mac: Mac, params: IceNicConfig) -> IceNicPort {
         IceNicPort {
             mac,
+            params,
             stats: IceNicPortStats::default(),
         }
     }
@@ -52,7 +61,7 @@ impl NicDesign for IceNicPort {
     /// [`ICENIC_BASE`]), with the parameters of `[node.icenic]`.
     fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
         let base = node.cfg().devices.base("icenic", ICENIC_BASE);
-        let device = IceNic::new(node.cfg().icenic.clone());
+        let device = IceNic::new(self.params.clone());
         node.attach_device("icenic", base, ICENIC_SIZE, device)
     }
 
@@ -113,5 +122,14 @@ impl NicDesign for IceNicPort {
 
     fn stats(&self) -> serde_json::Value {
         serde_json::to_value(self.stats).expect("counters serialize")
+    }
+
+    /// The wire side's counters, and the device's under `device`.
+    fn stats_on(&self, node: &Node) -> serde_json::Value {
+        let mut v = self.stats();
+        if let Some(dev) = node.device::<IceNic>() {
+            v["device"] = serde_json::to_value(&dev.stats).expect("counters serialize");
+        }
+        v
     }
 }

@@ -203,61 +203,139 @@ pub fn emit(frame: &mut Vec<u8>, src_ip: u32, dst_ip: u32, h: &Header, payload: 
     frame[o..o + payload.len()].copy_from_slice(payload);
 }
 
-/// Reads a packet; never panics on any input.
+/// A read-only view of a RoCE v2 packet over a buffer, in the style of
+/// `nanopu_wire`'s views: [`Packet::new_checked`] checks every length the
+/// headers announce once, after which no accessor can panic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wraps a buffer without checking it: accessors panic on a buffer
+    /// [`Packet::check_len`] refuses.
+    pub const fn new_unchecked(buffer: T) -> Packet<T> {
+        Packet { buffer }
+    }
+
+    /// Wraps a buffer after [`Packet::check_len`]: no accessor can panic.
+    pub fn new_checked(buffer: T) -> Result<Packet<T>, PacketError> {
+        let packet = Self::new_unchecked(buffer);
+        packet.check_len()?;
+        Ok(packet)
+    }
+
+    /// Checks that the buffer is IPv4/UDP to port 4791 and holds the
+    /// headers up to the BTH, the IPv4 total length, an opcode this NIC
+    /// implements and its extension headers and ICRC within that length.
+    /// A buffer longer than the IPv4 length is accepted (Ethernet pads
+    /// short frames); the packet ends at that length.
+    pub fn check_len(&self) -> Result<(), PacketError> {
+        let frame = self.buffer.as_ref();
+        if frame.len() < BTH_OFFSET + BTH + ICRC {
+            return Err(PacketError::Short);
+        }
+        let ip = &frame[IPV4_OFFSET..IPV4_OFFSET + IP];
+        if frame[12..14] != [0x08, 0x00]
+            || ip[0] != 0x45
+            || ip[9] != 17
+            || be(&frame[ETH + IP + 2..ETH + IP + 4]) != ROCE_UDP_PORT as u64
+        {
+            return Err(PacketError::NotRoce);
+        }
+        let total = self.total_len();
+        if total > frame.len() || total < BTH_OFFSET + BTH + ICRC {
+            return Err(PacketError::Length);
+        }
+        let op = self.opcode();
+        Header::layout(op).ok_or(PacketError::Opcode(op))?;
+        if BTH_OFFSET + Header::len(op) + ICRC > total {
+            return Err(PacketError::Length);
+        }
+        Ok(())
+    }
+
+    /// The underlying buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    /// Bytes of the packet from the Ethernet header to the ICRC: the
+    /// Ethernet header and the IPv4 total length.
+    pub fn total_len(&self) -> usize {
+        let ip = &self.buffer.as_ref()[IPV4_OFFSET..IPV4_OFFSET + IP];
+        ETH + be(&ip[2..4]) as usize
+    }
+
+    /// The IPv4 source address.
+    pub fn src_ip(&self) -> u32 {
+        be(&self.buffer.as_ref()[IPV4_OFFSET + 12..IPV4_OFFSET + 16]) as u32
+    }
+
+    /// The BTH opcode ([`opcode`]).
+    pub fn opcode(&self) -> u8 {
+        self.buffer.as_ref()[BTH_OFFSET]
+    }
+
+    /// The BTH's destination QP and PSN, and the opcode's extension
+    /// headers (fields the opcode does not carry are 0).
+    pub fn header(&self) -> Header {
+        let frame = self.buffer.as_ref();
+        let b = &frame[BTH_OFFSET..];
+        let op = b[0];
+        let (reth, atomic, aeth, ack, deth) = Header::layout(op).unwrap_or_default();
+        let mut h = Header::new(op, be(&b[5..8]) as u32, be(&b[9..12]) as u32);
+        let mut o = BTH_OFFSET + BTH;
+        if reth {
+            h.va = be(&frame[o..o + 8]);
+            h.rkey = be(&frame[o + 8..o + 12]) as u32;
+            h.dma_len = be(&frame[o + 12..o + 16]) as u32;
+            o += 16;
+        }
+        if atomic {
+            h.va = be(&frame[o..o + 8]);
+            h.rkey = be(&frame[o + 8..o + 12]) as u32;
+            h.swap_add = be(&frame[o + 12..o + 20]);
+            h.compare = be(&frame[o + 20..o + 28]);
+            o += 28;
+        }
+        if aeth {
+            h.syndrome = frame[o];
+            o += 4;
+        }
+        if ack {
+            h.orig = be(&frame[o..o + 8]);
+            o += 8;
+        }
+        if deth {
+            h.src_qp = be(&frame[o + 5..o + 8]) as u32;
+        }
+        h
+    }
+
+    /// Where the payload lies in the buffer: after the extension headers,
+    /// before the ICRC.
+    pub fn payload_range(&self) -> (usize, usize) {
+        (
+            BTH_OFFSET + Header::len(self.opcode()),
+            self.total_len() - ICRC,
+        )
+    }
+
+    /// The payload.
+    pub fn payload(&self) -> &[u8] {
+        let (start, end) = self.payload_range();
+        &self.buffer.as_ref()[start..end]
+    }
+}
+
+/// Reads a packet ([`Packet::new_checked`]); never panics on any input.
 pub fn parse(frame: &[u8]) -> Result<Parsed, PacketError> {
-    if frame.len() < BTH_OFFSET + BTH + ICRC {
-        return Err(PacketError::Short);
-    }
-    let ip = &frame[IPV4_OFFSET..IPV4_OFFSET + IP];
-    if frame[12..14] != [0x08, 0x00]
-        || ip[0] != 0x45
-        || ip[9] != 17
-        || be(&frame[ETH + IP + 2..ETH + IP + 4]) != ROCE_UDP_PORT as u64
-    {
-        return Err(PacketError::NotRoce);
-    }
-    let total = ETH + be(&ip[2..4]) as usize;
-    if total > frame.len() || total < BTH_OFFSET + BTH + ICRC {
-        return Err(PacketError::Length);
-    }
-    let src_ip = be(&ip[12..16]) as u32;
-    let b = &frame[BTH_OFFSET..];
-    let op = b[0];
-    let (reth, atomic, aeth, ack, deth) = Header::layout(op).ok_or(PacketError::Opcode(op))?;
-    let mut h = Header::new(op, be(&b[5..8]) as u32, be(&b[9..12]) as u32);
-    let start = BTH_OFFSET + Header::len(op);
-    if start + ICRC > total {
-        return Err(PacketError::Length);
-    }
-    let mut o = BTH_OFFSET + BTH;
-    if reth {
-        h.va = be(&frame[o..o + 8]);
-        h.rkey = be(&frame[o + 8..o + 12]) as u32;
-        h.dma_len = be(&frame[o + 12..o + 16]) as u32;
-        o += 16;
-    }
-    if atomic {
-        h.va = be(&frame[o..o + 8]);
-        h.rkey = be(&frame[o + 8..o + 12]) as u32;
-        h.swap_add = be(&frame[o + 12..o + 20]);
-        h.compare = be(&frame[o + 20..o + 28]);
-        o += 28;
-    }
-    if aeth {
-        h.syndrome = frame[o];
-        o += 4;
-    }
-    if ack {
-        h.orig = be(&frame[o..o + 8]);
-        o += 8;
-    }
-    if deth {
-        h.src_qp = be(&frame[o + 5..o + 8]) as u32;
-    }
+    let p = Packet::new_checked(frame)?;
     Ok(Parsed {
-        hdr: h,
-        src_ip,
-        payload: (start, total - ICRC),
+        hdr: p.header(),
+        src_ip: p.src_ip(),
+        payload: p.payload_range(),
     })
 }
 
@@ -301,6 +379,44 @@ mod tests {
             for n in 0..f.len() {
                 let _ = parse(&f[..n]);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// No byte string panics the view: it is refused, or every
+        /// accessor answers within the buffer.
+        #[test]
+        fn no_byte_string_panics_the_view(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..160),
+            op in proptest::sample::select(vec![
+                opcode::RC_SEND_ONLY, opcode::RC_WRITE_ONLY, opcode::RC_READ_REQUEST,
+                opcode::RC_ATOMIC_ACK, opcode::RC_CMP_SWAP, opcode::UD_SEND_ONLY, 0x1f,
+            ]),
+            ip_len in 0u16..200,
+        ) {
+            check_any(&bytes);
+            // Mostly RoCE-looking frames, so the later checks are reached.
+            let mut f = bytes.clone();
+            if f.len() > BTH_OFFSET {
+                f[12..14].copy_from_slice(&[0x08, 0x00]);
+                f[IPV4_OFFSET] = 0x45;
+                f[IPV4_OFFSET + 9] = 17;
+                f[IPV4_OFFSET + 2..IPV4_OFFSET + 4].copy_from_slice(&ip_len.to_be_bytes());
+                f[ETH + IP + 2..ETH + IP + 4].copy_from_slice(&ROCE_UDP_PORT.to_be_bytes());
+                f[BTH_OFFSET] = op;
+            }
+            check_any(&f);
+        }
+    }
+
+    fn check_any(bytes: &[u8]) {
+        if let Ok(p) = Packet::new_checked(bytes) {
+            let (start, end) = p.payload_range();
+            assert!(start <= end && end <= bytes.len());
+            let _ = (p.header(), p.src_ip(), p.payload());
+            assert_eq!(parse(bytes).unwrap().payload, (start, end));
+        } else {
+            assert!(parse(bytes).is_err());
         }
     }
 

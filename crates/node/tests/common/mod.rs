@@ -51,42 +51,51 @@ pub fn asm_node(name: &str, body: &str, cores: usize) -> Node {
     Node::with_program_bytes(cfg, name, &assemble(name, body)).expect("loads")
 }
 
-/// Attaches the traditional NIC (IceNIC) to `node` as its NIC design does
-/// (`NicDesign::attach`): at its configured window, with `[node.icenic]`.
-pub fn attach_icenic(node: &mut Node) {
-    use nanopu_node::icenic::{IceNic, ICENIC_BASE, ICENIC_SIZE};
-    let base = node.cfg().devices.base("icenic", ICENIC_BASE);
-    let nic = IceNic::new(node.cfg().icenic.clone());
-    node.attach_device("icenic", base, ICENIC_SIZE, nic)
-        .expect("the IceNIC's window is free");
+/// Runs `body` on one core (after `setup`: a device attached, say), idle
+/// skipping on and off; returns what the program stored at 0x80100000
+/// (mcycle, minstret, ...), the final cycle and instret, the skipped
+/// cycles and the instructions of skipped iterations, for each.
+pub fn skip_on_and_off(
+    name: &str,
+    body: &str,
+    setup: impl Fn(&mut Node),
+) -> Vec<([u64; 3], u64, u64, u64, u64)> {
+    let elf = assemble(name, body);
+    [true, false]
+        .into_iter()
+        .map(|idle_skip| {
+            let cfg = NodeConfig {
+                cores: 1,
+                idle_skip,
+                ..NodeConfig::default()
+            };
+            let mut node = Node::with_program_bytes(cfg, name, &elf).unwrap();
+            setup(&mut node);
+            assert_eq!(node.run(u64::MAX).unwrap(), RunEnd::Exited(0));
+            let h = node.hart(0);
+            (
+                result_of(&node),
+                h.cycle(),
+                h.instret(),
+                h.stats().idle_cycles,
+                h.stats().idle_instret,
+            )
+        })
+        .collect()
 }
 
-/// What the IceNIC design does with the node's generic device seam, for
-/// tests that drive the device directly.
-pub trait IceNicNode {
-    /// The IceNIC, if attached.
-    fn icenic(&self) -> Option<&nanopu_node::IceNic>;
-    /// A frame whose last bit reached the IceNIC at `cycle` (see
-    /// `IceNic::frame_in`); false if dropped or there is no IceNIC.
-    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool;
-    /// The oldest frame the IceNIC read for the wire, with its ready cycle.
-    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)>;
+/// Stores mcycle, minstret and a2 at 0x80100000 and exits with 0.
+pub fn record_and_exit() -> String {
+    format!(
+        "    csrr a0, mcycle\n    csrr a1, minstret\n    li a3, 0x80100000\n\
+         sd a0, 0(a3)\n    sd a1, 8(a3)\n    sd a2, 16(a3)\n    li a0, 0\n{}",
+        exit_with("a0")
+    )
 }
 
-impl IceNicNode for Node {
-    fn icenic(&self) -> Option<&nanopu_node::IceNic> {
-        self.device()
-    }
-
-    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool {
-        self.with_device_dma(|nic: &mut nanopu_node::IceNic, dma| nic.frame_in(frame, cycle, dma))
-            .unwrap_or(false)
-    }
-
-    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
-        if !self.icenic()?.has_tx() {
-            return None;
-        }
-        self.device_mut::<nanopu_node::IceNic>()?.take_tx()
-    }
+/// The three words the program stored at 0x80100000.
+pub fn result_of(node: &Node) -> [u64; 3] {
+    let base = 0x8010_0000;
+    let d = node.dram().slice(base, 24).unwrap();
+    [0, 1, 2].map(|i| u64::from_le_bytes(d[i * 8..i * 8 + 8].try_into().unwrap()))
 }

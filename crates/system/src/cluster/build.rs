@@ -9,7 +9,7 @@ use crate::config::ClientSpec;
 use crate::error::SystemError;
 use crate::host::{BuiltinHost, ClientHost, Host, NodeHost};
 use crate::host_set::{host_args, parse_hosts};
-use crate::nics::icenic::IceNicPort;
+use crate::nics::icenic::{IceNicConfig, IceNicPort};
 use crate::nics::nanopu::NanoPuNic;
 use crate::nics::{CustomNic, NicKind, NodeNic};
 use nanopu_network::{host_ip, Network, TopologyConfig};
@@ -132,13 +132,13 @@ impl Cluster {
         let mut hosts = Vec::with_capacity(n);
         for (h, program) in programs.into_iter().enumerate() {
             if let Some((elf, name, kind, args)) = program {
-                let mut node_cfg = cfg.node.clone();
-                node_cfg.icenic.enabled = kind == NicKind::Icenic;
+                let mut icenic = cfg.node.icenic.clone();
+                icenic.enabled = kind == NicKind::Icenic;
                 // The device's MAC (02:00 and the IPv4 address) is how a
                 // program learns its own address: the host's, not the
                 // single-node default every host would otherwise share.
-                node_cfg.icenic.ipv4 = std::net::Ipv4Addr::from(host_ip(h));
-                let mut node = Node::with_program_bytes(node_cfg, &name, &elf)
+                icenic.ipv4 = std::net::Ipv4Addr::from(host_ip(h));
+                let mut node = Node::with_program_bytes(cfg.node.base.clone(), &name, &elf)
                     .map_err(|error| SystemError::Host { host: h, error })?;
                 if !args.is_empty() {
                     let htif = node.htif_mut().ok_or_else(|| {
@@ -154,7 +154,15 @@ impl Cluster {
                 node.attach_nic();
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
-                    None => node_nic(kind, &cfg.nic, host_ip(h), link, custom(h), node.cores())?,
+                    None => node_nic(
+                        kind,
+                        &cfg.nic,
+                        &icenic,
+                        host_ip(h),
+                        link,
+                        custom(h),
+                        node.cores(),
+                    )?,
                 };
                 nic.attach(&mut node).map_err(|e| SystemError::Host {
                     host: h,
@@ -321,6 +329,7 @@ pub fn mac(nic: &NicConfig, link_gbps: u64) -> Mac {
 pub fn node_nic(
     kind: NicKind,
     cfg: &NicConfig,
+    icenic: &IceNicConfig,
     ip: u32,
     link: TxLink,
     program: Option<Box<dyn TransportProgram>>,
@@ -332,7 +341,7 @@ pub fn node_nic(
                 .map_err(|e| SystemError::Config(format!("nic.{e}")))?;
             NodeNic::nanopu(NanoPuNic::new(nic))
         }
-        NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps))),
+        NicKind::Icenic => NodeNic::icenic(IceNicPort::new(mac(cfg, link.gbps), icenic.clone())),
         NicKind::Rdma => NodeNic::rdma(crate::nics::rdma::RdmaNic::new(
             cfg.rdma.clone(),
             ip,

@@ -28,7 +28,7 @@ pub fn one_node(program_name: &str, kind: NicKind, cores: usize, load: LoadConfi
     cfg.nic.kind = kind;
     cfg.node.cores = cores;
     cfg.node.icenic.enabled = kind == NicKind::Icenic;
-    let node = Node::with_program(cfg.node.clone(), &program(program_name)).unwrap();
+    let node = Node::with_program(cfg.node.base.clone(), &program(program_name)).unwrap();
     let mut s = System::new(node, &cfg, Some(load)).unwrap();
     let end = s.run(UNTIL).unwrap();
     let r = s.load_report().unwrap();

@@ -1,13 +1,18 @@
 //! The traditional DMA NIC (IceNIC model) and the SDK programs that use it,
-//! driven directly: attached as its NIC design attaches it (`attach_icenic`),
-//! the test feeds frames with `icenic_frame_in` at increasing cycles and
-//! collects what `icenic_take_tx` hands over (`tests/common`).
+//! driven directly: attached by its NIC design (`attach_icenic`), the test
+//! feeds frames with `icenic_frame_in` at increasing cycles and collects
+//! what `icenic_take_tx` hands over (`IceNicNode`).
 
+// The node's test helpers (assembling, the SDK's programs, idle skipping).
+#[path = "../../node/tests/common/mod.rs"]
 mod common;
 
 use common::*;
-use nanopu_node::icenic::ICENIC_BASE;
-use nanopu_node::{IceNicConfig, Node, NodeConfig, RunEnd};
+use nanopu_nics::icenic::{IceNic, IceNicConfig, IceNicPort, ICENIC_BASE};
+use nanopu_nics::mac::Mac;
+use nanopu_nics::NicDesign;
+use nanopu_node::{Node, NodeConfig, RunEnd};
+use nanopu_sim::SimDuration;
 use nanopu_wire::{
     EthernetAddress, EthernetRepr, Flags, FrameRepr, Ipv4Address, Ipv4Repr, NanoTransportRepr,
 };
@@ -24,11 +29,54 @@ fn mac_of(ip: u32) -> EthernetAddress {
 fn cfg() -> NodeConfig {
     NodeConfig {
         cores: 1,
-        icenic: IceNicConfig {
-            enabled: true,
-            ..IceNicConfig::default()
-        },
         ..NodeConfig::default()
+    }
+}
+
+/// Attaches the traditional NIC (IceNIC) to `node` through its design
+/// (`NicDesign::attach`), with the parameters `params`.
+fn attach_icenic_with(node: &mut Node, params: IceNicConfig) {
+    let mac = Mac {
+        link_gbps: 200,
+        rx_latency: SimDuration::ZERO,
+        tx_latency: SimDuration::ZERO,
+    };
+    IceNicPort::new(mac, params)
+        .attach(node)
+        .expect("the IceNIC's window is free");
+}
+
+/// [`attach_icenic_with`] the default parameters.
+fn attach_icenic(node: &mut Node) {
+    attach_icenic_with(node, IceNicConfig::default());
+}
+
+/// The IceNIC device on a node's generic device seam, as its design uses it.
+trait IceNicNode {
+    /// The IceNIC, if attached.
+    fn icenic(&self) -> Option<&IceNic>;
+    /// A frame whose last bit reached the IceNIC at `cycle` (see
+    /// `IceNic::frame_in`); false if dropped or there is no IceNIC.
+    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool;
+    /// The oldest frame the IceNIC read for the wire, with its ready cycle.
+    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)>;
+}
+
+impl IceNicNode for Node {
+    fn icenic(&self) -> Option<&IceNic> {
+        self.device()
+    }
+
+    fn icenic_frame_in(&mut self, frame: &[u8], cycle: u64) -> bool {
+        self.with_device_dma(|nic: &mut IceNic, dma| nic.frame_in(frame, cycle, dma))
+            .unwrap_or(false)
+    }
+
+    fn icenic_take_tx(&mut self) -> Option<(Vec<u8>, u64)> {
+        if !self.icenic()?.has_tx() {
+            return None;
+        }
+        self.device_mut::<IceNic>()?.take_tx()
     }
 }
 
@@ -563,10 +611,12 @@ fn a_frame_arriving_before_the_buffers_are_posted_is_delivered_later() {
 
 #[test]
 fn frames_beyond_the_packet_buffer_are_dropped_and_counted() {
-    let mut cfg = cfg();
-    cfg.icenic.rx_packet_buffer_flits = 30; // three 72-byte frames (9 flits each)
-    let mut node = Node::with_program(cfg, &program("trad_loopback")).unwrap();
-    attach_icenic(&mut node);
+    let params = IceNicConfig {
+        rx_packet_buffer_flits: 30, // three 72-byte frames (9 flits each)
+        ..IceNicConfig::default()
+    };
+    let mut node = Node::with_program(cfg(), &program("trad_loopback")).unwrap();
+    attach_icenic_with(&mut node, params);
     node.attach_nic();
     let accepted: Vec<bool> = (0..5u16)
         .map(|i| node.icenic_frame_in(&request(&[0; 8], i), 0))
@@ -632,12 +682,37 @@ fn bad_requests_are_counted_not_faults() {
 }
 
 #[test]
-fn the_icenic_section_of_the_configuration_is_checked() {
-    let mut c = cfg();
-    c.icenic.send_req_depth = 0;
-    let err = Node::new(c, 0x8000_0000)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(err.contains("icenic.send_req_depth"), "{err}");
+fn the_icenic_parameters_are_checked() {
+    let params = IceNicConfig {
+        send_req_depth: 0,
+        ..IceNicConfig::default()
+    };
+    let err = params.validate().unwrap_err().to_string();
+    assert!(err.starts_with("send_req_depth = 0"), "{err}");
+}
+
+#[test]
+fn idle_skipping_an_icenic_counts_poll_is_exact() {
+    // Queues eight 1500-byte frames, then polls COUNTS until the NIC has
+    // read them all (eight send completions).
+    let body = format!(
+        "    li a0, {ICENIC}\n    la a1, frame\n    li t0, 1500\n    slli t0, t0, 48\n    or a1, a1, t0\n\
+    li t1, 8\n1:  sd a1, 0(a0)\n    addi t1, t1, -1\n    bnez t1, 1b\n\
+    li t2, 8\n\
+poll:\n    lw t0, 0x14(a0)\n    srli t0, t0, 16\n    andi t0, t0, 0xff\n    bne t0, t2, poll\n    li a2, 8\n{}\
+    .data\n    .align 6\nframe: .skip 1536\n",
+        record_and_exit(),
+        ICENIC = ICENIC_BASE,
+    );
+    let r = skip_on_and_off("countspoll", &body, attach_icenic);
+    let (on, off) = (&r[0], &r[1]);
+    assert_eq!(on.0, off.0, "mcycle/minstret after the loop");
+    assert_eq!((on.1, on.2), (off.1, off.2), "final cycle and instret");
+    assert!(
+        on.3 > on.1 / 3,
+        "the poll was skipped: {} of {}",
+        on.3,
+        on.1
+    );
+    assert_eq!(off.3, 0);
 }

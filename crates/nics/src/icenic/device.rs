@@ -41,7 +41,7 @@
 //!
 //! # Timing
 //!
-//! Register accesses cost [`crate::NodeConfig::mmio_cycles`] (charged by the
+//! Register accesses cost [`nanopu_node::NodeConfig::mmio_cycles`] (charged by the
 //! core for any non-DRAM address). The DMA engines are one reader (TX) and
 //! one writer (RX), each moving [`IceNicConfig::dma_bytes_per_cycle`] bytes
 //! per core cycle after a fixed [`IceNicConfig::dma_setup_cycles`]; transfers
@@ -76,14 +76,10 @@
 //! at the moment of the request (TX) or arrival (RX): software may touch a
 //! buffer only after its completion.
 
-pub mod config;
-
-pub use config::*;
-
-use crate::bus_device::{BusDevice, DmaWritten, StoreEffect};
+use super::params::IceNicConfig;
+use nanopu_node::dram::Dram;
+use nanopu_node::{BusDevice, DmaWritten, StoreEffect};
 use std::collections::VecDeque;
-
-use crate::dram::Dram;
 
 /// Base address of IceNIC's register window (Chipyard/FireSim
 /// `CanHavePeripheryIceNIC`: `0x10016000`).
@@ -141,7 +137,7 @@ pub struct IceNicStats {
     pub tx_discarded: u64,
 }
 
-pub use crate::bus_device::Dma;
+pub use nanopu_node::Dma;
 
 /// Where a received frame was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -553,7 +549,7 @@ fn mask(size: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemorySystem;
+    use nanopu_node::memory::MemorySystem;
 
     const BASE: u64 = 0x8000_0000;
 
@@ -565,7 +561,7 @@ mod tests {
     fn mem() -> Mem {
         Mem {
             dram: Dram::new(BASE, 1 << 20).unwrap(),
-            sys: MemorySystem::new(&crate::NodeConfig::default()),
+            sys: MemorySystem::new(&nanopu_node::NodeConfig::default()),
         }
     }
 

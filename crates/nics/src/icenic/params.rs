@@ -1,8 +1,10 @@
-//! The IceNIC's parameters (`[node.icenic]`), with their sources. Apart
-//! from the device so that the node's configuration can hold them without
-//! depending on the device (and through it on the bus and memory).
+//! The IceNIC's parameters (`[node.icenic]` in a configuration file), with
+//! their sources. The node's own configuration does not hold them (the node
+//! crate knows no NIC design): the system's `[node]` table does
+//! (`nanopu_system::config::NodeTable`), and the IceNIC design gets them
+//! when it is built ([`super::IceNicPort::new`]).
 
-use crate::bus_device::MAX_DMA_OUTSTANDING;
+use nanopu_node::bus_device::MAX_DMA_OUTSTANDING;
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
 
