@@ -183,3 +183,29 @@ def test_timeline_argument_writes_the_commands_file(cli, tmp_path):
     nanopu.net(REPO / "configs" / "rpc-loopback.toml", timeline=net, timeline_sample=20, progress=False)
     names = {e["args"]["name"] for e in json.loads(net.read_text())["traceEvents"] if e["name"] == "process_name"}
     assert "switch 0" in names
+
+
+def test_load_behind_nebula_matches_cli(cli, tmp_path):
+    """Every NIC design by one name (`--nic`, `nic=`): NEBULA's RPCValet
+    serving MICA through its queues, driven with NEBULA's connections."""
+    cfg = tmp_path / "nebula.toml"
+    cfg.write_text(
+        (REPO / "configs" / "nebula-server.toml").read_text()
+        + "\n[network.link]\ngbps = 120\n\n[load]\nconnections = {}\n"
+    )
+    out = tmp_path / "stats.json"
+    code, _, err = run_cli(
+        cli, "run", SDK / "nb_mica.elf", "--load", "--nic", "nebula:RPCValet", "--config", cfg,
+        "--app", "mica:pairs=2000", "--count", 300, "--rate-mrps", 2, "--stats-json", out,
+        "--", 2000, 512,
+    )
+    assert code == 0, err
+    s = stats_json(out)
+    r = nanopu.load(
+        "nb_mica", args=["2000", "512"], nic="nebula:RPCValet", config=cfg,
+        app="mica:pairs=2000", count=300, rate_mrps=2, progress=False,
+    )
+    assert r.ok and r.report == s["load"]
+    assert r.report["received"] == 300 and r.p99_ns > 0
+    with pytest.raises(nanopu.ConfigError, match="nebula:SRQ_emu"):
+        nanopu.load("nb_mica", nic="nebula:bogus")

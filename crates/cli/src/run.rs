@@ -172,7 +172,7 @@ impl LoadOpts {
             LoadSetting::Service => self.service.is_some(),
             LoadSetting::TimeoutNs => self.timeout_ns.is_some(),
             LoadSetting::App => self.app.is_some(),
-            LoadSetting::TickNs | LoadSetting::ServiceByContext => false,
+            LoadSetting::TickNs | LoadSetting::ServiceByContext | LoadSetting::Connections => false,
         }
     }
 
@@ -304,11 +304,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         drop(node);
         let mut cfg = cfg;
         if let Some(n) = &a.nic {
-            cfg.nic.kind = match n.as_str() {
-                "nanopu" => NicKind::Nanopu,
-                "icenic" | "traditional" => NicKind::Icenic,
-                n => bail!("--nic {n}: expected nanopu or icenic (traditional)"),
-            };
+            cfg.nic.kind = n.parse().map_err(|e| anyhow::anyhow!("--nic {n}: {e}"))?;
         }
         cfg.node.icenic.enabled = cfg.nic.kind == NicKind::Icenic;
         if let Some(ip) = a.load_opts.node_ip {

@@ -77,7 +77,7 @@ fn cases() -> Vec<Case> {
         case("run @loopback --load --pattern bogus", None, Error("--pattern bogus")),
         case("run @loopback --load --expect dot-product", None, Error("dot-product requests need a length of 16 + 16n bytes")),
         case("run @loopback --load --expect bogus", None, Error("--expect bogus")),
-        case("run @loopback --load --nic bogus", None, Error("--nic bogus")),
+        case("run @loopback --load --nic bogus", None, Error("--nic bogus: unknown NIC design \"bogus\": the designs are nanopu, icenic (or traditional), rdma, nebula")),
         case("run @loopback --cores 0", None, Error("cores = 0")),
         case("run @loopback --load --count 5 --warmup 5", None, Error("--warmup 5")),
         case("run @loopback --rate-mrps 5", None, Error("required arguments were not provided: --load")),

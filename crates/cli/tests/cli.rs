@@ -379,6 +379,8 @@ fn the_example_network_configs_run() {
     sdk("loopback");
     sdk("incast_client");
     sdk("nbody_cluster");
+    sdk("nb_mica");
+    sdk("mica");
     for (name, want) in [
         (
             "incast.toml",
@@ -401,6 +403,15 @@ fn the_example_network_configs_run() {
         (
             "nbody-cluster.toml",
             "result: ok: every node's program exited with code 0",
+        ),
+        // NEBULA's server and the nanoPU's in one loop, every reply checked.
+        (
+            "nebula-mica-net.toml",
+            "client 2: 2000 requests, 2000 replies, 0 wrong, 0 lost",
+        ),
+        (
+            "nebula-mica-net.toml",
+            "result: ok: every message delivered, every request answered",
         ),
     ] {
         let cfg = repo().join("configs").join(name);

@@ -9,7 +9,7 @@
 //! did depended on the load).
 
 use crate::Result;
-use nanopu_node::Node;
+use nanopu_node::{FrozenNode, Node};
 use nanopu_sim::{SimDuration, SimTime};
 use nanopu_system::{Config, System, SystemEnd, SystemError};
 use std::net::Ipv4Addr;
@@ -18,7 +18,8 @@ use std::sync::Mutex;
 
 /// How often (simulated time) a seeding point stops to look whether only
 /// the node's cores have run, and forks the node if so. Each fork copies
-/// the memory the program touched (~0.05 s of host time for 100 MB), and a
+/// the memory the program touched (~0.05 s of host time for 100 MB; from
+/// the second copy on, only what changed since the one before), and a
 /// point started from the seed still runs the boot's last stretch (up to
 /// this long): 5 ms balances the two for nb-mica's 62 ms preload.
 pub const SEED_PAUSE: SimDuration = SimDuration::from_us(5_000);
@@ -44,7 +45,10 @@ pub(crate) struct SeedKey {
 /// their boots are the same.
 #[derive(Default)]
 pub struct BootSeed {
-    booted: Mutex<Option<(SeedKey, Node)>>,
+    booted: Mutex<Option<(SeedKey, FrozenNode)>>,
+    /// When the seeding point's load generator started (the boot message
+    /// reached it): the same for every point from the seed.
+    started: Mutex<Option<SimTime>>,
 }
 
 impl BootSeed {
@@ -57,7 +61,8 @@ impl BootSeed {
         self.booted.lock().expect("no panics").is_none()
     }
 
-    /// A copy of the kept node, if it was booted for `key`.
+    /// A copy of the kept node, if it was booted for `key`: it shares the
+    /// kept node's memory until it writes it ([`FrozenNode::fork`]).
     pub(crate) fn fork_for(&self, key: &SeedKey) -> Result<Option<Node>> {
         match &*self.booted.lock().expect("no panics") {
             Some((k, node)) if k == key => Ok(Some(node.fork()?)),
@@ -66,21 +71,33 @@ impl BootSeed {
     }
 
     fn keep(&self, key: SeedKey, node: Node) {
-        *self.booted.lock().expect("no panics") = Some((key, node));
+        *self.booted.lock().expect("no panics") = Some((key, node.freeze()));
+    }
+
+    /// When the load generator of a point from this seed starts, once the
+    /// seeding point has told ([`BootSeed::note_start`]).
+    pub(crate) fn client_start(&self) -> Option<SimTime> {
+        *self.started.lock().expect("no panics")
+    }
+
+    pub(crate) fn note_start(&self, at: SimTime) {
+        *self.started.lock().expect("no panics") = Some(at);
     }
 }
 
-/// [`System::run`] to `until`, stopping every [`SEED_PAUSE`] while only the
-/// node's cores have run to keep a fork of the node in `seed` (the last
-/// one, taken as late as possible). Pausing changes nothing in the run.
-/// Nothing is kept if the client or NIC acted before the first pause, or
-/// the node cannot be forked (an observer attached); the run is the same.
+/// [`System::run`] towards `until`, stopping every [`SEED_PAUSE`] while
+/// only the node's cores have run to keep a fork of the node in `seed`
+/// (the last one, taken as late as possible), and returning (`None`) at
+/// the first pause after that for the caller to run on; `Some` if the run
+/// ended first. Pausing changes nothing in the run. Nothing is kept if the
+/// client or NIC acted before the first pause, or the node cannot be
+/// forked (an observer attached); the run is the same.
 pub(crate) fn run_seeding(
     sys: &mut System,
     until: SimTime,
     seed: &BootSeed,
     key: SeedKey,
-) -> std::result::Result<SystemEnd, SystemError> {
+) -> std::result::Result<Option<SystemEnd>, SystemError> {
     let mut kept = None;
     let mut pause = SimTime::ZERO + SEED_PAUSE;
     let mut ended = None;
@@ -90,7 +107,12 @@ pub(crate) fn run_seeding(
                 ended = Some(end);
                 break;
             }
-            None if sys.only_cores_ran() => match sys.node().fork() {
+            // Each copy after the first reuses the one before it and
+            // writes only the pages that changed since.
+            None if sys.only_cores_ran() => match match kept.take() {
+                Some(old) => sys.node().fork_into(old),
+                None => sys.node().fork(),
+            } {
                 Ok(node) => kept = Some(node),
                 Err(_) => break,
             },
@@ -98,12 +120,8 @@ pub(crate) fn run_seeding(
         }
         pause += SEED_PAUSE;
     }
-    let end = match ended {
-        Some(end) => end,
-        None => sys.run(until)?,
-    };
     if let Some(node) = kept {
         seed.keep(key, node);
     }
-    Ok(end)
+    Ok(ended)
 }

@@ -35,6 +35,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nanopu_nics::nanopu::core_selection::Policy;
 use nanopu_report::ExperimentResult;
 use nanopu_sim::{SimDuration, SimTime};
+use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_system::Config as SimConfig;
 use nanopu_system::{LoadConfig, LoadMode, LoadReport, NicKind, System, SystemEnd};
 pub use settings::Fixed;
@@ -81,6 +82,10 @@ pub struct Measured {
     pub ctx_switch_mean_cycles: f64,
     /// The node's LLC and DRAM counters over the whole point.
     pub memory: nanopu_node::memory::MemoryStats,
+    /// With [`Runner::memory_window`]: the counters when the warm-up's
+    /// requests had been sent, that time and the point's end, so that
+    /// `memory` minus these is what the measured requests cost.
+    pub memory_at_warmup: Option<(nanopu_node::memory::MemoryStats, SimTime, SimTime)>,
 }
 
 /// How many mean service times a sustained load's p99 may reach
@@ -196,6 +201,12 @@ pub struct Runner {
     /// Host CPU time this experiment's threads used so far, in ns (see
     /// [`thread_cpu_ns`]).
     pub cpu_ns: Arc<AtomicU64>,
+    /// Keep the memory counters as they stand when the warm-up has been
+    /// sent ([`Measured::memory_at_warmup`]).
+    pub memory_window: bool,
+    /// Simulated time a point's program may take to boot before its load
+    /// (the time limit is this plus three times the load's arrivals).
+    pub boot_allowance: SimDuration,
 }
 
 impl Runner {
@@ -226,6 +237,8 @@ impl Runner {
             cores: Arc::new(Cores::new(threads)),
             rank: 0,
             cpu_ns: Arc::default(),
+            memory_window: false,
+            boot_allowance: SimDuration::from_us(100_000),
         }
     }
 
@@ -406,17 +419,30 @@ impl Runner {
         sys_cfg.nic.core_selection_seed = self.seed;
         let mut load = load.clone();
         load.seed = self.seed;
-        // Only behind the nanoPU NIC: its other designs were not checked to
-        // stay as built while the cores run alone.
-        let key = (nic == NicKind::Nanopu).then(|| SeedKey {
-            program: program.to_path_buf(),
-            args: args.to_vec(),
-            addresses,
-            cfg: sys_cfg.clone(),
-            link_propagation_ps: load.link_propagation_ps,
+        // Only behind the nanoPU NIC and NEBULA's: the other designs were
+        // not checked to stay as built while the cores run alone. NEBULA's
+        // designs share a boot: they differ only in what the NIC does
+        // with requests, and in the receive-buffer size it asks for, which
+        // a fork is told anew if the program has not read it.
+        let key = matches!(nic, NicKind::Nanopu | NicKind::Nebula(_)).then(|| {
+            let mut cfg = sys_cfg.clone();
+            if let NicKind::Nebula(_) = nic {
+                cfg.nic.kind = NicKind::Nebula(NebulaDesign::Nebula);
+            }
+            SeedKey {
+                program: program.to_path_buf(),
+                args: args.to_vec(),
+                addresses,
+                cfg,
+                link_propagation_ps: load.link_propagation_ps,
+            }
         });
         let forked = match (seed, &key) {
-            (Some(seed), Some(key)) => seed.fork_for(key)?,
+            (Some(seed), Some(key)) => seed.fork_for(key)?.filter(|node| {
+                let wants = nic.nebula().map(|d| sys_cfg.nic.nebula.buffer_bytes(d));
+                node.device::<nanopu_nics::nebula::queues::NebulaQueues>()
+                    .is_none_or(|q| q.stats.size_reads == 0 || Some(q.buffer_bytes()) == wants)
+            }),
             _ => None,
         };
         let node = match forked {
@@ -442,18 +468,40 @@ impl Runner {
         // of 250 us, an Othello search at depth 3 takes about 40).
         let until_us = match load.mode {
             LoadMode::Open { rate_mrps } | LoadMode::OpenTicked { rate_mrps, .. } => {
-                100_000 + 3 * (load.count as f64 / rate_mrps) as u64
+                self.boot_allowance.fs() / 1_000_000_000
+                    + 3 * (load.count as f64 / rate_mrps) as u64
             }
             LoadMode::Closed { .. } => 1_000_000,
         };
         let until = SimTime::ZERO + SimDuration::from_us(until_us);
-        let end = match (seed, key) {
-            (Some(seed), Some(key)) if seed.is_empty() => {
-                boot_seed::run_seeding(&mut sys, until, seed, key)
+        let mut at_warmup = None;
+        let seeding = matches!((seed, &key), (Some(s), Some(_)) if s.is_empty());
+        let end = (|| {
+            let mut ended = match (seed, key) {
+                (Some(seed), Some(key)) if seeding => {
+                    boot_seed::run_seeding(&mut sys, until, seed, key)?
+                }
+                _ => None,
+            };
+            if self.memory_window && ended.is_none() {
+                let start = seed.and_then(BootSeed::client_start);
+                ended = run_through_warmup(&mut sys, until, load.warmup, start, &mut at_warmup)?;
             }
-            _ => sys.run(until),
-        }
+            match ended {
+                Some(end) => Ok(end),
+                None => sys.run(until),
+            }
+        })()
         .map_err(|e| ExperimentError::from(e).during(format!("{name} with {load:?}")))?;
+        if let (true, Some(seed), Some(at)) = (seeding, seed, sys.booted_at()) {
+            seed.note_start(at);
+            if self.memory_window && at_warmup.is_none() && !seed.is_empty() {
+                // The seeding point ran past its warm-up between two of its
+                // pauses: run it again from the seed, which knows when
+                // the load starts.
+                return self.measure_on_node(server, &load, Some(seed));
+            }
+        }
         let report = sys.load_report().expect("client attached");
         if end != SystemEnd::ClientDone {
             return Err(fail!(
@@ -474,7 +522,44 @@ impl Runner {
             ctx_switches: st.ctx_switches,
             ctx_switch_mean_cycles: st.ctx_switch_cycles as f64 / st.ctx_switches as f64,
             memory: sys.node().memory_stats(),
+            memory_at_warmup: at_warmup.map(|(m, t)| (m, t, sys.cluster().sim_time())),
         })
+    }
+}
+
+/// Runs `sys` until its client has sent `warmup` requests, then keeps the
+/// node's memory counters and the time in `at`; `Some` if the run ended
+/// before. `start`: when the client starts, if known (else the boot is
+/// crossed in steps of 100 us). Pausing changes nothing in the run
+/// ([`System::run_pausing`]).
+fn run_through_warmup(
+    sys: &mut System,
+    until: SimTime,
+    warmup: u64,
+    start: Option<SimTime>,
+    at: &mut Option<(nanopu_node::memory::MemoryStats, SimTime)>,
+) -> std::result::Result<Option<SystemEnd>, nanopu_system::SystemError> {
+    // Pauses only move forward, even where nothing happens before them.
+    let mut pause = sys.cluster().sim_time();
+    loop {
+        let (started, sent) = sys
+            .client()
+            .map_or((true, u64::MAX), |c| (c.started(), c.report.sent));
+        if sent >= warmup {
+            *at = Some((sys.node().memory_stats(), sys.cluster().sim_time()));
+            return Ok(None);
+        }
+        // To the client's start, then fine steps through the warm-up.
+        pause = match start {
+            Some(t) if !started && t > pause => t,
+            _ => pause + SimDuration::from_ns(if started { 200 } else { 100_000 }),
+        };
+        if pause >= until {
+            return Ok(None);
+        }
+        if let Some(end) = sys.run_pausing(until, Some(pause))? {
+            return Ok(Some(end));
+        }
     }
 }
 

@@ -54,8 +54,8 @@ pub fn experiments() -> Vec<Experiment> {
 fn window(nic: NicKind) -> u32 {
     match nic {
         NicKind::Nanopu => 15,
-        // Not used by these experiments (the RDMA NIC has its own).
-        NicKind::Icenic | NicKind::Rdma => 10,
+        // Not used by these experiments (the RDMA NIC has its own, NEBULA is nb-mica's).
+        NicKind::Icenic | NicKind::Rdma | NicKind::Nebula(_) => 10,
     }
 }
 

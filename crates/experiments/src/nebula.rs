@@ -2,28 +2,34 @@
 //! bandwidth vs load for RSS, RPCValet, SRQ_emu, NEBULA_base and NEBULA,
 //! throughput under SLO for each), Fig. 8 (NEBULA vs NEBULA_base vs a
 //! software prefetch of the next RPC) and, at full scale, Table III (GET/SET
-//! mixes) and Fig. 7 (item sizes), for RPCValet and NEBULA_base.
+//! mixes) and Fig. 7 (item sizes), for RPCValet and NEBULA_base; beside
+//! them the nanoPU on the same store and server.
 //!
-//! Every design runs `sdk/programs/nb_mica` on the NEBULA-class server of
+//! Every design runs on the NEBULA-class server of
 //! `configs/nebula-server.toml` (16 cores, 16 MB LLC, 31 GB/s DRAM) behind a
-//! 120 Gb/s link, driven by `nanopu_system::nics::nebula::load` (1024
-//! client connections, Poisson arrivals, a staircase of loads, every reply
-//! checked). The differences come from where the NIC puts payloads (the
-//! memory system's LLC misses and DRAM bytes) and how it dispatches them.
+//! 120 Gb/s link, in the same loop as every other experiment (`Cluster`,
+//! through [`Runner::run_on_node_seeded`]): NEBULA's designs run
+//! `sdk/programs/nb_mica` (`nic = nebula:...`), the nanoPU
+//! `nb_nanopu_mica`. One load generator drives them all (NEBULA §VI: open
+//! loop, Poisson arrivals, MICA requests from `nanopu_apps::mica`, every
+//! reply checked; 1024 client connections of 256 messages, NACKs answered
+//! after a backoff), one run per offered load, and measures one latency
+//! for all: at the server's wire, NACKs counted as infinite. The
+//! differences come from where the NIC puts payloads (the memory system's
+//! LLC misses and DRAM bytes) and how it dispatches them.
 
-use super::{Experiment, Runner, Scale};
+use super::{Experiment, Measured, Runner, Scale};
 use crate::boot_seed::BootSeed;
 use crate::{fail, Result};
 use nanopu_apps::mica::MicaConfig;
 use nanopu_apps::AppConfig;
-use nanopu_nics::nanopu::core_selection::Policy;
+use nanopu_node::NodeConfig;
 use nanopu_report::{ExperimentResult, Figure, Series, Target};
-use nanopu_system::nics::nebula::load::{
-    boot_mica, node_config_from_toml, run_mica, serve_mica, LoadError, MicaLoad, MicaRun, MicaSeed,
-};
+use nanopu_sim::SimDuration;
+use nanopu_system::connections::ConnectionsConfig;
+use nanopu_system::nics::nanopu::core_selection::Policy;
 use nanopu_system::nics::nebula::NebulaDesign;
 use nanopu_system::{LoadConfig, LoadMode, NicKind};
-use std::sync::Mutex;
 
 pub fn experiments() -> Vec<Experiment> {
     vec![Experiment {
@@ -46,32 +52,82 @@ const FIXED: crate::Fixed = crate::Fixed {
 /// The server (NEBULA Table II, §VI), each value sourced in the file.
 const SERVER: &str = include_str!("../../../configs/nebula-server.toml");
 
+/// The `[node]` table of [`SERVER`] (`configs/nebula-server.toml`).
+pub fn server_node() -> Result<NodeConfig> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        node: NodeConfig,
+    }
+    toml::from_str::<File>(SERVER)
+        .map(|f| f.node)
+        .map_err(|e| fail!("configs/nebula-server.toml: {e}"))
+}
+
+/// What moved when NEBULA's own simulation loop gave way to the one every
+/// design runs in (issue #47 item 4).
+const ONE_LOOP_NOTE: &str = "Until issue #47, NEBULA's designs ran in a loop of their own \
+     (a staircase of loads in one run per design, latency from the NIC's receipt to `free_buffer`) while \
+     the nanoPU ran here; see docs/nebula-one-loop.md for what moved when they joined it.";
+
 /// The SLO: a p99 of 10x the mean service time (NEBULA §VI, after ZygOS).
 pub const SLO_FACTOR: f64 = 10.0;
 
-/// One run of the sweep.
+/// One design (and workload) of the sweep.
 #[derive(Clone, Debug)]
 struct Point {
     label: String,
-    design: NebulaDesign,
+    nic: NicKind,
     get_fraction: f64,
     value_bytes: u32,
     swpref: bool,
 }
 
-fn point(
-    label: &str,
-    design: NebulaDesign,
-    get_fraction: f64,
-    value_bytes: u32,
-    swpref: bool,
-) -> Point {
+fn point(label: &str, nic: NicKind, get_fraction: f64, value_bytes: u32, swpref: bool) -> Point {
     Point {
         label: label.into(),
-        design,
+        nic,
         get_fraction,
         value_bytes,
         swpref,
+    }
+}
+
+impl Point {
+    fn program(&self) -> &'static str {
+        match self.nic {
+            NicKind::Nebula(_) => "nb_mica",
+            _ => "nb_nanopu_mica",
+        }
+    }
+
+    /// The program's arguments: the store's pairs and value size (and
+    /// NEBULA's software prefetch).
+    fn args(&self, scale: Scale) -> Vec<String> {
+        let mut args = vec![pairs(scale).to_string(), self.value_bytes.to_string()];
+        if let NicKind::Nebula(_) = self.nic {
+            args.push(if self.swpref { "1" } else { "0" }.into());
+        }
+        args
+    }
+
+    /// The load at `rate_mrps` (see the module documentation).
+    fn load(&self, scale: Scale, rate_mrps: f64) -> LoadConfig {
+        let (_, per_load, warmup) = loads(scale);
+        LoadConfig {
+            count: per_load + warmup,
+            warmup,
+            mode: LoadMode::Open { rate_mrps },
+            app: Some(AppConfig::Mica(MicaConfig {
+                pairs: pairs(scale),
+                value_bytes: self.value_bytes,
+                get_fraction: self.get_fraction,
+                ..MicaConfig::default()
+            })),
+            timeout_ns: 50_000_000,
+            connections: Some(ConnectionsConfig::default()),
+            ..LoadConfig::default()
+        }
     }
 }
 
@@ -85,338 +141,224 @@ fn pairs(scale: Scale) -> u32 {
     }
 }
 
+/// The offered loads (MRPS), and the requests measured at each after a
+/// warm-up.
 fn loads(scale: Scale) -> (Vec<f64>, u64, u64) {
     match scale {
-        Scale::Quick => (vec![2.0, 8.0, 14.0, 20.0, 24.0, 28.0, 32.0, 36.0], 800, 600),
-        Scale::Full => ((1..=20).map(|i| 2.0 * i as f64).collect(), 4000, 4000),
+        Scale::Quick => (vec![2.0, 8.0, 14.0, 20.0, 24.0, 28.0, 32.0, 36.0], 800, 300),
+        Scale::Full => ((1..=20).map(|i| 2.0 * i as f64).collect(), 4000, 1000),
     }
 }
 
-/// The load of point `p`.
-fn point_load(r: &Runner, p: &Point) -> Result<MicaLoad> {
-    let node =
-        node_config_from_toml(SERVER).map_err(|e| fail!("configs/nebula-server.toml: {e}"))?;
-    let program = r.program("nb_mica")?;
-    let n = pairs(r.scale);
-    let mut load = MicaLoad::small(p.design, node, program, n);
-    load.args = vec![
-        n.to_string(),
-        p.value_bytes.to_string(),
-        if p.swpref { "1" } else { "0" }.into(),
-    ];
-    load.mica.value_bytes = p.value_bytes;
-    load.mica.get_fraction = p.get_fraction;
-    let (rates, per_stage, warmup) = loads(r.scale);
-    load.rates_mrps = rates;
-    load.requests_per_stage = per_stage;
-    load.warmup_requests = warmup;
-    load.seed = r.seed;
-    Ok(load)
+/// One design at one offered load.
+#[derive(Clone, Debug)]
+struct LoadPoint {
+    offered_mrps: f64,
+    /// At the server's wire, NACKs infinite.
+    p99_ns: f64,
+    mean_ns: f64,
+    /// Over the measured requests.
+    dram_gb_s: f64,
+    llc_miss_rate: f64,
+    nacks: u64,
 }
 
-/// A job of the sweep's first phase: the nanoPU's first load, whose
-/// server boot the other loads then share, or the boot of the NEBULA
-/// points with the same program arguments as the point given (the server
-/// then forked for each of them).
-enum Job {
-    NanoPuFirst,
-    Boot(usize),
-}
-
-/// A job of the sweep's second phase: a chain of the nanoPU's loads, or a
-/// NEBULA point.
-enum Serve {
-    NanoPu(usize),
-    Point(usize),
-}
-
-/// What a job of the second phase measured: chain `k`'s loads, or point
-/// `i`'s run.
-enum Served {
-    NanoPu(usize, Vec<(NanoPuPoint, bool)>),
-    Point(usize, Box<MicaRun>),
-}
-
-/// The nanoPU at one load: (load, p99 ns, achieved MRPS).
-type NanoPuPoint = (f64, f64, f64);
-
-/// Chains the nanoPU's loads run in (see `nb_mica`).
-const NANOPU_CHAINS: usize = 2;
-
-/// A booted server shared by the points with its program arguments, and
-/// how many of them have yet to take it.
-struct SeedUse {
-    seed: Option<MicaSeed>,
-    left: usize,
-}
-
-/// Point `p` served from `seed` (a fork of the server booted for the
-/// first point with the same program arguments: exactly the server its
-/// own boot would give, as the preload does not involve the NIC; the last
-/// point to take it serves on the booted server itself, uncopied), or
-/// from a boot of its own without one.
-fn run_point(r: &Runner, p: &Point, seed: Option<&Mutex<SeedUse>>) -> Result<MicaRun> {
-    let load = point_load(r, p)?;
-    let forked = match seed {
-        Some(shared) => {
-            let mut u = shared.lock().expect("no panics");
-            u.left -= 1;
-            match (u.left, u.seed.take()) {
-                (0, Some(seed)) => {
-                    drop(u);
-                    seed.into_server_for(&load)
-                }
-                (_, Some(seed)) => {
-                    let forked = seed.fork_for(&load);
-                    u.seed = Some(seed);
-                    forked
-                }
-                (_, None) => Ok(None),
+impl LoadPoint {
+    fn of(offered_mrps: f64, m: &Measured) -> LoadPoint {
+        let (dram_gb_s, llc_miss_rate) = match &m.memory_at_warmup {
+            Some((w, from, to)) => {
+                let e = &m.memory;
+                let bytes = (e.dram_read_bytes + e.dram_write_bytes)
+                    .saturating_sub(w.dram_read_bytes + w.dram_write_bytes);
+                let ns = to.since(*from).fs() as f64 / 1e6;
+                let (h, x) = (
+                    e.llc.hits.saturating_sub(w.llc.hits),
+                    e.llc.misses.saturating_sub(w.llc.misses),
+                );
+                (
+                    if ns > 0.0 { bytes as f64 / ns } else { 0.0 },
+                    if h + x > 0 {
+                        x as f64 / (h + x) as f64
+                    } else {
+                        0.0
+                    },
+                )
             }
+            None => (f64::NAN, f64::NAN),
+        };
+        LoadPoint {
+            offered_mrps,
+            p99_ns: m.load.p99_ns,
+            mean_ns: m.load.mean_ns,
+            dram_gb_s,
+            llc_miss_rate,
+            nacks: m.load.nacks,
         }
-        None => Ok(None),
-    };
-    let run = match forked {
-        Ok(Some(booted)) => serve_mica(&load, booted),
-        Ok(None) => run_mica(&load),
-        Err(e) => Err(e),
-    };
-    checked(run, &p.label)
-}
-
-fn checked(run: std::result::Result<MicaRun, LoadError>, label: &str) -> Result<MicaRun> {
-    let run = run.map_err(|e| fail!("nb-mica {label}: {e}"))?;
-    if run.wrong > 0 {
-        return Err(fail!(
-            "nb-mica {label}: {} wrong replies, first: {}",
-            run.wrong,
-            run.first_error.clone().unwrap_or_default()
-        ));
     }
-    Ok(run)
 }
 
-/// The nanoPU on the same workload: `nb_nanopu_mica` on the same server,
-/// 16 cores, JBSQ, register-file delivery; one run per load. Returns
-/// (load, p99 ns, achieved MRPS) and whether it was answered in full, per
-/// load until one is not.
-fn nanopu_points(
+/// Runs point `p` at loads `rates[from..]` in order from `seed`, until the
+/// first whose p99 exceeds `slo_ns` (the rest would too: the curve ends
+/// there).
+fn chain(
     r: &Runner,
+    p: &Point,
     rates: &[f64],
-    per_stage: u64,
-    warmup: u64,
     seed: &BootSeed,
-) -> Result<Vec<(NanoPuPoint, bool)>> {
-    let mut cfg = r.cfg.clone();
-    cfg.node = node_config_from_toml(SERVER)
-        .map_err(|e| fail!("configs/nebula-server.toml: {e}"))?
-        .into();
-    cfg.network.link.gbps = 120;
-    let runner = r.sequential_with(cfg);
-    let program = r.program("nb_nanopu_mica")?;
-    // The load generator's node runs allow about 100 ms of simulated time
-    // before the first request: 1.6 M pairs take longer to preload, so the
-    // nanoPU holds at most NANOPU_MAX_PAIRS (107 MB of values, still far
-    // beyond the 16 MB LLC).
-    let n = pairs(r.scale).min(NANOPU_MAX_PAIRS);
-    let args = vec![n.to_string(), "512".to_string()];
-    let app = AppConfig::Mica(MicaConfig {
-        pairs: n,
-        ..MicaConfig::default()
-    });
+    slo_ns: f64,
+) -> Result<Vec<LoadPoint>> {
+    let program = r.program(p.program())?;
+    let args = p.args(r.scale);
+    let selection = (p.nic == NicKind::Nanopu).then_some(Policy::Jbsq);
     let mut out = Vec::new();
     for &rate in rates {
-        let load = LoadConfig {
-            count: per_stage + warmup,
-            warmup,
-            mode: LoadMode::Open { rate_mrps: rate },
-            app: Some(app.clone()),
-            timeout_ns: 50_000_000,
-            ..LoadConfig::default()
-        };
-        let m = runner
-            .run_on_node_seeded(
-                seed,
-                &program,
-                &args,
-                NicKind::Nanopu,
-                Some(Policy::Jbsq),
-                &load,
-            )
-            .map_err(|e| e.during(format!("nb-mica nanoPU at {rate} MRPS")))?;
+        let load = p.load(r.scale, rate);
+        let m = r
+            .run_on_node_seeded(seed, &program, &args, p.nic, selection, &load)
+            .map_err(|e| e.during(format!("nb-mica {} at {rate} MRPS", p.label)))?;
         if m.load.wrong_replies > 0 {
             return Err(fail!(
-                "nb-mica nanoPU: {} wrong replies, first: {}",
+                "nb-mica {} at {rate} MRPS: {} wrong replies, first: {}",
+                p.label,
                 m.load.wrong_replies,
                 m.load.first_error.clone().unwrap_or_default()
             ));
         }
-        let full = m.load.received >= m.load.sent;
-        out.push(((rate, m.load.p99_ns, m.load.throughput_mrps), full));
-        if !full {
+        let lp = LoadPoint::of(rate, &m);
+        let over = lp.p99_ns.is_nan() || lp.p99_ns > slo_ns;
+        out.push(lp);
+        if over {
             break;
         }
     }
     Ok(out)
 }
 
-/// The most pairs the nanoPU's store preloads (see [`nanopu_points`]).
-pub const NANOPU_MAX_PAIRS: u32 = 200_000;
-
 /// The highest load whose p99 (and every lower load's) meets `slo_ns`, and
-/// that stage's index.
-fn tput_under_slo(run: &MicaRun, slo_ns: f64) -> Option<(f64, usize)> {
-    let ok = run
-        .stages
-        .iter()
-        .take_while(|s| s.p99_ns.is_some_and(|p| (p as f64) <= slo_ns))
-        .count();
-    ok.checked_sub(1).map(|i| (run.stages[i].offered_mrps, i))
+/// its index.
+fn tput_under_slo(run: &[LoadPoint], slo_ns: f64) -> Option<(f64, usize)> {
+    let ok = run.iter().take_while(|s| s.p99_ns <= slo_ns).count();
+    ok.checked_sub(1).map(|i| (run[i].offered_mrps, i))
 }
 
 fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
+    let nebula = |d: NebulaDesign| NicKind::Nebula(d);
     let mut points: Vec<Point> = NebulaDesign::ALL
         .iter()
-        .map(|&d| point(d.name(), d, 0.5, 512, false))
+        .map(|&d| point(d.name(), nebula(d), 0.5, 512, false))
         .collect();
     points.push(point(
         "NEBULA_SWPref",
-        NebulaDesign::NebulaBase,
+        nebula(NebulaDesign::NebulaBase),
         0.5,
         512,
         true,
     ));
+    points.push(point("nanoPU", NicKind::Nanopu, 0.5, 512, false));
     if r.scale == Scale::Full {
         for d in [NebulaDesign::RpcValet, NebulaDesign::NebulaBase] {
             for (g, name) in [(0.0, "0/100"), (0.95, "95/5")] {
-                points.push(point(&format!("{} {name}", d.name()), d, g, 512, false));
+                points.push(point(
+                    &format!("{} {name}", d.name()),
+                    nebula(d),
+                    g,
+                    512,
+                    false,
+                ));
             }
             for v in [64, 256] {
-                points.push(point(&format!("{} {v} B", d.name()), d, 0.5, v, false));
+                points.push(point(
+                    &format!("{} {v} B", d.name()),
+                    nebula(d),
+                    0.5,
+                    v,
+                    false,
+                ));
             }
         }
     }
-    let (rates, per_stage, warmup) = loads(r.scale);
-    let nanopu_rates: Vec<f64> = rates.iter().copied().step_by(2).collect();
-    // Points with the same program arguments share a preload: the first
-    // of them is booted, and each is served from a fork of its server
-    // (the preload is ~80 % of a point's host time at full scale).
-    let mut first_of: Vec<usize> = Vec::new();
-    let key_of: Vec<usize> = points
+    let (rates, per_load, warmup) = loads(r.scale);
+    let mut cfg = r.cfg.clone();
+    cfg.node = server_node()?.into();
+    cfg.network.link.gbps = 120;
+    let runner = Runner {
+        cfg,
+        memory_window: true,
+        // NEBULA §VI's 1.6 M pairs take about half a simulated second to
+        // preload.
+        boot_allowance: SimDuration::from_us(2_000_000),
+        ..r.clone()
+    };
+    let r = &runner;
+    // Points with the same program and arguments share a boot (the
+    // preload is most of a point's host time at full scale): the first of
+    // them, NEBULA_base's among the designs, runs its lowest load first
+    // and keeps its booted node; the others start from copies of it.
+    let mut groups: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let group_of: Vec<usize> = points
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let same =
-                |&j: &usize| (points[j].value_bytes, points[j].swpref) == (p.value_bytes, p.swpref);
-            first_of.iter().position(same).unwrap_or_else(|| {
-                first_of.push(i);
-                first_of.len() - 1
+        .map(|p| {
+            let key = (p.program(), p.args(r.scale));
+            groups.iter().position(|g| *g == key).unwrap_or_else(|| {
+                groups.push(key);
+                groups.len() - 1
             })
         })
         .collect();
-    // First the boots: the NEBULA points' and, with the nanoPU's first
-    // load, the nanoPU server's (its preload, about 90 % of a load's host
-    // time, is then shared: `boot_seed.rs`).
-    let nanopu_seed = BootSeed::new();
-    let jobs: Vec<Job> = std::iter::once(Job::NanoPuFirst)
-        .chain(first_of.iter().map(|&i| Job::Boot(i)))
+    let leaders: Vec<usize> = (0..groups.len())
+        .map(|g| {
+            let mut members = (0..points.len()).filter(|&i| group_of[i] == g);
+            let first = members.clone().next().expect("a group has a point");
+            members
+                .find(|&i| points[i].label == "NEBULA_base")
+                .unwrap_or(first)
+        })
         .collect();
-    let done = r.par_map("nb-mica", &jobs, |job| match *job {
-        Job::Boot(i) => {
-            let load = point_load(r, &points[i])?;
-            let booted = boot_mica(&load).map_err(|e| fail!("nb-mica {}: {e}", points[i].label))?;
-            Ok((booted.into_seed(), None))
-        }
-        Job::NanoPuFirst => nanopu_points(r, &nanopu_rates[..1], per_stage, warmup, &nanopu_seed)
-            .map(|v| (None, Some(v))),
-    })?;
-    let mut seeds = Vec::new();
-    let mut first = Vec::new();
-    for (job, (seed, chain)) in jobs.iter().zip(done) {
-        if let Job::Boot(_) = job {
-            let k = seeds.len();
-            let left = key_of.iter().filter(|&&x| x == k).count();
-            seeds.push(seed.map(|seed| {
-                Mutex::new(SeedUse {
-                    seed: Some(seed),
-                    left,
-                })
-            }));
-        }
-        if let Some(v) = chain {
-            first = v;
-        }
-    }
-    // Then the nanoPU's other loads in NANOPU_CHAINS chains (every other
-    // load), each stopping at its first load not answered in full (the
-    // curve stops at the first such load of all), beside the NEBULA points,
-    // each on a fork. Points of different preloads side by side: threads
-    // forking from the same server wait for each other (a fork copies ~1 GB
-    // at full scale).
-    let first_full = first.first().is_some_and(|&(_, full)| full);
-    let mut indices: Vec<usize> = (0..points.len()).collect();
-    indices.sort_by_key(|&i| {
-        (
-            key_of[..i].iter().filter(|&&k| k == key_of[i]).count(),
-            key_of[i],
+    let seeds: Vec<BootSeed> = groups.iter().map(|_| BootSeed::new()).collect();
+    let first = r.par_map("nb-mica", &leaders, |&i| {
+        chain(
+            r,
+            &points[i],
+            &rates[..1],
+            &seeds[group_of[i]],
+            f64::INFINITY,
         )
-    });
-    let jobs: Vec<Serve> = (0..NANOPU_CHAINS)
-        .filter(|_| first_full)
-        .map(Serve::NanoPu)
-        .chain(indices.iter().map(|&i| Serve::Point(i)))
-        .collect();
-    let done = r.par_map("nb-mica", &jobs, |job| match *job {
-        Serve::NanoPu(k) => {
-            // Chain 0's first load ran with the boot.
-            let mine: Vec<f64> = nanopu_rates
-                .iter()
-                .copied()
-                .skip(k)
-                .step_by(NANOPU_CHAINS)
-                .skip((k == 0) as usize)
-                .collect();
-            nanopu_points(r, &mine, per_stage, warmup, &nanopu_seed).map(|v| Served::NanoPu(k, v))
+    })?;
+    // The SLO: NEBULA_base's mean response time at the lowest load.
+    let base = points
+        .iter()
+        .position(|p| p.label == "NEBULA_base")
+        .expect("NEBULA_base is a point");
+    let service_ns = leaders
+        .iter()
+        .position(|&i| i == base)
+        .map_or(f64::NAN, |k| first[k][0].mean_ns);
+    let slo_ns = SLO_FACTOR * service_ns;
+    // Then each point's loads in order (a leader's from its second), until
+    // the SLO is missed, beside each other.
+    let runs = r.par_map("nb-mica", &(0..points.len()).collect::<Vec<_>>(), |&i| {
+        let lead = leaders.iter().position(|&l| l == i);
+        let from = lead.is_some() as usize;
+        let mut run = lead.map_or_else(Vec::new, |k| first[k].clone());
+        if run.iter().all(|l| l.p99_ns <= slo_ns) {
+            run.extend(chain(
+                r,
+                &points[i],
+                &rates[from..],
+                &seeds[group_of[i]],
+                slo_ns,
+            )?);
         }
-        Serve::Point(i) => run_point(r, &points[i], seeds[key_of[i]].as_ref())
-            .map(|run| Served::Point(i, Box::new(run))),
+        Ok(run)
     })?;
     drop(seeds);
-    drop(nanopu_seed);
-    let mut chains = vec![std::collections::VecDeque::new(); NANOPU_CHAINS];
-    chains[0].extend(first);
-    let mut runs: Vec<Option<MicaRun>> = vec![None; points.len()];
-    for served in done {
-        match served {
-            Served::NanoPu(k, v) => chains[k].extend(v),
-            Served::Point(i, run) => runs[i] = Some(*run),
-        }
-    }
-    let runs: Vec<MicaRun> = runs
-        .into_iter()
-        .map(|run| run.expect("every point ran"))
-        .collect();
-    let mut nanopu = Vec::new();
-    for i in 0..nanopu_rates.len() {
-        let Some((point, full)) = chains[i % NANOPU_CHAINS].pop_front() else {
-            break;
-        };
-        nanopu.push(point);
-        if !full {
-            break;
-        }
-    }
     let by = |label: &str| {
         points
             .iter()
             .position(|p| p.label == label)
-            .map(|i| &runs[i])
+            .map(|i| &runs[i][..])
             .expect("a point of the sweep")
     };
-    let base = by("NEBULA_base");
-    // The service time: NEBULA_base's mean server-side latency at the lowest load.
-    let service_ns = base.stages.first().map_or(f64::NAN, |s| s.mean_ns);
-    let slo_ns = SLO_FACTOR * service_ns;
     let peak_gb_s = 31.0;
 
     let mut p99 = Vec::new();
@@ -430,52 +372,31 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         .filter(|p| p.get_fraction == 0.5 && p.value_bytes == 512)
     {
         let run = by(&p.label);
+        let label = match p.nic {
+            NicKind::Nanopu => "nanoPU (JBSQ, register file)",
+            _ => &p.label,
+        };
         p99.push(Series::new(
-            &p.label,
-            run.stages
-                .iter()
-                .map(|s| (s.offered_mrps, s.p99_ns.map_or(f64::INFINITY, |v| v as f64)))
-                .collect(),
+            label,
+            run.iter().map(|s| (s.offered_mrps, s.p99_ns)).collect(),
         ));
         bw.push(Series::new(
-            &p.label,
-            run.stages
-                .iter()
-                .map(|s| (s.offered_mrps, s.dram_gb_s))
-                .collect(),
+            label,
+            run.iter().map(|s| (s.offered_mrps, s.dram_gb_s)).collect(),
         ));
         let t = tput_under_slo(run, slo_ns);
         tput.insert(p.label.clone(), t);
+        let nacks: u64 = run.iter().map(|s| s.nacks).sum();
         match t {
             Some((rate, i)) => {
-                let s = &run.stages[i];
+                let s = &run[i];
                 table.push_str(&format!(
-                    "| {} | {rate:.1} | {} | {:.1} | {:.3} | {} |\n",
-                    p.label,
-                    s.p99_ns.unwrap_or(0),
-                    s.dram_gb_s,
-                    s.llc_miss_rate,
-                    run.nacks_received
+                    "| {label} | {rate:.1} | {:.0} | {:.1} | {:.3} | {nacks} |\n",
+                    s.p99_ns, s.dram_gb_s, s.llc_miss_rate,
                 ));
             }
-            None => table.push_str(&format!(
-                "| {} | none | | | | {} |\n",
-                p.label, run.nacks_received
-            )),
+            None => table.push_str(&format!("| {label} | none | | | | {nacks} |\n")),
         }
-    }
-    p99.push(Series::new(
-        "nanoPU (wire to wire)",
-        nanopu.iter().map(|&(x, p, _)| (x, p)).collect(),
-    ));
-    let nanopu_ok = nanopu.iter().take_while(|&&(_, p, _)| p <= slo_ns).count();
-    let nanopu_tput = nanopu_ok.checked_sub(1).map(|i| nanopu[i].0);
-    match nanopu_tput {
-        Some(x) => table.push_str(&format!(
-            "| nanoPU (JBSQ, register file) | {x:.1} | {:.0} | | | |\n",
-            nanopu[nanopu_ok - 1].1
-        )),
-        None => table.push_str("| nanoPU (JBSQ, register file) | none | | | | |\n"),
     }
     let t = |l: &str| tput.get(l).copied().flatten().map_or(f64::NAN, |x| x.0);
     let ratio = |a: &str, b: &str| t(a) / t(b);
@@ -514,7 +435,7 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         .get("RPCValet")
         .copied()
         .flatten()
-        .map_or(f64::NAN, |(_, i)| rv.stages[i].dram_gb_s);
+        .map_or(f64::NAN, |(_, i)| rv[i].dram_gb_s);
     add(
         "nb-rpcvalet-bw-at-slo",
         rv_bw / peak_gb_s,
@@ -532,7 +453,7 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
             match tput_under_slo(run, slo_ns) {
                 Some((rate, i)) => extra.push_str(&format!(
                     "| {} | {rate:.1} | {:.1} |\n",
-                    p.label, run.stages[i].dram_gb_s
+                    p.label, run[i].dram_gb_s
                 )),
                 None => extra.push_str(&format!("| {} | none | |\n", p.label)),
             }
@@ -542,17 +463,20 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
         id: "nb-mica".into(),
         title: "NEBULA: MICA under RSS, RPCValet, SRQ_emu, NEBULA_base, NEBULA (NEBULA Fig. 6-8, Table III)".into(),
         description: format!(
-            "`nb_mica` (MICA, {} pairs of 16 B keys and 512 B values, GET/SET 50/50, uniform keys) on the 16 cores \
-             of `configs/nebula-server.toml` (16 MB LLC, 2 x 15.5 GB/s DRAM, 2 GHz) behind each NIC design, \
-             120 Gb/s link, 1024 client connections, Poisson arrivals at {} loads from {} to {} MRPS, {per_stage} \
-             requests each after {warmup} of warm-up; every reply checked against MICA's oracle. Latency is \
-             server-side (NEBULA §VI): NIC receipt to `free_buffer`; NACKs count as infinite. SLO = {SLO_FACTOR} x \
-             the mean service time (NEBULA_base's mean latency at the lowest load, {service_ns:.0} ns) = \
-             {slo_ns:.0} ns. DRAM bandwidth and LLC miss rate are the memory system's counters over each stage.\n\n{table}{extra}",
+            "`nb_mica` behind NEBULA's designs and `nb_nanopu_mica` behind the nanoPU NIC (MICA, {} pairs of 16 B \
+             keys and 512 B values, GET/SET 50/50, uniform keys) on the 16 cores of `configs/nebula-server.toml` \
+             (16 MB LLC, 2 x 15.5 GB/s DRAM, 2 GHz), 120 Gb/s link. One load generator for every design (NEBULA \
+             §VI): 1024 client connections of at most 256 outstanding messages, Poisson arrivals, one run per \
+             offered load from {} MRPS up ({} loads at most, {per_load} requests measured after {warmup} of \
+             warm-up, each run from the same booted server), every reply checked against MICA's oracle; a NACKed \
+             request is sent again after a backoff. Latency is server-side, the same for every design: from the \
+             request's first bit reaching the server to its reply's last bit leaving it; NACKs count as infinite \
+             (NEBULA §VI). SLO = {SLO_FACTOR} x the mean service time (NEBULA_base's mean latency at the lowest \
+             load, {service_ns:.0} ns) = {slo_ns:.0} ns; a design's loads stop at the first whose p99 misses it. \
+             DRAM bandwidth and LLC miss rate are the memory system's counters over the measured requests.\n\n{table}{extra}",
             pairs(r.scale),
-            rates.len(),
             rates.first().copied().unwrap_or(0.0),
-            rates.last().copied().unwrap_or(0.0),
+            rates.len(),
         ),
         figures: vec![
             Figure {
@@ -588,12 +512,10 @@ fn nb_mica(r: &Runner) -> Result<ExperimentResult> {
              64 partitions behind spin locks (any core serves any key)."
                 .into(),
             "The nanoPU row runs `nb_nanopu_mica` (the same store, 16 cores, each registering context 0: JBSQ \
-             core selection, messages in the register file, no memory buffers at all) on the same server with \
-             the built-in load generator, one run per load (every other load of the sweep); its latency is \
-             measured at the node's wire (request in to reply out), which adds the reply's serialization to \
-             the server-side latency of the NEBULA designs. At full scale its store holds 200,000 pairs (107 MB), \
-             not 1.6 M: the load generator's runs give a program about 100 ms to boot."
+             core selection, messages in the register file, no memory buffers at all) on the same server, loads \
+             and load generator as NEBULA's designs."
                 .into(),
+            ONE_LOOP_NOTE.into(),
         ],
         wall_s: 0.0,
         cpu_s: 0.0,

@@ -8,10 +8,7 @@ use nanopu_apps::AppConfig;
 use nanopu_experiments::boot_seed::{BootSeed, SEED_PAUSE};
 use nanopu_experiments::{Runner, Scale};
 use nanopu_nics::nanopu::core_selection::Policy;
-use nanopu_system::nics::nebula::load::node_config_from_toml;
 use nanopu_system::{Config, LoadConfig, LoadMode, NicKind};
-
-const SERVER: &str = include_str!("../../../configs/nebula-server.toml");
 
 /// 16 cores serving MICA; hart 0 preloads `PAIRS` pairs first, which takes
 /// about 10 simulated ms: longer than a pause, so a seed is kept.
@@ -33,7 +30,7 @@ fn load(rate_mrps: f64) -> LoadConfig {
 #[test]
 fn points_from_a_shared_boot_measure_what_their_own_boots_do() {
     let cfg = Config {
-        node: node_config_from_toml(SERVER)
+        node: nanopu_experiments::nebula::server_node()
             .expect("configs/nebula-server.toml")
             .into(),
         ..Config::default()

@@ -51,7 +51,7 @@ fn every_device_a_nic_design_attaches_is_documented_and_no_other() {
     }));
     for design in NebulaDesign::ALL {
         names.extend(attached(|n| {
-            let nic = NebulaNic::new(design, NebulaConfig::default(), mac(), 1, n).unwrap();
+            let nic = NebulaNic::new(design, NebulaConfig::default(), mac(), 1, n.cores()).unwrap();
             nic.attach(n).unwrap()
         }));
     }

@@ -26,6 +26,9 @@ pub struct Dram {
     ptr: NonNull<u8>,
     /// The memory file the mapping shows.
     file: File,
+    /// A copy-on-write view of a frozen node's file ([`Dram::cow_fork`]):
+    /// `file` is that node's, and what this one wrote is in private pages.
+    cow: bool,
 }
 
 // SAFETY: Dram owns its mapping exclusively; nothing else aliases it.
@@ -44,33 +47,80 @@ impl Dram {
         let file = memory_file()?;
         // Setting the size allocates nothing.
         file.set_len(size)?;
-        // SAFETY: a shared mapping of the whole file at no fixed address;
-        // the result is checked before use and unmapped in Drop.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        // A child of `fork` (Python's multiprocessing "fork" start method)
-        // would share the guest's memory with its parent rather than copy
-        // it, as a private mapping did: it gets no mapping instead, so
-        // using an inherited node there fails at once, never silently.
-        // SAFETY: the range is the mapping just made; advice only.
-        unsafe { libc::madvise(p, size as usize, libc::MADV_DONTFORK) };
         Ok(Dram {
             base,
             size,
-            ptr: NonNull::new(p as *mut u8).expect("mmap returned null"),
+            ptr: map(&file, size, libc::MAP_SHARED)?,
             file,
+            cow: false,
         })
+    }
+
+    /// A copy that shares this memory's pages until either writes them: a
+    /// private mapping of this memory's file. Nothing is copied up front,
+    /// so a copy of a 1 GB store costs what the copy then writes.
+    ///
+    /// Only for memory nothing writes any more (a frozen node's,
+    /// `FrozenNode`): a page the copy has not written yet shows this
+    /// memory's current contents. A copy-on-write copy cannot be copied
+    /// again ([`Dram::try_clone`] refuses: which of its pages are its own
+    /// is the kernel's to know).
+    pub(crate) fn cow_fork(&self) -> std::io::Result<Dram> {
+        let file = self.file.try_clone()?;
+        Ok(Dram {
+            base: self.base,
+            size: self.size,
+            ptr: map(&file, self.size, libc::MAP_PRIVATE)?,
+            file,
+            cow: true,
+        })
+    }
+
+    /// Makes `into` (memory of the same size, not a copy-on-write copy) a
+    /// copy of this memory, writing only the pages that differ: the pages
+    /// `into` already has are reused, not freed and allocated again. For a
+    /// node copied again and again as it runs (a boot seed), each copy
+    /// then costs a read of the memory, not its allocation.
+    pub fn copy_into(&self, into: &mut Dram) -> std::io::Result<()> {
+        if into.cow || self.cow || into.size != self.size || into.base != self.base {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "copying DRAM into memory of another size, or a copy-on-write copy",
+            ));
+        }
+        let page = page_size();
+        let theirs = into.data_ranges()?;
+        let mut t = theirs.iter().peekable();
+        // SAFETY: the whole mapping; `&self` keeps it unchanged meanwhile.
+        let src = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.size as usize) };
+        let mut run = 0..0;
+        for range in self.data_ranges()? {
+            for off in range.clone().step_by(page) {
+                let end = (off + page).min(range.end);
+                while t.next_if(|r| r.end <= off).is_some() {}
+                let backed = t.peek().is_some_and(|r| r.start <= off);
+                let bytes = &src[off..end];
+                let write = if backed {
+                    // SAFETY: inside `into`'s mapping, which `&mut` makes ours.
+                    let dst = unsafe {
+                        std::slice::from_raw_parts(into.ptr.as_ptr().add(off), end - off)
+                    };
+                    dst != bytes
+                } else {
+                    !is_zero(bytes)
+                };
+                if !write {
+                    continue;
+                }
+                if run.end != off {
+                    into.file
+                        .write_all_at(&src[run.clone()], run.start as u64)?;
+                    run = off..off;
+                }
+                run.end = end;
+            }
+        }
+        into.file.write_all_at(&src[run.clone()], run.start as u64)
     }
 
     pub fn base(&self) -> u64 {
@@ -83,6 +133,7 @@ impl Dram {
 
     /// Host memory (or swap) the mapping occupies now: the pages the guest
     /// or the loader touched, what a large untouched `.bss` must not cost.
+    /// For a copy-on-write copy: the frozen memory's, which it shares.
     pub fn resident_bytes(&self) -> u64 {
         self.file.metadata().map_or(u64::MAX, |m| m.blocks() * 512)
     }
@@ -119,9 +170,14 @@ impl Dram {
     /// the loader touched are copied (those that hold anything but zeros),
     /// the others stay unbacked in the copy too.
     pub fn try_clone(&self) -> std::io::Result<Dram> {
+        if self.cow {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a copy-on-write copy of a frozen node's memory cannot be copied again",
+            ));
+        }
         let copy = Dram::new(self.base, self.size)?;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = page_size();
         // SAFETY: the whole mapping; `&self` keeps it unchanged meanwhile.
         let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.size as usize) };
         // Runs of pages with data are written into the copy's file, not
@@ -210,6 +266,38 @@ impl Dram {
         // makes this the only reference.
         Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(off), len as usize) })
     }
+}
+
+/// Maps `file`'s first `size` bytes read-write with `flags` (shared or
+/// private) at no fixed address; unmapped in [`Dram`]'s Drop.
+fn map(file: &File, size: u64, flags: libc::c_int) -> std::io::Result<NonNull<u8>> {
+    // SAFETY: a mapping of the whole file at no fixed address; the result
+    // is checked before use.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags | libc::MAP_NORESERVE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    // A child of `fork` (Python's multiprocessing "fork" start method)
+    // would share the guest's memory with its parent rather than copy
+    // it: it gets no mapping instead, so using an inherited node there
+    // fails at once, never silently.
+    // SAFETY: the range is the mapping just made; advice only.
+    unsafe { libc::madvise(p, size as usize, libc::MADV_DONTFORK) };
+    Ok(NonNull::new(p as *mut u8).expect("mmap returned null"))
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
 /// Whether `bytes` are all zero, looked at a word at a time.
@@ -317,6 +405,46 @@ mod tests {
         d.write(far, 8, 1);
         assert_eq!((d.read(0, 8), c.read(far, 8)), (7, 0xdead_beef));
         assert!(c.resident_bytes() <= 2 * 4096 * 4);
+    }
+
+    #[test]
+    fn a_copy_into_an_older_copy_writes_what_changed() {
+        let mut d = Dram::new(0x8000_0000, 1 << 30).unwrap();
+        let far = d.offset(0x8000_0000 + (1 << 29) + 12, 8).unwrap();
+        d.write(0, 8, 7);
+        let mut c = d.try_clone().unwrap();
+        d.write(0, 8, 8);
+        d.write(far, 8, 0xdead_beef);
+        d.write(3 * 4096, 8, 5);
+        d.write(3 * 4096, 8, 0); // touched, zero again: stays a hole
+        c.write(4096 * 8, 8, 3); // the copy's own page is not the source's
+        d.copy_into(&mut c).unwrap();
+        assert_eq!((c.read(0, 8), c.read(far, 8)), (8, 0xdead_beef));
+        assert_eq!(c.read(3 * 4096, 8), 0);
+        assert!(c.resident_bytes() <= 3 * 4096 * 4);
+        let mut small = Dram::new(0x8000_0000, 4096).unwrap();
+        assert!(d.copy_into(&mut small).is_err());
+    }
+
+    #[test]
+    fn a_copy_on_write_copy_shares_until_written_and_is_not_copied_again() {
+        let mut d = Dram::new(0x8000_0000, 1 << 30).unwrap();
+        d.write(0, 8, 7);
+        d.write(8192, 8, 9);
+        let mut a = d.cow_fork().unwrap();
+        let b = d.cow_fork().unwrap();
+        a.write(0, 8, 1);
+        a.write(4096 * 100, 8, 2);
+        assert_eq!(
+            (a.read(0, 8), a.read(8192, 8), a.read(4096 * 100, 8)),
+            (1, 9, 2)
+        );
+        assert_eq!((b.read(0, 8), b.read(4096 * 100, 8)), (7, 0));
+        assert_eq!((d.read(0, 8), d.read(4096 * 100, 8)), (7, 0));
+        assert!(a.try_clone().is_err());
+        assert!(d.copy_into(&mut a).is_err());
+        drop(d); // the file lives on in the copies
+        assert_eq!(b.read(8192, 8), 9);
     }
 
     #[test]

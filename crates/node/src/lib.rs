@@ -20,6 +20,6 @@ pub use config::{DeviceMapConfig, NodeConfig, NodeConfigError};
 pub use device::{Device, DeviceMap, OverlapError};
 pub use loader::{LoadError, Program};
 pub use node::{
-    CoreOutput, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd, SentMessage, TxSink,
-    STOP_CHECK_CYCLES,
+    CoreOutput, FrozenNode, HartState, HartSummary, Node, NodeError, ObservedEnd, RunEnd,
+    SentMessage, TxSink, STOP_CHECK_CYCLES,
 };

@@ -88,11 +88,29 @@ impl WatchedWords {
     }
 }
 
+/// How a copy of a node's bus gets its DRAM.
+pub(crate) enum DramCopy {
+    /// Pages of its own, copied ([`Dram::try_clone`]).
+    Whole,
+    /// This DRAM's pages, made equal ([`Dram::copy_into`]).
+    Into(Dram),
+    /// The frozen original's pages until written ([`Dram::cow_fork`]).
+    OnWrite,
+}
+
 impl NodeBus {
-    /// A copy with DRAM of its own ([`Dram::try_clone`]).
-    pub(crate) fn fork(&self) -> std::io::Result<NodeBus> {
+    /// A copy, its DRAM made as `how` says.
+    pub(crate) fn fork(&self, how: DramCopy) -> std::io::Result<NodeBus> {
+        let dram = match how {
+            DramCopy::Whole => self.dram.try_clone()?,
+            DramCopy::Into(mut into) => {
+                self.dram.copy_into(&mut into)?;
+                into
+            }
+            DramCopy::OnWrite => self.dram.cow_fork()?,
+        };
         Ok(NodeBus {
-            dram: self.dram.try_clone()?,
+            dram,
             devices: self.devices.clone(),
             uart_output: self.uart_output.clone(),
             mem: self.mem.clone(),
@@ -141,6 +159,11 @@ impl NodeBus {
 
     fn update_store_checks(&mut self) {
         self.store_checks = self.active_reservations > 0 || !self.watched.is_empty();
+    }
+
+    /// The DRAM, the rest of the bus dropped.
+    pub(crate) fn into_dram(self) -> Dram {
+        self.dram
     }
 
     pub fn dram(&self) -> &Dram {

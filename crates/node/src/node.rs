@@ -84,10 +84,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 mod debug;
+mod fork;
 mod inspect;
 mod nic_port;
 mod wake;
+
 pub use debug::ObservedEnd;
+pub use fork::FrozenNode;
 pub use inspect::HartSummary;
 pub use nic_port::{CoreOutput, SentMessage, TxSink, TX_SINK_KEEP};
 
@@ -414,59 +417,6 @@ impl Node {
     /// flag changes no result.
     pub fn set_stop_request(&mut self, flag: Arc<AtomicBool>) {
         self.stop_request = Some(flag);
-    }
-
-    /// A copy of the node in its current state (memory, caches, harts,
-    /// devices), which runs on exactly as this one would: for running
-    /// several experiments from one expensive start (a store's preload).
-    /// The copy's DRAM holds the pages this node touched. Refused while an
-    /// observer or an HTIF output sink is attached (neither can be copied,
-    /// and leaving one behind would silently change what the copy reports).
-    pub fn fork(&self) -> Result<Node, NodeError> {
-        if self.observer.is_some() {
-            return Err(NodeError::Fork(
-                "an observer (trace, commit log) is attached",
-            ));
-        }
-        if self.bus.devices().htif().is_some_and(|h| h.sink.is_some()) {
-            return Err(NodeError::Fork("its HTIF output goes to a sink"));
-        }
-        let bus = self.bus.fork().map_err(|cause| NodeError::Memory {
-            bytes: self.bus.dram().size(),
-            cause,
-        })?;
-        // Every field, so that a new one cannot be forgotten here.
-        Ok(Node {
-            cfg: self.cfg.clone(),
-            harts: self.harts.clone(),
-            states: self.states.clone(),
-            bus,
-            decode_cache: self.decode_cache.clone(),
-            program: self.program.clone(),
-            exit: self.exit,
-            observer: None,
-            observer_stop: self.observer_stop,
-            pause_at: None,
-            slice_in_progress: self.slice_in_progress,
-            sent: self.sent.clone(),
-            nic_attached: self.nic_attached,
-            stop_request: self.stop_request.clone(),
-            watches: self.watches.clone(),
-            watched_stale: self.watched_stale,
-            sleeping: self.sleeping,
-            wake_memo: self.wake_memo.clone(),
-            memo_valid: self.memo_valid,
-            memo_reads_memory: self.memo_reads_memory,
-            memo_recheck_at: self.memo_recheck_at.clone(),
-            memo_device_accesses: self.memo_device_accesses,
-            owed_check: self.owed_check,
-            may_have_output: self.may_have_output,
-            tx_words: Vec::new(),
-            steer_victims: Vec::new(),
-            memo_gen: self.memo_gen,
-            wake_cache: self.wake_cache.clone(),
-            reference: self.reference,
-        })
     }
 
     /// Runs until the program exits or every hart reaches cycle `limit`.

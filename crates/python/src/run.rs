@@ -162,15 +162,9 @@ pub fn load(
     let node_ip = node_ip.map(|a| ipv4("node_ip", &a)).transpose()?;
     let client_ip = client_ip.map(|a| ipv4("client_ip", &a)).transpose()?;
     if let Some(n) = &nic {
-        cfg.nic.kind = match n.as_str() {
-            "nanopu" => NicKind::Nanopu,
-            "icenic" | "traditional" => NicKind::Icenic,
-            n => {
-                return Err(config_error(anyhow!(
-                    "nic {n}: expected nanopu or icenic (traditional)"
-                )))
-            }
-        };
+        cfg.nic.kind = n
+            .parse::<NicKind>()
+            .map_err(|e| config_error(anyhow!("nic {n}: {e}")))?;
     }
     cfg.node.icenic.enabled = cfg.nic.kind == NicKind::Icenic;
     if let Some(ip) = node_ip {

@@ -475,6 +475,8 @@ pub enum ClientHostEvent {
     /// Its earliest pending timeout (the head of its FIFO of deadlines) is
     /// due.
     Timeout,
+    /// A NACKed request's backoff is over (`[load] connections`).
+    Resend,
 }
 
 /// The built-in load generator on a host of its own.
@@ -574,6 +576,7 @@ impl HostModel for ClientHost {
         let event = match event {
             ClientHostEvent::Start => None,
             ClientHostEvent::Tick => Some(ClientEvent::Tick),
+            ClientHostEvent::Resend => Some(ClientEvent::Resend),
             ClientHostEvent::Timeout => {
                 let (_, _, key) = self.timeouts.pop_front().expect("an armed timeout");
                 // The next deadline takes the place in the event order it
@@ -598,6 +601,7 @@ impl HostModel for ClientHost {
         for (at, e) in requests.schedule.by_ref() {
             match e {
                 ClientEvent::Tick => out.schedule(at, ClientHostEvent::Tick),
+                ClientEvent::Resend => out.schedule(at, ClientHostEvent::Resend),
                 ClientEvent::Timeout(key) => {
                     // Deadlines are one timeout length after a send, so they
                     // come in time order: a FIFO, whose head alone is armed.

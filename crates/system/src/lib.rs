@@ -17,6 +17,7 @@
 pub mod client;
 pub mod cluster;
 pub mod config;
+pub mod connections;
 mod error;
 pub mod host;
 pub mod host_set;

@@ -128,6 +128,7 @@ impl System {
             node_ip.to_bits(),
             link,
             None,
+            node.cores(),
         )?;
         nic.attach(&mut node)
             .map_err(|e| SystemError::Config(format!("cannot attach the NIC's device: {e}")))?;
@@ -212,6 +213,10 @@ impl System {
     /// shared by loads that differ only in what the client does.
     pub fn only_cores_ran(&self) -> bool {
         self.cluster.only_cores_ran()
+            && self
+                .nic()
+                .as_nebula()
+                .is_none_or(crate::nics::nebula::NebulaNic::untouched)
     }
 
     fn describe_stall(&mut self) -> String {
@@ -223,6 +228,10 @@ impl System {
                 c.report.received,
                 if c.started() {
                     ""
+                } else if self.nic().as_nebula().is_some() {
+                    " (never started: NEBULA's NIC announces the node when its program registers \
+                     its receive buffer, `nebula_register_buffer` in sdk/include/nebula.h, and \
+                     this program has not)"
                 } else {
                     " (never started: waiting for the program's boot message)"
                 }

@@ -158,6 +158,21 @@ impl WholeMessages {
             frame(f)
         });
     }
+
+    /// [`WholeMessages::frames`] with message id `id` (a sender that names
+    /// its messages per connection); the counter is left as it was.
+    pub fn frames_as(
+        &mut self,
+        id: TxMsgId,
+        src_ip: u32,
+        msg: &OutMessageRef<'_>,
+        buffer: impl FnMut() -> Vec<u8>,
+        frame: impl FnMut(Vec<u8>),
+    ) {
+        let next = std::mem::replace(&mut self.next_id, id);
+        self.frames(src_ip, msg, buffer, frame);
+        self.next_id = next;
+    }
 }
 
 /// Payload vectors kept for reuse (enough for a burst of sends).

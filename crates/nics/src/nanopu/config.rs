@@ -117,6 +117,9 @@ pub struct NicConfig {
     /// The RDMA NIC's parameters (`kind = "rdma"`; `[nic.rdma]`), each
     /// named and sourced in [`crate::rdma::params::RdmaParams`].
     pub rdma: crate::rdma::params::RdmaParams,
+    /// NEBULA's NIC's parameters (`kind = "nebula..."`; `[nic.nebula]`),
+    /// each sourced in [`crate::nebula::NebulaConfig`].
+    pub nebula: crate::nebula::NebulaConfig,
 }
 
 impl Default for NicConfig {
@@ -140,6 +143,7 @@ impl Default for NicConfig {
             core_selection_seed: 1,
             transport: nanopu_transport::TransportConfig::default(),
             rdma: crate::rdma::params::RdmaParams::default(),
+            nebula: crate::nebula::NebulaConfig::default(),
         }
     }
 }

@@ -26,7 +26,7 @@ pub mod dispatch;
 pub mod queues;
 
 use crate::mac::Mac;
-use crate::{Cores, NicDesign, NicIo};
+use crate::{Cores, NicDesign, NicIo, NicNote};
 use buffers::BufferManager;
 use dispatch::{Dispatcher, Policy};
 use nanopu_node::Node;
@@ -223,41 +223,24 @@ pub struct NebulaNic {
     pub completions: Vec<(SimTime, u64)>,
     /// When each NACK was sent.
     pub nacked_at: Vec<SimTime>,
+    /// Whether the node was announced ready (its receive buffer registered).
+    announced: bool,
 }
 
 impl NebulaNic {
-    /// The NIC of `node` (address `ip`); its queues go on the node's bus
-    /// with [`NicDesign::attach`], as every design's devices do.
+    /// The NIC of a node with `cores` cores (address `ip`); its queues go on
+    /// the node's bus with [`NicDesign::attach`], as every design's devices do.
     pub fn new(
         design: NebulaDesign,
         cfg: NebulaConfig,
         mac: Mac,
         ip: u32,
-        node: &mut Node,
+        cores: usize,
     ) -> Result<NebulaNic, NebulaError> {
-        if node.cores() == 0 {
+        if cores == 0 {
             return Err(NebulaError::NoCores);
         }
-        node.attach_nic();
-        Ok(NebulaNic::build(design, cfg, mac, ip, node.cores()))
-    }
-
-    /// The NIC of `node` for `design` when `node` (a [`Node::fork`] of one
-    /// booted behind another design's NIC) already has NEBULA's queues:
-    /// they are told this design's receive-buffer size; the rest of their
-    /// state, the program's registration included, stays. `None` if the
-    /// node has no queues.
-    pub fn rebind(
-        design: NebulaDesign,
-        cfg: NebulaConfig,
-        mac: Mac,
-        ip: u32,
-        node: &mut Node,
-    ) -> Option<NebulaNic> {
-        let cores = node.cores();
-        node.device_mut::<NebulaQueues>()?
-            .set_buffer_bytes(cfg.buffer_bytes(design));
-        Some(NebulaNic::build(design, cfg, mac, ip, cores))
+        Ok(NebulaNic::build(design, cfg, mac, ip, cores))
     }
 
     fn build(
@@ -283,14 +266,16 @@ impl NebulaNic {
             stats: NebulaStats::default(),
             completions: Vec::new(),
             nacked_at: Vec::new(),
+            announced: false,
         }
     }
 
-    /// Nothing has reached the NIC yet: no frame, RPC or command (what a
-    /// store's preload leaves it at).
+    /// Nothing has reached the NIC yet: no frame, RPC or command, not even
+    /// the buffer's registration (what a store's preload leaves it at).
     pub fn untouched(&self) -> bool {
         let s = &self.stats;
-        self.rpcs.is_empty()
+        !self.announced
+            && self.rpcs.is_empty()
             && self.reassembly.is_empty()
             && self.completions.is_empty()
             && self.nacked_at.is_empty()
@@ -405,6 +390,29 @@ impl NebulaNic {
             .and_then(|q| q.buffer_base())
             .unwrap_or(0);
         match cmd {
+            NebulaCommand::Register { .. } => {
+                // The program is ready: the boot message of the nanoPU ABI
+                // (to 0.0.0.0), which load generators wait for.
+                if std::mem::replace(&mut self.announced, true) {
+                    return;
+                }
+                let at = cores.time_of(cycle);
+                io.note(NicNote::Booted { at });
+                if io.boot_on_wire {
+                    let frame = wire::frame(
+                        self.spare_frames.pop().unwrap_or_default(),
+                        self.ip,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        Flags::DATA,
+                        &[],
+                    );
+                    io.transmit(frame, self.mac.transmit_ready(at));
+                }
+            }
             NebulaCommand::Free { addr, len } => {
                 let Some(&token) = self.by_offset.get(&addr.wrapping_sub(base)) else {
                     self.stats.bad_commands += 1;
@@ -481,8 +489,16 @@ impl NicDesign for NebulaNic {
     type Event = NebulaEvent;
 
     /// The queues' register window at [`NEBULA_BASE`], one block per core.
+    /// A node forked from one booted behind another NEBULA design already has
+    /// the queues: they are told this design's receive-buffer size, and the
+    /// rest of their state (the program's registration included) stays.
     fn attach(&self, node: &mut Node) -> Result<(), OverlapError> {
-        let queues = NebulaQueues::new(node.cores(), self.cfg.buffer_bytes(self.design));
+        let bytes = self.cfg.buffer_bytes(self.design);
+        if let Some(queues) = node.device_mut::<NebulaQueues>() {
+            queues.set_buffer_bytes(bytes);
+            return Ok(());
+        }
+        let queues = NebulaQueues::new(node.cores(), bytes);
         let base = node.cfg().devices.base("nebula", NEBULA_BASE);
         node.attach_device("nebula", base, NEBULA_SIZE, queues)
     }

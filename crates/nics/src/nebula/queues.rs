@@ -62,6 +62,9 @@ pub enum NebulaCommand {
     Send { addr: u64, len: u32, token: u32 },
     /// `free_buffer`: the slots `[addr, addr + len)` may be reused.
     Free { addr: u64, len: u32 },
+    /// Software registered its receive buffer at `base` (the global
+    /// register; given as core 0's): the NIC may take RPCs from now on.
+    Register { base: u64 },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -83,6 +86,9 @@ pub struct NebulaQueueStats {
     pub frees: u64,
     /// Accesses at offsets with no register (or a core beyond the node's).
     pub bad_accesses: u64,
+    /// Loads of the receive-buffer size (what software may have made of
+    /// the NIC's design so far).
+    pub size_reads: u64,
 }
 
 /// The register window. See the module documentation.
@@ -135,6 +141,11 @@ impl NebulaQueues {
         self.buffer_base = Some(base);
     }
 
+    /// The receive-buffer size the NIC asks for.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+
     /// Where software put the receive buffer, once it has.
     pub fn buffer_base(&self) -> Option<u64> {
         self.buffer_base
@@ -162,6 +173,7 @@ impl NebulaQueues {
 impl BusDevice for NebulaQueues {
     fn mmio_load(&mut self, off: u64, _size: u8, cycle: u64) -> Option<u64> {
         if off == GLOBAL_OFFSET {
+            self.stats.size_reads += 1;
             return Some(self.buffer_bytes);
         }
         let Some((core, reg)) = self.split(off) else {
@@ -210,7 +222,9 @@ impl BusDevice for NebulaQueues {
     ) -> Option<StoreEffect> {
         if off == GLOBAL_OFFSET + 8 {
             self.buffer_base = Some(value);
-            return Some(StoreEffect::Done);
+            let cmd = NebulaCommand::Register { base: value };
+            self.commands.push_back((0, cycle, cmd));
+            return Some(StoreEffect::Yield);
         }
         let Some((core, reg)) = self.split(off) else {
             self.stats.bad_accesses += 1;

@@ -2,6 +2,7 @@
 //! what they carry, what a correct reply is, when sending starts, and the
 //! checks that name the setting a user got wrong.
 
+use crate::connections::ConnectionsConfig;
 use nanopu_apps::AppConfig;
 use nanopu_nics::nanopu::NicConfig;
 use nanopu_sim::SimDuration;
@@ -234,6 +235,12 @@ pub struct LoadConfig {
     /// requests and checks every reply against its oracle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<AppConfig>,
+    /// Many connections with NEBULA's protocol (`connections = {}` for
+    /// NEBULA §VI's 1024 of 256 messages each; see
+    /// [`crate::connections`]): application requests only. `None`: one
+    /// connection, the client's context; NACKs are not answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ConnectionsConfig>,
 }
 
 impl Default for LoadConfig {
@@ -254,6 +261,7 @@ impl Default for LoadConfig {
             timeout_ns: 1_000_000,
             link_propagation_ps: 0,
             app: None,
+            connections: None,
         }
     }
 }
@@ -287,6 +295,7 @@ pub enum LoadSetting {
     ServiceByContext,
     TimeoutNs,
     App,
+    Connections,
 }
 
 impl LoadSetting {
@@ -306,6 +315,7 @@ impl LoadSetting {
             LoadSetting::ServiceByContext => "service_by_context",
             LoadSetting::TimeoutNs => "--timeout-ns",
             LoadSetting::App => "--app",
+            LoadSetting::Connections => "connections",
         }
     }
 
@@ -326,6 +336,7 @@ impl LoadSetting {
             LoadSetting::ServiceByContext => "service_by_context",
             LoadSetting::TimeoutNs => "timeout_ns",
             LoadSetting::App => "app",
+            LoadSetting::Connections => "connections",
         }
     }
 }
@@ -563,6 +574,18 @@ impl LoadConfig {
                         nic.transport.protocol.name()
                     ),
                 ));
+            }
+        }
+        if let Some(c) = &self.connections {
+            if self.app.is_none() {
+                return Err(invalid(
+                    LoadSetting::Connections,
+                    toml_text(c),
+                    "connections carry application requests only: set an application (app)",
+                ));
+            }
+            if let Some(why) = c.problem() {
+                return Err(invalid(LoadSetting::Connections, toml_text(c), why));
             }
         }
         if self.count == 0 {

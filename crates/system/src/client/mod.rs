@@ -8,6 +8,7 @@
 //! of its reply leaving it.
 
 mod config;
+mod connections;
 mod report;
 
 pub use config::{
@@ -16,6 +17,7 @@ pub use config::{
 };
 pub use report::{ContextReport, LoadReport};
 
+use crate::connections::{ConnId, Connections};
 use config::DOT_WEIGHTS;
 use hdrhistogram::Histogram;
 use nanopu_apps::{App, AppConfig, AppContext, Request, Verdict};
@@ -42,6 +44,11 @@ struct Outstanding {
     /// When it was last sent, and to which server (index into `servers`).
     attempt_sent: SimTime,
     server: usize,
+    /// Its connection and message id there (with `[load] connections`;
+    /// `None`: the client's context, or waiting for a connection).
+    conn: Option<ConnId>,
+    /// NACKed: waiting to be sent again (see [`crate::connections`]).
+    resending: bool,
 }
 
 /// How many of the oldest outstanding requests a reply matched in order is
@@ -109,6 +116,10 @@ pub struct Client {
     /// its response time at the client): a latency series, to see a gap
     /// (a failover) over time. Off by default.
     pub series: Option<Vec<(SimTime, SimDuration)>>,
+    /// `[load] connections`.
+    conns: Option<Connections>,
+    /// NACKs of measured requests (infinite response times).
+    measured_nacks: u64,
 }
 
 /// Picoseconds, up to 10 s, 3 significant digits.
@@ -124,6 +135,8 @@ pub enum ClientEvent {
     /// The deadline of request `key` ([`Client::timeout`]): one timeout
     /// length after its send, so deadlines come in time order.
     Timeout(u64),
+    /// A NACKed request's backoff is over (`[load] connections`).
+    Resend,
 }
 
 /// What the client asks for: frames onto its link (ready at the time
@@ -140,6 +153,8 @@ impl Client {
     ) -> Client {
         Client {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            conns: cfg.connections.clone().map(Connections::new),
+            measured_nacks: 0,
             cfg,
             ip,
             context: 1,
@@ -207,7 +222,7 @@ impl Client {
         if let Some(app) = self.app.as_mut() {
             for req in app.preamble(now.fs() / 1000, &mut self.rng) {
                 let server = self.servers[req.server.min(self.servers.len() - 1)].0;
-                self.send_frames(server, &req, now, out);
+                self.send_frames(server, &req, None, now, out);
             }
         }
         match self.cfg.mode {
@@ -225,6 +240,7 @@ impl Client {
         match event {
             ClientEvent::Tick => self.tick(now, out),
             ClientEvent::Timeout(key) => self.timeout(key, now, out),
+            ClientEvent::Resend => self.resend_due(now, out),
         }
     }
 
@@ -400,42 +416,72 @@ impl Client {
                 attempts: 0,
                 attempt_sent: now,
                 server: req.server,
+                conn: None,
+                resending: false,
             },
         );
         self.report.sent += 1;
+        if let Some(conns) = self.conns.as_mut() {
+            let o = self.outstanding.get_mut(&seq).expect("just inserted");
+            match conns.open(seq, &mut self.rng) {
+                Some(id) => o.conn = Some(id),
+                None => {
+                    // Sent when a connection has room (`close_conn`).
+                    o.request = Some(Box::new(req));
+                    return;
+                }
+            }
+        }
         self.transmit(seq, req, now, out);
     }
 
-    /// Puts the frames of application message `req` to `server` on the link.
-    fn send_frames(&mut self, server: u32, req: &Request, now: SimTime, out: &mut ClientIo) {
+    /// Puts the frames of application message `req` to `server` on the
+    /// link, from connection `conn` (`None`: the client's context).
+    fn send_frames(
+        &mut self,
+        server: u32,
+        req: &Request,
+        conn: Option<ConnId>,
+        now: SimTime,
+        out: &mut ClientIo,
+    ) {
         let msg = OutMessageRef {
             dst_ip: server,
             dst_port: req.context,
-            src_port: self.context,
+            src_port: conn.map_or(self.context, |c| c.0),
             len: req.len,
             payload: &req.payload,
             tag: 0,
         };
-        self.put_on_link(&msg, now, out);
+        self.put_on_link(&msg, conn.map(|c| c.1), now, out);
     }
 
-    /// Puts the frames of `msg` on the link at `now`, in spare buffers.
-    fn put_on_link(&mut self, msg: &OutMessageRef<'_>, now: SimTime, out: &mut ClientIo) {
+    /// Puts the frames of `msg` on the link at `now`, in spare buffers,
+    /// as message `id` (`None`: the next of the client's counter).
+    fn put_on_link(
+        &mut self,
+        msg: &OutMessageRef<'_>,
+        id: Option<u16>,
+        now: SimTime,
+        out: &mut ClientIo,
+    ) {
         let spare = &mut self.spare_frames;
-        self.packetizer.frames(
-            self.ip,
-            msg,
-            || spare.pop().unwrap_or_default(),
-            |frame| out.transmit(frame, now),
-        );
+        let buffer = || spare.pop().unwrap_or_default();
+        let frame = |frame| out.transmit(frame, now);
+        match id {
+            Some(id) => self.packetizer.frames_as(id, self.ip, msg, buffer, frame),
+            None => self.packetizer.frames(self.ip, msg, buffer, frame),
+        }
     }
 
     /// Sends (or re-sends) application request `seq`, which is outstanding.
     fn transmit(&mut self, seq: u64, req: Request, now: SimTime, out: &mut ClientIo) {
-        self.send_frames(self.servers[req.server].0, &req, now, out);
+        let conn = self.outstanding.get(&seq).and_then(|o| o.conn);
+        self.send_frames(self.servers[req.server].0, &req, conn, now, out);
         if let Some(o) = self.outstanding.get_mut(&seq) {
             o.attempts += 1;
             o.attempt_sent = now;
+            o.resending = false;
             o.server = req.server;
             o.context = req.context;
             o.request = Some(Box::new(req));
@@ -513,6 +559,8 @@ impl Client {
                 attempts: 1,
                 attempt_sent: now,
                 server: 0,
+                conn: None,
+                resending: false,
             },
         );
         self.note_send(seq, now);
@@ -529,13 +577,16 @@ impl Client {
             payload: &payload,
             tag: 0,
         };
-        self.put_on_link(&msg, now, out);
+        self.put_on_link(&msg, None, now, out);
         self.recycle_words(payload);
     }
 
     /// A frame from the node; `last_bit_in` is when its last bit arrived.
     /// Returns true if it was the program's boot message.
     pub fn frame_in(&mut self, frame: &[u8], last_bit_in: SimTime, out: &mut ClientIo) -> bool {
+        if self.conns.is_some() && self.nack(frame, last_bit_in, out) {
+            return false;
+        }
         let (info, payload) = match frames::decode(frame) {
             Ok(p) => p,
             // The node's ACKs, PULLs and GRANTs for our requests.
@@ -663,6 +714,7 @@ impl Client {
             },
             _ => self.check_pattern_reply(&req, &msg),
         };
+        self.close_conn(&req, at, out);
         self.report.received += 1;
         if let Err(why) = correct {
             self.report.wrong_replies += 1;
@@ -770,7 +822,8 @@ impl Client {
         let Some(req) = self.outstanding.get(&key) else {
             return;
         };
-        if now.since(req.attempt_sent) < SimDuration::from_ns(self.cfg.timeout_ns) {
+        if req.resending || now.since(req.attempt_sent) < SimDuration::from_ns(self.cfg.timeout_ns)
+        {
             return; // the key was reused by a later request, or re-sent
         }
         let mut req = self.outstanding.remove(&key).expect("outstanding");
@@ -780,6 +833,7 @@ impl Client {
                 return self.retry(req, server, context, now, out);
             }
         }
+        self.close_conn(&req, now, out);
         self.report.lost += 1;
         if let LoadMode::Closed { .. } = self.cfg.mode {
             self.send_next(now, out);
@@ -792,10 +846,18 @@ impl Client {
         let r = &mut self.report;
         if !h.is_empty() {
             let ns = |ps: u64| ps as f64 / 1000.0;
-            r.p50_ns = ns(h.value_at_quantile(0.5));
-            r.p90_ns = ns(h.value_at_quantile(0.9));
-            r.p99_ns = ns(h.value_at_quantile(0.99));
-            r.p999_ns = ns(h.value_at_quantile(0.999));
+            // NACKs of measured requests count as infinite (NEBULA §VI):
+            // quantile q of all is quantile q (n + k) / n of the n finite.
+            let (n, k) = (h.len() as f64, self.measured_nacks as f64);
+            let at = |q: f64| match q * (n + k) / n {
+                _ if k == 0.0 => ns(h.value_at_quantile(q)),
+                q if q > 1.0 => f64::INFINITY,
+                q => ns(h.value_at_quantile(q)),
+            };
+            r.p50_ns = at(0.5);
+            r.p90_ns = at(0.9);
+            r.p99_ns = at(0.99);
+            r.p999_ns = at(0.999);
             r.min_ns = ns(h.min());
             r.max_ns = ns(h.max());
             r.mean_ns = h.mean() / 1000.0;

@@ -26,6 +26,15 @@ pub struct LoadReport {
     /// Requests re-sent because the application said so (a reply asking
     /// for a retry, or a timeout it chose to retry).
     pub retries: u64,
+    /// NACKs received (`[load] connections`); each NACK of a measured
+    /// request counts as an infinite response time in the percentiles
+    /// (NEBULA §VI), which are then infinite if there are enough of them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nacks: u64,
+    /// Requests given up after `connections.max_attempts` NACKed sends
+    /// (also counted in `lost`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gave_up: u64,
     /// Response time at the client: its request's first send to the last
     /// bit of the reply reaching it, in ns (after the warm-up).
     pub client_p50_ns: f64,
@@ -61,6 +70,10 @@ pub struct LoadReport {
     pub sent_after_midpoint: u64,
     /// Start-up messages the program sent to the client (`Start::StartMessages`).
     pub start_messages: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl LoadReport {

@@ -154,7 +154,15 @@ impl Cluster {
                 node.attach_nic();
                 let nic = match custom_nic(h) {
                     Some(nic) => NodeNic::custom(nic),
-                    None => node_nic(kind, &cfg.nic, &icenic, host_ip(h), link, custom(h))?,
+                    None => node_nic(
+                        kind,
+                        &cfg.nic,
+                        &icenic,
+                        host_ip(h),
+                        link,
+                        custom(h),
+                        node.cores(),
+                    )?,
                 };
                 nic.attach(&mut node).map_err(|e| SystemError::Host {
                     host: h,
@@ -316,7 +324,8 @@ pub fn mac(nic: &NicConfig, link_gbps: u64) -> Mac {
     }
 }
 
-/// The NIC of a node of kind `kind` with address `ip`.
+/// The NIC of a node with `cores` cores, of kind `kind` with address `ip`
+/// (its devices go on the node with [`NodeNic::attach`]).
 pub fn node_nic(
     kind: NicKind,
     cfg: &NicConfig,
@@ -324,6 +333,7 @@ pub fn node_nic(
     ip: u32,
     link: TxLink,
     program: Option<Box<dyn TransportProgram>>,
+    cores: usize,
 ) -> Result<NodeNic, SystemError> {
     Ok(match kind {
         NicKind::Nanopu => {
@@ -337,6 +347,16 @@ pub fn node_nic(
             ip,
             mac(cfg, link.gbps),
         )),
+        NicKind::Nebula(design) => NodeNic::nebula(
+            crate::nics::nebula::NebulaNic::new(
+                design,
+                cfg.nebula.clone(),
+                mac(cfg, link.gbps),
+                ip,
+                cores,
+            )
+            .map_err(|e| SystemError::Config(format!("nic.kind = {kind}: {e}")))?,
+        ),
     })
 }
 

@@ -1,7 +1,6 @@
 //! The NIC designs (crate `nanopu_nics`, one folder per design), re-exported
-//! here with the parts that need a whole [`crate::cluster::Cluster`]:
-//! running RDMA's built-in clients ([`rdma::run`]) and NEBULA's load
-//! ([`nebula::load`]).
+//! here with the part that needs a whole [`crate::cluster::Cluster`]:
+//! running RDMA's built-in clients ([`rdma::run`]).
 
 pub use nanopu_nics::*;
 

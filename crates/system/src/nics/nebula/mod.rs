@@ -1,6 +1,6 @@
-//! NEBULA's NIC ([`nanopu_nics::nebula`]) and the loop that drives a node
-//! with it from a built-in client ([`load`]).
+//! NEBULA's NIC ([`nanopu_nics::nebula`]). Nodes with it run in the
+//! same loop as every other design (`nic.kind = "nebula..."`, see
+//! [`crate::cluster::node_nic`]); `nb-mica` drives them with the built-in
+//! load generator's connections ([`crate::connections`]).
 
 pub use nanopu_nics::nebula::*;
-
-pub mod load;
